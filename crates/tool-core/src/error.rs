@@ -1,0 +1,161 @@
+//! Standard error codes and the error a tool answers with.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::Signal;
+
+/// The standard error codes. Serialized in SCREAMING_SNAKE_CASE, e.g. `INVALID_PARAMS`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    /// No tool of that name is visible to the caller.
+    ToolNotFound,
+    /// No skill of that id is visible to the caller.
+    SkillNotFound,
+    /// The parameters do not match the tool's schema or rules.
+    InvalidParams,
+    /// The caller's role is below the role the tool needs.
+    PermissionDenied,
+    /// The call did not finish within its time limit.
+    Timeout,
+    /// Every allowed attempt failed with a retryable error.
+    RetryExhausted,
+    /// The tool ran and failed.
+    ExecutionError,
+    /// The tool's output was not the JSON it had to be.
+    ParseError,
+    /// The record asked for does not exist (or is not the caller's).
+    NotFound,
+    /// The record is in a state that does not allow the change.
+    Conflict,
+    /// A backend the tool needs is not reachable or not configured.
+    Unavailable,
+    /// The write committed but reading it back did not match.
+    VerifyFailed,
+    /// A bug on our side; the message says nothing more.
+    InternalError,
+}
+
+impl ErrorCode {
+    /// Every code, in declaration order.
+    pub const ALL: [ErrorCode; 13] = [
+        ErrorCode::ToolNotFound,
+        ErrorCode::SkillNotFound,
+        ErrorCode::InvalidParams,
+        ErrorCode::PermissionDenied,
+        ErrorCode::Timeout,
+        ErrorCode::RetryExhausted,
+        ErrorCode::ExecutionError,
+        ErrorCode::ParseError,
+        ErrorCode::NotFound,
+        ErrorCode::Conflict,
+        ErrorCode::Unavailable,
+        ErrorCode::VerifyFailed,
+        ErrorCode::InternalError,
+    ];
+
+    /// The wire name, e.g. `"INVALID_PARAMS"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::ToolNotFound => "TOOL_NOT_FOUND",
+            ErrorCode::SkillNotFound => "SKILL_NOT_FOUND",
+            ErrorCode::InvalidParams => "INVALID_PARAMS",
+            ErrorCode::PermissionDenied => "PERMISSION_DENIED",
+            ErrorCode::Timeout => "TIMEOUT",
+            ErrorCode::RetryExhausted => "RETRY_EXHAUSTED",
+            ErrorCode::ExecutionError => "EXECUTION_ERROR",
+            ErrorCode::ParseError => "PARSE_ERROR",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::Conflict => "CONFLICT",
+            ErrorCode::Unavailable => "UNAVAILABLE",
+            ErrorCode::VerifyFailed => "VERIFY_FAILED",
+            ErrorCode::InternalError => "INTERNAL_ERROR",
+        }
+    }
+
+    /// Whether a failure with this code may succeed when tried again unchanged.
+    ///
+    /// Only these are retried, and only for tools whose effect allows retries.
+    pub fn is_transient(self) -> bool {
+        matches!(
+            self,
+            ErrorCode::Timeout | ErrorCode::Unavailable | ErrorCode::ExecutionError
+        )
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed tool call: a code, a message written for the model, optional
+/// structured details and any signals that tell the model what to do next.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct ToolError {
+    /// The standard code.
+    pub code: ErrorCode,
+    /// What went wrong and how to fix it, for the model. No SQL, no stack traces, no secrets.
+    pub message: String,
+    /// Structured details (e.g. the list of field errors).
+    pub details: Option<Value>,
+    /// Signals that go with the failure.
+    pub signals: Vec<Signal>,
+}
+
+impl ToolError {
+    /// An error with a code and message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), details: None, signals: Vec::new() }
+    }
+
+    /// Attach structured details.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    /// Attach a signal.
+    pub fn with_signal(mut self, signal: Signal) -> Self {
+        self.signals.push(signal);
+        self
+    }
+
+    /// `INVALID_PARAMS` listing every field error at once.
+    pub fn invalid_params(errors: Vec<crate::FieldError>) -> Self {
+        let message = crate::params::summarize(&errors);
+        let details = serde_json::json!({ "errors": errors });
+        Self::new(ErrorCode::InvalidParams, message).with_details(details)
+    }
+
+    /// `NOT_FOUND` for a record.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::NotFound, message)
+    }
+
+    /// `CONFLICT` for a state that forbids the change.
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Conflict, message)
+    }
+
+    /// `UNAVAILABLE` for a backend that cannot be reached or is not configured.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Unavailable, message)
+    }
+
+    /// `EXECUTION_ERROR` for a tool that ran and failed.
+    pub fn execution(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::ExecutionError, message)
+    }
+
+    /// `INTERNAL_ERROR`; the message is kept generic on purpose.
+    pub fn internal() -> Self {
+        Self::new(
+            ErrorCode::InternalError,
+            "internal error in the tool; the call did not complete. Try again later or report it.",
+        )
+    }
+}

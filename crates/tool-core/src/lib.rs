@@ -1,0 +1,25 @@
+//! Contracts of toolgate: the types every other crate speaks.
+//!
+//! This crate is deliberately small and boring: traits and plain data, no I/O,
+//! no runtime. A tool is a [`Tool`] with a [`ToolSpec`]; it runs with a
+//! [`ToolContext`] (who is calling, progress, deadline) and answers
+//! [`ToolOutput`] or [`ToolError`]. Whoever executes tools turns that into one
+//! [`Envelope`], the only result shape the model ever sees.
+
+mod context;
+mod envelope;
+mod error;
+pub mod names;
+pub mod params;
+mod spec;
+mod tool;
+
+pub use context::{Caller, NoProgress, ProgressSink, Secret, ToolContext};
+pub use envelope::{Envelope, ErrorBody, Metadata, Signal};
+pub use error::{ErrorCode, ToolError};
+pub use params::{FieldError, Params};
+pub use spec::{Effect, SpecError, ToolExample, ToolSpec};
+pub use tool::{BoxFuture, FnTool, Payload, Tool, ToolOutput, ToolResult};
+
+/// The JSON Schema dialect every schema in toolgate is written in.
+pub const SCHEMA_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
