@@ -131,11 +131,7 @@ impl Envelope {
         Self {
             success: false,
             result: None,
-            error: Some(ErrorBody {
-                code: error.code,
-                message: error.message,
-                details: error.details,
-            }),
+            error: Some(ErrorBody { code: error.code, message: error.message, details: error.details }),
             signals: error.signals,
             metadata,
         }
@@ -255,10 +251,8 @@ mod tests {
 
     #[test]
     fn failed_envelope_carries_code_details_and_signals() {
-        let err = ToolError::conflict("order is CANCELLED").with_signal(Signal::RelatedItems {
-            message: "m".into(),
-            items: vec![],
-        });
+        let err = ToolError::conflict("order is CANCELLED")
+            .with_signal(Signal::RelatedItems { message: "m".into(), items: vec![] });
         let env = Envelope::err(err, Metadata::now("cancel_booking", 1.5, 1));
         let v = env.to_value();
         assert_eq!(v["success"], false);

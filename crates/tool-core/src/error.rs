@@ -78,10 +78,7 @@ impl ErrorCode {
     ///
     /// Only these are retried, and only for tools whose effect allows retries.
     pub fn is_transient(self) -> bool {
-        matches!(
-            self,
-            ErrorCode::Timeout | ErrorCode::Unavailable | ErrorCode::ExecutionError
-        )
+        matches!(self, ErrorCode::Timeout | ErrorCode::Unavailable | ErrorCode::ExecutionError)
     }
 }
 

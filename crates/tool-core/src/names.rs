@@ -37,11 +37,8 @@ const INJECTED: &[&str] = &[
 
 /// Whether a parameter name is one the system injects from the call context.
 pub fn is_injected_field(name: &str) -> bool {
-    let folded: String = name
-        .chars()
-        .filter(|c| *c != '_' && *c != '-')
-        .flat_map(char::to_lowercase)
-        .collect();
+    let folded: String =
+        name.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect();
     INJECTED.contains(&folded.as_str())
 }
 
@@ -55,8 +52,16 @@ mod tests {
             assert!(is_tool_name(ok), "{ok}");
         }
         for bad in [
-            "", "query", "Query_order", "query__order", "_query", "query_", "query-order",
-            "1query_order", "query_Order", "查询_订单",
+            "",
+            "query",
+            "Query_order",
+            "query__order",
+            "_query",
+            "query_",
+            "query-order",
+            "1query_order",
+            "query_Order",
+            "查询_订单",
         ] {
             assert!(!is_tool_name(bad), "{bad}");
         }
@@ -65,7 +70,9 @@ mod tests {
 
     #[test]
     fn injected_fields() {
-        for name in ["user_id", "userId", "User-ID", "session_id", "sessionId", "token", "access_token", "tenant_id"] {
+        for name in
+            ["user_id", "userId", "User-ID", "session_id", "sessionId", "token", "access_token", "tenant_id"]
+        {
             assert!(is_injected_field(name), "{name}");
         }
         for name in ["order_id", "api_key", "destination", "user_name", "tokens_used"] {

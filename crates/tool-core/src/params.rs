@@ -23,8 +23,18 @@ pub struct FieldError {
 
 impl FieldError {
     /// A field error; `actual` is shortened to keep envelopes small.
-    pub fn new(pointer: impl Into<String>, expected: impl Into<String>, actual: &Value, message: impl Into<String>) -> Self {
-        Self { pointer: pointer.into(), expected: expected.into(), actual: shorten(actual), message: message.into() }
+    pub fn new(
+        pointer: impl Into<String>,
+        expected: impl Into<String>,
+        actual: &Value,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            pointer: pointer.into(),
+            expected: expected.into(),
+            actual: shorten(actual),
+            message: message.into(),
+        }
     }
 }
 
@@ -213,7 +223,11 @@ impl<'a> Params<'a> {
         match value.as_bool() {
             Some(b) => Some(b),
             None => {
-                self.error(name, "true or false", format!("`{name}` must be true or false, got {}", type_name(value)));
+                self.error(
+                    name,
+                    "true or false",
+                    format!("`{name}` must be true or false, got {}", type_name(value)),
+                );
                 None
             }
         }

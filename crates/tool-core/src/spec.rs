@@ -220,7 +220,9 @@ impl ToolSpec {
                 branches.iter().all(|b| b.get("additionalProperties") == Some(&Value::Bool(false)))
             });
         if !closed {
-            return Err(bad("must set `additionalProperties: false` (on the root or on every `oneOf` branch)"));
+            return Err(bad(
+                "must set `additionalProperties: false` (on the root or on every `oneOf` branch)",
+            ));
         }
         find_injected(&self.input_schema, String::new()).map_or(Ok(()), |(field, pointer)| {
             Err(SpecError::InjectedField { tool: self.name.clone(), field, pointer })
@@ -296,7 +298,10 @@ mod tests {
         assert!(matches!(spec("QueryOrder", closed(json!({}))).check(), Err(SpecError::BadName(_))));
         let open = json!({"type": "object", "properties": {}});
         assert!(matches!(spec("query_order", open).check(), Err(SpecError::BadSchema { .. })));
-        assert!(matches!(spec("query_order", json!({"type": "array"})).check(), Err(SpecError::BadSchema { .. })));
+        assert!(matches!(
+            spec("query_order", json!({"type": "array"})).check(),
+            Err(SpecError::BadSchema { .. })
+        ));
         assert!(matches!(spec("query_order", json!(true)).check(), Err(SpecError::BadSchema { .. })));
     }
 
