@@ -101,12 +101,27 @@ pub struct ToolError {
     pub details: Option<Value>,
     /// Signals that go with the failure.
     pub signals: Vec<Signal>,
+    /// Whether trying again unchanged may succeed (e.g. a backend's 5xx).
+    /// Only such failures are retried, and only for retry-safe tools.
+    pub transient: bool,
 }
 
 impl ToolError {
     /// An error with a code and message.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), details: None, signals: Vec::new() }
+        Self {
+            code,
+            message: message.into(),
+            details: None,
+            signals: Vec::new(),
+            transient: code.is_transient(),
+        }
+    }
+
+    /// Mark whether trying again unchanged may succeed.
+    pub fn transient(mut self, transient: bool) -> Self {
+        self.transient = transient;
+        self
     }
 
     /// Attach structured details.
