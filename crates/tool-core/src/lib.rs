@@ -21,5 +21,8 @@ pub use params::{FieldError, Params};
 pub use spec::{Effect, SpecError, ToolExample, ToolSpec};
 pub use tool::{BoxFuture, FnTool, Payload, Tool, ToolOutput, ToolResult};
 
+/// Implement [`Tool`] (and other async traits of toolgate) with this attribute.
+pub use async_trait::async_trait;
+
 /// The JSON Schema dialect every schema in toolgate is written in.
 pub const SCHEMA_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
