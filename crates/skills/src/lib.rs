@@ -1,0 +1,124 @@
+//! Skills: SKILL.md files loaded into [`Skill`]s, rendered as guides for the
+//! model ([`render_guide`]), and run as one tool when they have an
+//! orchestration ([`orchestrate`], [`Skill::tool_spec`]).
+//!
+//! # The SKILL.md format
+//!
+//! A skill is a folder `skills/<id>/` holding a `SKILL.md`: YAML front matter
+//! between two `---` lines, then a markdown body. The front matter follows
+//! the [Agent Skills](https://agentskills.io/specification) convention and
+//! adds toolgate's fields. A full example, `skills/trip-planning/SKILL.md`:
+//!
+//! ```markdown
+//! ---
+//! name: trip-planning
+//! description: Plan a business trip - find flights and a hotel for a city and dates. Use when the user wants to travel somewhere.
+//! title: Plan a business trip
+//! license: MIT
+//! metadata:
+//!   owner: travel-team
+//! required_role: member
+//! steps:
+//!   - title: Find flights
+//!     tool: search_flights
+//!     notes: Ask for the departure city if the user did not say it.
+//!   - title: Find a hotel
+//!     tool: search_hotels
+//!   - title: Book the trip
+//!     tool: submit_travel_order
+//!     notes: Show the user the flight and hotel first and book only after they agree.
+//! orchestration:
+//!   mode: parallel
+//!   input_schema:
+//!     type: object
+//!     properties:
+//!       city: {type: string, description: Destination city}
+//!       date: {type: string, format: date}
+//!     required: [city, date]
+//!   bindings:
+//!     - tool: search_flights
+//!       params: {destination: $input.city, date: $input.date}
+//!     - tool: search_hotels
+//!       params: {city: $input.city, check_in: $input.date}
+//!   max_parallel: 2
+//!   step_timeout_ms: 10000
+//!   timeout_ms: 20000
+//! ---
+//! Trips start with what the user already knows: the city and the dates.
+//! Never invent a date; ask.
+//! ```
+//!
+//! ## Fields
+//!
+//! | field | | rule |
+//! |---|---|---|
+//! | `name` | required | 1 to 64 characters: lowercase `a-z`, digits and hyphens, no hyphen at either end, no `--`; equal to the folder name |
+//! | `description` | required | 1 to 1024 characters: what the skill does and when to use it |
+//! | `license`, `compatibility` (≤ 500 chars), `metadata` (string to string), `allowed-tools` | optional | Agent Skills fields, kept in [`Skill::extra`] |
+//! | `title` | optional | the guide's heading; without it, a leading `# ` heading of the body (taken out of the body), else the name |
+//! | `required_role` | optional | the lowest role that sees the skill; default: the lowest role of the hierarchy ([`SkillSet::load_dir_with`]) |
+//! | `steps` | optional | a list of `{title, tool, notes?}`; `tool` is a verb_noun tool name |
+//! | `orchestration` | optional | makes the skill a tool, below |
+//!
+//! Any other field is an error (a misspelt field must not pass silently).
+//!
+//! ## Orchestration
+//!
+//! With an `orchestration` block the skill is also the tool `run_<id>` (hyphens
+//! become underscores: `run_trip_planning`), whose input schema is
+//! `input_schema` made strict (`additionalProperties: false`; for routing, the
+//! `route_by` field limited to the bound values). See [`Skill::tool_spec`] and
+//! [`Skill::tool_spec_with`].
+//!
+//! - `mode`: `sequential` (bindings in order), `parallel` (concurrently, at
+//!   most `max_parallel` at once, default 4, results in binding order) or
+//!   `routing` (exactly one binding, the one whose `when` equals the input's
+//!   `route_by` field).
+//! - `bindings`: `{tool, params?, when?}`. Without `params` the tool gets the
+//!   whole input. `params` is a template: the string `"$input"` is the whole
+//!   input, `"$input.city"` (or `"$input.trip.days"`) that field, left out when
+//!   the input has none; any other value is literal (`"$$"` starts a literal `$`).
+//!   Every `$input.<field>` must name a property of `input_schema`.
+//! - `route_by` and `when`: routing only. Each binding has a distinct `when`
+//!   (string, number or boolean); an `enum` on the `route_by` property must
+//!   list exactly the `when` values.
+//! - `on_error`: `stop` (default: no further step starts and the run fails
+//!   with `EXECUTION_ERROR`) or `continue` (every step runs; the run fails only
+//!   when every step failed). Not for routing.
+//! - `step_timeout_ms` (default 30000) and `timeout_ms` (default 60000): the
+//!   limit of each step and of the whole run. A run past its limit is
+//!   `TIMEOUT`, whatever `on_error` says.
+//!
+//! The result lists each step's envelope:
+//! `{"skill", "mode", "steps": [{"tool", "envelope"}], "completed", "failed", "skipped"}`,
+//! and an error carries the same object in its `details` (see [`orchestrate`]).
+//! The gateway runs each step through its own pipeline by implementing
+//! [`StepRunner`], so a step is checked exactly like a direct call.
+//!
+//! # Errors and warnings
+//!
+//! Every problem is a [`SkillError`] with the file, the line, the field and
+//! the fix, e.g. `skills/Bad/SKILL.md:2: name `Bad-Skill` has capitals; use
+//! lowercase letters, digits and hyphens`. [`SkillSet::load_dir`] reports a
+//! bad file and still loads the others. [`SkillSet::check_tools`] checks the
+//! loaded skills against the registered tools:
+//!
+//! - a step or binding naming a tool that does not exist is an **error**;
+//! - a binding whose tool needs a role above the skill's is an **error**:
+//!   `run_<skill>` would be offered to callers whose run must fail;
+//! - a step whose tool needs a role above the skill's is a **warning**: the
+//!   guide is still useful to lower roles, and [`render_guide`] marks that
+//!   step "(not available to your role)" for them.
+
+mod error;
+mod guide;
+mod orchestrate;
+mod parse;
+mod set;
+mod skill;
+
+pub use error::{ErrorKind, Severity, SkillError};
+pub use guide::{GuideView, NOT_AVAILABLE, UNKNOWN_TOOL, render_guide};
+pub use orchestrate::{SkillTool, StepRunner, orchestrate};
+pub use set::{SKILL_FILE, SkillSet};
+pub use skill::{AgentSkillsFields, Binding, FieldLines, Mode, OnError, Orchestration, Skill, Step};
