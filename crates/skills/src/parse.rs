@@ -105,14 +105,17 @@ pub(crate) fn parse(text: &str, source: &Path, default_role: &str) -> Result<Ski
         vec![SkillError::new(source, ErrorKind::Syntax, message).at(Some(line)).skill(folder.as_deref())]
     };
     let (front, body) = split(&text).map_err(|message| syntax(1, message.to_string()))?;
+    // The front matter starts on the file's second line.
+    let yaml_error = |e: serde_norway::Error| {
+        syntax(e.location().map_or(1, |l| l.line() + 1), yaml_message(&e.to_string()))
+    };
     let raw: RawFront = if front.trim().is_empty() {
         RawFront::default()
     } else {
-        serde_norway::from_str(front).map_err(|e| {
-            // The front matter starts on the file's second line.
-            let line = e.location().map_or(1, |l| l.line() + 1);
-            syntax(line, yaml_message(&e.to_string()))
-        })?
+        // Syntax first: the typed pass reports the first wrong type it
+        // meets, which can hide a syntax error further on.
+        serde_norway::from_str::<serde_norway::Value>(front).map_err(yaml_error)?;
+        serde_norway::from_str(front).map_err(yaml_error)?
     };
 
     let mut cx =
