@@ -158,6 +158,7 @@ pub async fn orchestrate(
 }
 
 /// The binding the `route_by` value picks, or `INVALID_PARAMS` naming the valid values.
+#[allow(clippy::result_large_err, reason = "ToolError is the contract's error type")]
 fn pick_route<'a>(orch: &'a Orchestration, input: &Value) -> Result<(&'a Binding, Value), ToolError> {
     let field = orch.route_by.as_deref().unwrap_or_default();
     let valid: Vec<String> =
@@ -248,6 +249,7 @@ fn timeout_envelope(tool: &str, ms: f64, message: String) -> Envelope {
 }
 
 /// The one result of the run, or the error that carries it.
+#[allow(clippy::result_large_err, reason = "ToolResult is the contract's result type")]
 fn finish(
     skill: &Skill,
     orch: &Orchestration,
