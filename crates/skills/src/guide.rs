@@ -111,13 +111,29 @@ fn effect_text(effect: Effect) -> &'static str {
     }
 }
 
-/// The value with object keys in sorted order, so the guide is the same
-/// whatever map order serde_json was built with.
+/// JSON Schema keywords in reading order; other keys follow, sorted.
+const KEYWORD_ORDER: &[&str] = &[
+    "$schema",
+    "title",
+    "type",
+    "description",
+    "format",
+    "const",
+    "enum",
+    "properties",
+    "required",
+    "additionalProperties",
+];
+
+/// The value with object keys in a fixed order (schema keywords first in
+/// reading order, the rest sorted), so the guide is the same whatever map
+/// order serde_json was built with.
 fn sorted(value: &Value) -> Value {
     match value {
         Value::Object(map) => {
             let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
+            let rank = |k: &str| KEYWORD_ORDER.iter().position(|w| *w == k).unwrap_or(KEYWORD_ORDER.len());
+            keys.sort_by(|a, b| rank(a).cmp(&rank(b)).then_with(|| a.cmp(b)));
             Value::Object(keys.into_iter().map(|k| (k.clone(), sorted(&map[k]))).collect())
         }
         Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
