@@ -74,11 +74,10 @@ impl ErrorCode {
         }
     }
 
-    /// Whether a failure with this code may succeed when tried again unchanged.
-    ///
-    /// Only these are retried, and only for tools whose effect allows retries.
+    /// Whether a failure with this code is, by default, worth trying again
+    /// unchanged; a tool may say otherwise per error with [`ToolError::transient`].
     pub fn is_transient(self) -> bool {
-        matches!(self, ErrorCode::Timeout | ErrorCode::Unavailable | ErrorCode::ExecutionError)
+        matches!(self, ErrorCode::Timeout | ErrorCode::Unavailable)
     }
 }
 
