@@ -199,7 +199,9 @@ impl From<JsonRejection> for ApiError {
 
 impl From<QueryRejection> for ApiError {
     fn from(rejection: QueryRejection) -> Self {
-        Self::bad_request("query", detail(rejection.body_text()))
+        let message = detail(rejection.body_text());
+        let field = field_of(&message).unwrap_or("query").to_owned();
+        Self::bad_request(&field, message)
     }
 }
 

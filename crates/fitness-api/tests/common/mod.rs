@@ -1,0 +1,145 @@
+//! Test harness: a real fitness-api server on 127.0.0.1:0 over a real database (a SQLite file
+//! in a temp dir, or the PostgreSQL of TOOLGATE_TEST_PG_URL), and a real HTTP client.
+
+#![allow(dead_code, unreachable_pub)]
+
+use fitness_api::{Db, Server};
+use reqwest::Method;
+use serde_json::Value;
+
+#[derive(Debug)]
+pub struct Harness {
+    pub db: Db,
+    pub server: Server,
+    pub client: reqwest::Client,
+    pub backend: &'static str,
+    _dir: Option<tempfile::TempDir>,
+}
+
+/// A user id no other test (or concurrent test binary) uses.
+pub fn unique_user(label: &str) -> String {
+    let suffix: u64 = rand::random();
+    format!("t-{label}-{}-{suffix:016x}", std::process::id())
+}
+
+impl Harness {
+    pub async fn sqlite() -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite:{}", dir.path().join("fitness.db").display());
+        Self::start(&url, Some(dir)).await
+    }
+
+    /// None (and a note on stderr) when TOOLGATE_TEST_PG_URL is unset; a failure instead when
+    /// TOOLGATE_REQUIRE_PG=1.
+    pub async fn postgres() -> Option<Harness> {
+        match std::env::var("TOOLGATE_TEST_PG_URL") {
+            Ok(url) if !url.is_empty() => Some(Self::start(&url, None).await),
+            _ => {
+                assert!(
+                    std::env::var("TOOLGATE_REQUIRE_PG").as_deref() != Ok("1"),
+                    "TOOLGATE_REQUIRE_PG=1 but TOOLGATE_TEST_PG_URL is not set"
+                );
+                eprintln!("skipped: PostgreSQL test (set TOOLGATE_TEST_PG_URL to run it)");
+                None
+            }
+        }
+    }
+
+    async fn start(url: &str, dir: Option<tempfile::TempDir>) -> Harness {
+        let db = fitness_api::connect(url).await.unwrap();
+        let backend = db.backend_name();
+        let server = fitness_api::spawn("127.0.0.1:0", db.clone()).await.unwrap();
+        Harness { db, server, client: reqwest::Client::new(), backend, _dir: dir }
+    }
+
+    /// A new user and its token.
+    pub async fn user(&self, label: &str) -> String {
+        fitness_api::create_user(&self.db, &unique_user(label)).await.unwrap()
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.server.url(), path)
+    }
+
+    /// Sends a request and answers (status, JSON body). Every answer must be JSON.
+    pub async fn call(
+        &self,
+        token: Option<&str>,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut req = self.client.request(method.clone(), self.url(path));
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(b) = &body {
+            req = req.json(b);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        let json: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{method} {path} answered {status} with non-JSON {text:?}: {e}"));
+        assert!(status < 500, "{method} {path} answered {status}: {json}");
+        (status, json)
+    }
+
+    pub async fn get(&self, token: &str, path: &str) -> (u16, Value) {
+        self.call(Some(token), Method::GET, path, None).await
+    }
+    pub async fn post(&self, token: &str, path: &str, body: Value) -> (u16, Value) {
+        self.call(Some(token), Method::POST, path, Some(body)).await
+    }
+    pub async fn put(&self, token: &str, path: &str, body: Value) -> (u16, Value) {
+        self.call(Some(token), Method::PUT, path, Some(body)).await
+    }
+    pub async fn patch(&self, token: &str, path: &str, body: Value) -> (u16, Value) {
+        self.call(Some(token), Method::PATCH, path, Some(body)).await
+    }
+    pub async fn delete(&self, token: &str, path: &str) -> (u16, Value) {
+        self.call(Some(token), Method::DELETE, path, None).await
+    }
+}
+
+/// Asserts an error answer: status, `error.code`, and that the message (or a listed field)
+/// names `field` when one is given.
+#[track_caller]
+pub fn assert_error(answer: &(u16, Value), status: u16, code: &str, field: Option<&str>) {
+    let (got, body) = answer;
+    assert_eq!(*got, status, "{body}");
+    assert_eq!(body["error"]["code"], code, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(!message.is_empty(), "{body}");
+    if let Some(field) = field {
+        let listed = body["error"]["fields"]
+            .as_array()
+            .is_some_and(|fs| fs.iter().any(|f| f["field"] == field && f["message"].as_str().is_some()));
+        assert!(listed && message.contains(field), "field {field} not named in {body}");
+    }
+}
+
+/// Runs each scenario `async fn name(h: &Harness)` on SQLite, and on PostgreSQL when configured.
+#[macro_export]
+macro_rules! on_both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let h = super::common::Harness::sqlite().await;
+                    super::$name(&h).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let Some(h) = super::common::Harness::postgres().await else { return };
+                    super::$name(&h).await;
+                }
+            )*
+        }
+    };
+}
