@@ -1,0 +1,108 @@
+//! [`TravelConfig`]: the weather provider, the key that encrypts stored API
+//! keys, and where full itinerary plans are kept.
+
+use std::time::Duration;
+
+use tool_core::Secret;
+
+/// Environment variable holding the weather provider's base URL.
+pub const ENV_WEATHER_URL: &str = "TOOLGATE_WEATHER_URL";
+/// Environment variable holding the 32-byte key (64 hex characters) that
+/// encrypts stored provider API keys.
+pub const ENV_SECRET_KEY: &str = "TOOLGATE_SECRET_KEY";
+/// Environment variable that switches the plan store to Redis.
+pub const ENV_REDIS_URL: &str = "TOOLGATE_REDIS_URL";
+/// Environment variable with the plan time-to-live in seconds.
+pub const ENV_PLAN_TTL: &str = "TOOLGATE_PLAN_TTL_SECS";
+
+/// How long a plan is kept unless configured otherwise: one day.
+pub const DEFAULT_PLAN_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// The time limit of one weather provider request.
+pub const WEATHER_TIMEOUT: Duration = Duration::from_secs(8);
+
+/// Where `plan_itinerary` keeps full plans for `review_planner_result`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlanStoreConfig {
+    /// The `travel_plans` table of the travel store (the default).
+    Sql {
+        /// How long a plan stays readable.
+        ttl: Duration,
+    },
+    /// A Redis server; each plan is one key with this TTL.
+    Redis {
+        /// `redis://host:port/db`.
+        url: String,
+        /// How long a plan stays readable.
+        ttl: Duration,
+    },
+}
+
+impl Default for PlanStoreConfig {
+    fn default() -> Self {
+        PlanStoreConfig::Sql { ttl: DEFAULT_PLAN_TTL }
+    }
+}
+
+impl PlanStoreConfig {
+    /// The plan time-to-live.
+    pub fn ttl(&self) -> Duration {
+        match self {
+            PlanStoreConfig::Sql { ttl } | PlanStoreConfig::Redis { ttl, .. } => *ttl,
+        }
+    }
+}
+
+/// Configuration of the travel tools.
+#[derive(Debug, Clone, Default)]
+pub struct TravelConfig {
+    /// Base URL of the weather provider (`GET {url}?city=..&date=YYYY-MM-DD`).
+    /// `None`: `query_weather` answers an `unavailable` signal.
+    pub weather_url: Option<String>,
+    /// The AEAD key for stored API keys: 64 hex characters (32 bytes).
+    /// `None`: `save_flight_api_key` answers UNAVAILABLE.
+    pub secret_key: Option<Secret>,
+    /// Where full plans are kept.
+    pub plan_store: PlanStoreConfig,
+}
+
+impl TravelConfig {
+    /// Read the configuration from the environment: [`ENV_WEATHER_URL`],
+    /// [`ENV_SECRET_KEY`], [`ENV_REDIS_URL`] and [`ENV_PLAN_TTL`]. Unset or
+    /// empty variables leave the defaults.
+    pub fn from_env() -> Self {
+        let var =
+            |name: &str| std::env::var(name).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        let ttl = var(ENV_PLAN_TTL)
+            .and_then(|v| v.parse::<u64>().ok())
+            .filter(|s| *s > 0)
+            .map_or(DEFAULT_PLAN_TTL, Duration::from_secs);
+        let plan_store = match var(ENV_REDIS_URL) {
+            Some(url) => PlanStoreConfig::Redis { url, ttl },
+            None => PlanStoreConfig::Sql { ttl },
+        };
+        Self {
+            weather_url: var(ENV_WEATHER_URL),
+            secret_key: var(ENV_SECRET_KEY).map(Secret::new),
+            plan_store,
+        }
+    }
+
+    /// Set the weather provider URL.
+    pub fn with_weather_url(mut self, url: impl Into<String>) -> Self {
+        self.weather_url = Some(url.into());
+        self
+    }
+
+    /// Set the AEAD key (64 hex characters).
+    pub fn with_secret_key(mut self, key: Secret) -> Self {
+        self.secret_key = Some(key);
+        self
+    }
+
+    /// Set the plan store.
+    pub fn with_plan_store(mut self, plan_store: PlanStoreConfig) -> Self {
+        self.plan_store = plan_store;
+        self
+    }
+}

@@ -1,0 +1,104 @@
+//! Errors of the store and how they reach the model: opaque messages plus a
+//! log line, never SQL text or driver details.
+
+use tool_core::{ErrorCode, ToolError};
+
+/// What went wrong in the travel store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The database URL is not one this crate understands.
+    #[error("unsupported database URL (expected sqlite:... or postgres://...)")]
+    UnsupportedUrl,
+    /// The database could not be reached or answered with an error.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+    /// Applying the travel migrations failed.
+    #[error("migration error: {0}")]
+    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// A write did not do what it had to (e.g. a row changed under it); it was rolled back.
+    #[error("inconsistent write: {0}")]
+    Inconsistent(&'static str),
+}
+
+/// `Result` with [`StoreError`].
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// Whether a database error means "the database is not reachable right now"
+/// (connection lost, pool exhausted, server shutting down, lock contention,
+/// serialization failure) rather than a bug or a constraint.
+pub(crate) fn is_transient(error: &sqlx::Error) -> bool {
+    match error {
+        sqlx::Error::Io(_)
+        | sqlx::Error::Tls(_)
+        | sqlx::Error::Protocol(_)
+        | sqlx::Error::PoolTimedOut
+        | sqlx::Error::PoolClosed
+        | sqlx::Error::WorkerCrashed => true,
+        sqlx::Error::Database(db) => {
+            let code = db.code().map(|c| c.into_owned()).unwrap_or_default();
+            // PostgreSQL SQLSTATE: 08 connection exception, 53 insufficient
+            // resources, 57 operator intervention (terminated, shutting down,
+            // statement timeout), 40001/40P01 serialization failure/deadlock.
+            // SQLite: 5 SQLITE_BUSY, 6 SQLITE_LOCKED (and extended codes).
+            code.starts_with("08")
+                || code.starts_with("53")
+                || code.starts_with("57")
+                || code == "40001"
+                || code == "40P01"
+                || sqlite_busy(&code)
+        }
+        _ => false,
+    }
+}
+
+fn sqlite_busy(code: &str) -> bool {
+    code.parse::<i64>().is_ok_and(|n| matches!(n & 0xff, 5 | 6))
+}
+
+/// Turn a database error into the model-facing error: `UNAVAILABLE` when the
+/// database is unreachable or busy, `INTERNAL_ERROR` otherwise. The message
+/// names the operation, never the SQL; the details go to the log.
+pub(crate) fn db_error(operation: &str, error: &sqlx::Error) -> ToolError {
+    tracing::error!(target: "travel::store", operation, error = %error, "travel store error");
+    if is_transient(error) {
+        ToolError::new(
+            ErrorCode::Unavailable,
+            format!(
+                "the travel database is not reachable right now ({operation} did not complete and nothing was \
+                 changed); try again in a moment"
+            ),
+        )
+    } else {
+        ToolError::new(
+            ErrorCode::InternalError,
+            format!(
+                "the travel database could not complete {operation}; the call did not take effect. Report it if it persists."
+            ),
+        )
+    }
+}
+
+impl StoreError {
+    /// The model-facing error for this store error, logged once.
+    pub(crate) fn to_tool_error(&self, operation: &str) -> ToolError {
+        match self {
+            StoreError::Database(e) => db_error(operation, e),
+            StoreError::Inconsistent(why) => {
+                tracing::error!(target: "travel::store", operation, error = why, "travel store write rolled back");
+                ToolError::new(
+                    ErrorCode::ExecutionError,
+                    format!(
+                        "{operation} was rolled back because the record changed while it was written; try again"
+                    ),
+                )
+            }
+            other => {
+                tracing::error!(target: "travel::store", operation, error = %other, "travel store error");
+                ToolError::new(
+                    ErrorCode::Unavailable,
+                    format!("the travel database is not available ({operation})"),
+                )
+            }
+        }
+    }
+}

@@ -1,0 +1,397 @@
+//! `plan_itinerary` and `review_planner_result`: specs, and the glue between
+//! parameters, the planner, the policy and the plan store.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tool_core::{Effect, Params, ToolError, ToolOutput, ToolResult, ToolSpec};
+
+use super::input::{self, MAX_ID};
+use super::planner::{self, Limits, Outcome, Proposal, Request, Stats};
+use crate::common::{Shared, name_errors};
+use crate::read::policy::resolve;
+use crate::schema::schema_for;
+
+/// How many unscored ids the summary names (the rest are counted).
+const SUMMARY_MISSING_IDS: usize = 5;
+
+/// Parameters of `plan_itinerary`.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)] // schema only: values are read by plan::input, which reports every problem at once
+struct PlanInput {
+    /// The destination city; the caller's travel policy for it is checked.
+    #[schemars(length(min = 1, max = 100))]
+    destination: String,
+    /// The options to combine: outbound transports, hotels, return transports (1 to 100 each).
+    candidates: Candidates,
+    /// Your 0-10 scores of how well each candidate fits what the user asked for (10 = perfect).
+    scores: Scores,
+    /// Relative weights of price, travel time and preference in the balanced pick (default 0.4, 0.3, 0.3).
+    weights: Option<WeightsInput>,
+}
+
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Candidates {
+    /// Transports to the destination.
+    #[schemars(length(min = 1, max = 100))]
+    outbound: Vec<TransportInput>,
+    /// Hotels at the destination.
+    #[schemars(length(min = 1, max = 100))]
+    hotels: Vec<HotelInput>,
+    /// Transports back.
+    #[schemars(rename = "return", length(min = 1, max = 100))]
+    returns: Vec<TransportInput>,
+}
+
+#[derive(JsonSchema)]
+#[schemars(rename_all = "lowercase")]
+#[allow(dead_code)]
+enum Mode {
+    Flight,
+    Train,
+}
+
+/// A flight or train.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)]
+struct TransportInput {
+    /// Unique among all transports (outbound and return), at most 32 characters, e.g. "CA1501".
+    #[schemars(length(min = 1, max = 32))]
+    id: String,
+    /// flight or train.
+    mode: Mode,
+    /// Ticket price in the policy currency.
+    #[schemars(range(min = 0))]
+    price: f64,
+    /// Door-to-door travel time in minutes.
+    #[schemars(range(min = 1, max = 10000))]
+    duration_minutes: i64,
+    /// Local departure time, YYYY-MM-DDTHH:MM.
+    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$"))]
+    depart: String,
+    /// Local arrival time, YYYY-MM-DDTHH:MM.
+    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$"))]
+    arrive: String,
+    /// Travel class, e.g. economy, premium_economy, business, first (flights) or second, first, business (trains).
+    #[schemars(length(min = 1, max = 32))]
+    class: String,
+}
+
+/// A hotel stay.
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)]
+struct HotelInput {
+    /// Unique among hotels, at most 32 characters.
+    #[schemars(length(min = 1, max = 32))]
+    id: String,
+    /// Hotel name, for the user.
+    #[schemars(length(min = 1, max = 200))]
+    name: Option<String>,
+    /// Price per night in the policy currency.
+    #[schemars(range(min = 0))]
+    price_per_night: f64,
+    /// First night, YYYY-MM-DD: must be the outbound arrival day.
+    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"), extend("format" = "date"))]
+    check_in: String,
+    /// Check-out day, YYYY-MM-DD: must be the return departure day.
+    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"), extend("format" = "date"))]
+    check_out: String,
+}
+
+/// A 0-10 score.
+#[derive(JsonSchema)]
+#[allow(dead_code)]
+struct Score(#[schemars(range(min = 0, max = 10))] f64);
+
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Scores {
+    /// Transport id -> score 0-10 (outbound and return).
+    transport_scores: BTreeMap<String, Score>,
+    /// Hotel id -> score 0-10.
+    hotel_scores: BTreeMap<String, Score>,
+}
+
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)]
+struct WeightsInput {
+    /// Weight of a low total price, 0-1.
+    #[schemars(range(min = 0, max = 1))]
+    price: Option<f64>,
+    /// Weight of a short travel time, 0-1.
+    #[schemars(range(min = 0, max = 1))]
+    time: Option<f64>,
+    /// Weight of your preference scores, 0-1.
+    #[schemars(range(min = 0, max = 1))]
+    preference: Option<f64>,
+}
+
+#[derive(JsonSchema)]
+#[schemars(deny_unknown_fields)]
+#[allow(dead_code)] // schema only
+struct ReviewInput {
+    /// The plan_id returned by plan_itinerary.
+    #[schemars(length(min = 1, max = 64))]
+    plan_id: String,
+}
+
+const PLAN_DESCRIPTION: &str = "Compute itinerary proposals from candidate transports and hotels. Call it after you \
+have gathered options (outbound transports, hotels, return transports) and scored each one 0-10 for how well it \
+fits what the user asked for: the tool only computes, the preference scores are yours. It builds every outbound × \
+hotel × return combination, drops impossible ones (return leaving before the outbound arrives; hotel check_in not \
+the arrival day or check_out not the return day), totals price (tickets + nights × hotel price) and travel time, \
+normalizes them, takes preference as the mean of the three scores (a missing score counts as 5 and is reported), \
+flags policy breaches for the caller at the destination (hotel over the nightly cap, class not allowed) without \
+dropping them, and picks four proposals: cheapest, fastest, best_preference and best_balanced (weights of price, \
+time and preference; default 0.4/0.3/0.3). The full plan stays on the server under `plan_id` for a limited time; \
+you get a compact summary `{plan_id, combinations, feasible, dropped, missing_scores, policy, proposals: [{id, \
+outbound, hotel, return, total_price, duration_minutes, preference, breaches}], next}`. Then call \
+review_planner_result with the plan_id. Limits: 1-100 candidates per list, ids at most 32 characters. Times are \
+local YYYY-MM-DDTHH:MM, dates YYYY-MM-DD. Example: {\"destination\": \"Shanghai\", \"candidates\": {\"outbound\": \
+[{\"id\": \"MU5101\", \"mode\": \"flight\", \"price\": 1200, \"duration_minutes\": 135, \"depart\": \
+\"2027-03-10T08:00\", \"arrive\": \"2027-03-10T10:15\", \"class\": \"economy\"}], \"hotels\": [{\"id\": \"H1\", \
+\"price_per_night\": 550, \"check_in\": \"2027-03-10\", \"check_out\": \"2027-03-12\"}], \"return\": [{\"id\": \
+\"G2\", \"mode\": \"train\", \"price\": 553, \"duration_minutes\": 290, \"depart\": \"2027-03-12T15:00\", \
+\"arrive\": \"2027-03-12T19:50\", \"class\": \"second\"}]}, \"scores\": {\"transport_scores\": {\"MU5101\": 8, \
+\"G2\": 7}, \"hotel_scores\": {\"H1\": 6}}}.";
+
+const REVIEW_DESCRIPTION: &str = "Review the proposals of a plan made by plan_itinerary. Call it right after \
+plan_itinerary with its plan_id; the full plan is read on the server and never needs to pass through you. Answers, \
+for each proposal (cheapest, fastest, best_preference, best_balanced), pass or fail with the reasons (policy \
+breaches, impossible timing) and warnings (unscored candidates, low preference), and the `recommended_id`: \
+best_balanced when it passes, else the best passing proposal, else `best_compliant` (the best combination without \
+breaches, when one exists), else null with what to ask the user. Returns `{plan_id, results: [{id, pass, reasons, \
+warnings, outbound, hotel, return, total_price, duration_minutes}], recommended_id, recommended, message}`. A plan is \
+visible only to the user who made it and expires (NOT_FOUND then: plan again). Example: {\"plan_id\": \
+\"plan_3f2a...\"}.";
+
+pub(crate) fn plan_spec() -> ToolSpec {
+    ToolSpec::new("plan_itinerary", PLAN_DESCRIPTION, schema_for::<PlanInput>())
+        .with_effect(Effect::Read)
+        .with_role("member")
+        .with_tags(["travel", "planning"])
+}
+
+pub(crate) fn review_spec() -> ToolSpec {
+    ToolSpec::new("review_planner_result", REVIEW_DESCRIPTION, schema_for::<ReviewInput>())
+        .with_effect(Effect::Read)
+        .with_role("member")
+        .with_tags(["travel", "planning"])
+        .with_example("review a plan", json!({"plan_id": "plan_0f8e6c4ab1d2469c9a6c2b1f3e5d7a90"}))
+}
+
+fn limits_of(policy: &crate::store::PolicyRow) -> Limits {
+    Limits {
+        hotel_cap_per_night: policy.hotel_cap_per_night as f64,
+        currency: policy.currency.clone(),
+        flight_classes: policy.allowed_classes("flight").into_iter().map(str::to_string).collect(),
+        train_classes: policy.allowed_classes("train").into_iter().map(str::to_string).collect(),
+    }
+}
+
+pub(crate) async fn run_plan(shared: &Shared, user: &str, params: &Value, allowed: &[String]) -> ToolResult {
+    let request = input::read(params, name_errors(params, allowed))?;
+    let policy = resolve(&shared.store, user, &request.destination).await?;
+    let limits = policy.as_ref().map(|p| limits_of(&p.policy));
+    // The computation is CPU-bound (up to a million combinations): keep it off the async workers.
+    let (request, outcome) = {
+        let limits = limits.clone();
+        tokio::task::spawn_blocking(move || {
+            let outcome = planner::plan(&request, limits.as_ref());
+            (request, outcome)
+        })
+        .await
+        .map_err(|_| ToolError::internal())?
+    };
+    let plan_id = format!("plan_{}", uuid::Uuid::new_v4().simple());
+    let full = json!({
+        "version": 1,
+        "plan_id": plan_id,
+        "created_at": chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "destination": request.destination,
+        "policy": limits,
+        "weights": request.weights.normalized(),
+        "stats": outcome.stats,
+        "missing_scores": outcome.missing_scores,
+        "proposals": outcome.proposals,
+        "best_compliant": outcome.best_compliant,
+        "top": outcome.top,
+        "request": request,
+    });
+    let body = full.to_string();
+    shared.plans.save(&plan_id, user, &body).await?;
+    tracing::debug!(target: "travel::plans", plan_id, store = shared.plans.backend(), bytes = body.len(), "plan saved");
+    Ok(ToolOutput::json(summary(&plan_id, &request, &outcome, limits.as_ref())))
+}
+
+/// The compact answer: ids and figures only (under 2 KB even for 100 × 100 × 100 candidates).
+fn summary(plan_id: &str, request: &Request, outcome: &Outcome, limits: Option<&Limits>) -> Value {
+    let s: &Stats = &outcome.stats;
+    let proposals: Vec<Value> = outcome
+        .proposals
+        .iter()
+        .map(|p| {
+            json!({
+                "id": p.label,
+                "outbound": p.outbound.id,
+                "hotel": p.hotel.id,
+                "return": p.ret.id,
+                "total_price": p.total_price,
+                "duration_minutes": p.duration_minutes,
+                "preference": p.preference,
+                "breaches": p.breaches.iter().map(|b| b.kind()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let policy = match limits {
+        Some(l) => {
+            json!({"checked": true, "hotel_cap_per_night": l.hotel_cap_per_night, "currency": l.currency})
+        }
+        None => json!({"checked": false, "why": "no policy configured for this destination and level"}),
+    };
+    let next = if outcome.proposals.is_empty() {
+        "no combination is possible: check that hotel check_in is the outbound arrival day, check_out the return \
+         departure day, and that returns leave after the outbound arrives; then plan again"
+    } else {
+        "call review_planner_result with this plan_id before presenting a proposal to the user"
+    };
+    let mut out = json!({
+        "plan_id": plan_id,
+        "destination": request.destination,
+        "combinations": s.combinations,
+        "feasible": s.feasible,
+        "dropped": {
+            "return_before_arrival": s.dropped_return_before_arrival,
+            "hotel_nights_mismatch": s.dropped_hotel_nights_mismatch,
+        },
+        "with_policy_breaches": s.with_breaches,
+        "compliant_available": outcome.best_compliant.is_some(),
+        "policy": policy,
+        "proposals": proposals,
+        "next": next,
+    });
+    if !outcome.missing_scores.is_empty() {
+        out["missing_scores"] = json!({
+            "count": outcome.missing_scores.len(),
+            "ids": outcome.missing_scores.iter().take(SUMMARY_MISSING_IDS).collect::<Vec<_>>(),
+            "assumed": planner::NEUTRAL_SCORE,
+        });
+    }
+    out
+}
+
+/// The parts of a stored plan the review reads.
+#[derive(Deserialize)]
+struct StoredPlan {
+    plan_id: String,
+    policy: Option<Limits>,
+    proposals: Vec<Proposal>,
+    best_compliant: Option<Proposal>,
+}
+
+pub(crate) async fn run_review(shared: &Shared, user: &str, mut p: Params<'_>) -> ToolResult {
+    let plan_id = crate::common::text(&mut p, "plan_id", true, MAX_ID * 2);
+    p.finish()?;
+    let Some(plan_id) = plan_id else { return Err(ToolError::internal()) };
+    let body = shared.plans.load(plan_id.trim(), user).await?;
+    let Some(body) = body else {
+        return Err(ToolError::not_found(format!(
+            "no plan {plan_id:?} for you: it never existed, belongs to someone else, or expired (plans are kept {} \
+             minutes); call plan_itinerary again",
+            shared.plans.ttl().as_secs() / 60
+        )));
+    };
+    let plan: StoredPlan = serde_json::from_str(&body).map_err(|e| {
+        tracing::error!(target: "travel::plans", error = %e, plan_id, "stored plan does not parse");
+        ToolError::internal()
+    })?;
+    Ok(ToolOutput::json(review(&plan)))
+}
+
+struct Verdict {
+    pass: bool,
+    json: Value,
+}
+
+fn judge(p: &Proposal, limits: Option<&Limits>) -> Verdict {
+    let mut reasons = Vec::new();
+    let mut warnings = Vec::new();
+    if let Err(why) = planner::feasible(&p.outbound, &p.hotel, &p.ret) {
+        reasons.push(why);
+    }
+    match limits {
+        Some(l) => {
+            reasons.extend(planner::breaches(&p.outbound, &p.hotel, &p.ret, l).iter().map(|b| b.describe()))
+        }
+        None => warnings.push("no travel policy applies, so the policy was not checked".to_string()),
+    }
+    if !p.unscored.is_empty() {
+        warnings.push(format!(
+            "no score for {}; {} of 10 was assumed",
+            p.unscored.join(", "),
+            planner::NEUTRAL_SCORE
+        ));
+    }
+    if p.preference < 5.0 {
+        warnings.push(format!("low preference ({} of 10): it fits the user's wishes poorly", p.preference));
+    }
+    let pass = reasons.is_empty();
+    Verdict {
+        pass,
+        json: json!({
+            "id": p.label,
+            "pass": pass,
+            "reasons": reasons,
+            "warnings": warnings,
+            "outbound": p.outbound.id,
+            "hotel": p.hotel.id,
+            "return": p.ret.id,
+            "total_price": p.total_price,
+            "duration_minutes": p.duration_minutes,
+            "preference": p.preference,
+        }),
+    }
+}
+
+fn review(plan: &StoredPlan) -> Value {
+    let limits = plan.policy.as_ref();
+    let verdicts: Vec<(&Proposal, Verdict)> = plan.proposals.iter().map(|p| (p, judge(p, limits))).collect();
+    let balanced = verdicts.iter().find(|(p, v)| p.label == "best_balanced" && v.pass);
+    let best_passing =
+        verdicts.iter().filter(|(_, v)| v.pass).max_by(|a, b| a.0.composite.total_cmp(&b.0.composite));
+    let compliant = plan.best_compliant.as_ref().filter(|p| judge(p, limits).pass);
+    let (recommended, message) = if let Some((p, _)) = balanced.or(best_passing) {
+        (Some(*p), format!("recommend {}: it passes every check", p.label))
+    } else if let Some(p) = compliant {
+        (
+            Some(p),
+            "none of the four proposals passes; recommend best_compliant, the best combination within policy"
+                .into(),
+        )
+    } else if plan.proposals.is_empty() {
+        (None, "the plan has no possible combination; gather other candidates and plan again".into())
+    } else {
+        (
+            None,
+            "no combination is within policy; ask the user whether to look for cheaper hotels or allowed classes, \
+             or to request a policy exception"
+                .into(),
+        )
+    };
+    json!({
+        "plan_id": plan.plan_id,
+        "results": verdicts.iter().map(|(_, v)| v.json.clone()).collect::<Vec<_>>(),
+        "recommended_id": recommended.map(|p| p.label.clone()),
+        "recommended": recommended.map(|p| judge(p, limits).json),
+        "message": message,
+    })
+}
