@@ -121,9 +121,9 @@ pub struct Toolset {
 impl Toolset {
     fn admits(&self, spec: &ToolSpec) -> bool {
         (!self.read_only || spec.effect == Effect::Read)
-            && (self.tools.is_empty() || self.tools.iter().any(|t| *t == spec.name))
-            && (self.domains.is_empty() || self.domains.iter().any(|d| *d == spec.domain))
-            && !self.exclude.iter().any(|t| *t == spec.name)
+            && (self.tools.is_empty() || self.tools.contains(&spec.name))
+            && (self.domains.is_empty() || self.domains.contains(&spec.domain))
+            && !self.exclude.contains(&spec.name)
     }
 }
 
@@ -252,10 +252,10 @@ impl Policy {
 
     /// The one allow/deny decision.
     pub fn decide(&self, caller: &Caller, spec: &ToolSpec) -> Result<(), Denial> {
-        if let Some(domains) = &caller.domains {
-            if !domains.iter().any(|d| *d == spec.domain) {
-                return Err(Denial::Scope(domains.clone()));
-            }
+        if let Some(domains) = &caller.domains
+            && !domains.contains(&spec.domain)
+        {
+            return Err(Denial::Scope(domains.clone()));
         }
         if let Some(name) = &caller.toolset {
             match self.toolsets.get(name) {

@@ -247,10 +247,10 @@ fn find_injected(schema: &Value, pointer: String) -> Option<(String, String)> {
                     }
                 }
             }
-            if let Some(Value::Array(required)) = map.get("required") {
-                if let Some(name) = required.iter().filter_map(Value::as_str).find(|n| is_injected_field(n)) {
-                    return Some((name.to_string(), format!("{pointer}/required")));
-                }
+            if let Some(Value::Array(required)) = map.get("required")
+                && let Some(name) = required.iter().filter_map(Value::as_str).find(|n| is_injected_field(n))
+            {
+                return Some((name.to_string(), format!("{pointer}/required")));
             }
             for key in ["oneOf", "anyOf", "allOf", "prefixItems"] {
                 if let Some(Value::Array(items)) = map.get(key) {
@@ -262,10 +262,10 @@ fn find_injected(schema: &Value, pointer: String) -> Option<(String, String)> {
                 }
             }
             for key in ["items", "additionalProperties", "not", "if", "then", "else"] {
-                if let Some(sub @ Value::Object(_)) = map.get(key) {
-                    if let Some(found) = find_injected(sub, format!("{pointer}/{key}")) {
-                        return Some(found);
-                    }
+                if let Some(sub @ Value::Object(_)) = map.get(key)
+                    && let Some(found) = find_injected(sub, format!("{pointer}/{key}"))
+                {
+                    return Some(found);
                 }
             }
             None

@@ -1,0 +1,152 @@
+//! Discovery (list and filter the tools a caller may use) and the catalog
+//! text that goes into the system prompt.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+use tool_core::{Caller, ToolSpec};
+
+use crate::Gateway;
+
+/// Read or write, for filtering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EffectFilter {
+    /// Only read tools.
+    Read,
+    /// Only write tools.
+    Write,
+}
+
+/// What to list. Empty fields match everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Filter {
+    /// A substring of the name (case-insensitive).
+    pub name: Option<String>,
+    /// An exact domain.
+    pub domain: Option<String>,
+    /// An exact tag.
+    pub tag: Option<String>,
+    /// Read or write.
+    pub effect: Option<EffectFilter>,
+}
+
+impl Filter {
+    /// Match a name substring.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Match a domain.
+    pub fn domain(mut self, domain: impl Into<String>) -> Self {
+        self.domain = Some(domain.into());
+        self
+    }
+
+    /// Match a tag.
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.tag = Some(tag.into());
+        self
+    }
+
+    /// Match an effect.
+    pub fn effect(mut self, effect: EffectFilter) -> Self {
+        self.effect = Some(effect);
+        self
+    }
+
+    fn matches(&self, spec: &ToolSpec) -> bool {
+        self.name.as_ref().is_none_or(|n| spec.name.contains(&n.to_lowercase()))
+            && self.domain.as_ref().is_none_or(|d| spec.domain == *d)
+            && self.tag.as_ref().is_none_or(|t| spec.tags.iter().any(|x| x == t))
+            && self.effect.is_none_or(|e| spec.effect.is_read() == (e == EffectFilter::Read))
+    }
+}
+
+impl Gateway {
+    /// The tools this caller may use that match the filter, sorted by name,
+    /// with the deployment's required roles filled in.
+    pub fn discover(&self, caller: &Caller, filter: &Filter) -> Vec<ToolSpec> {
+        self.inner
+            .order
+            .iter()
+            .filter_map(|name| self.inner.tools.get(name))
+            .map(|entry| entry.tool.spec())
+            .filter(|spec| filter.matches(spec) && self.inner.policy.visible(caller, spec))
+            .map(|spec| {
+                let mut spec = spec.clone();
+                spec.required_role = self.inner.policy.required_role(&spec).to_owned();
+                spec
+            })
+            .collect()
+    }
+
+    /// The system-prompt text for this caller in meta mode: the working rules,
+    /// then the skills and tools the caller may use, one line each.
+    pub fn catalog(&self, caller: &Caller) -> String {
+        let mut out = String::new();
+        out.push_str("# Working with tools\n\n");
+        out.push_str(
+            "You reach business systems only through three tools: `get_skill_guide`, `get_tool_schema` and `execute_tool`.\n\n",
+        );
+        out.push_str("Rules:\n");
+        for rule in [
+            "When a skill below matches the task, call `get_skill_guide` first and follow its steps in order.",
+            "Before the first call of a tool, read its parameters with `get_tool_schema`; send exactly those fields.",
+            "Never invent parameter values (dates, ids, amounts): ask the user for anything you do not know.",
+            "Never send user ids, tokens or session ids: they come from the session.",
+            "Every result is an envelope. If `success` is false, read `error.code` and `error.message` and fix what they name; do not repeat the same call unchanged.",
+            "Act on signals: `need_confirm` — ask the user, then call again with the confirm parameter; `beyond_range` — tell the user the limit and use what it suggests; `unavailable` — tell the user and stop; `duplicate` — the record already existed, do not submit again; `related_items` — tell the user about them.",
+        ] {
+            let _ = writeln!(out, "- {rule}");
+        }
+        let skills = self.visible_skills(caller);
+        if !skills.is_empty() {
+            out.push_str("\n## Skills\n\n");
+            for skill in skills {
+                let _ = writeln!(out, "- `{}`: {}", skill.id, first_sentence(&skill.description));
+            }
+        }
+        let tools = self.discover(caller, &Filter::default());
+        out.push_str("\n## Tools\n\n");
+        if tools.is_empty() {
+            out.push_str("(none available to this caller)\n");
+        }
+        for spec in tools {
+            let _ = writeln!(
+                out,
+                "- `{}` ({}, {}): {}",
+                spec.name,
+                spec.effect.label(),
+                spec.domain,
+                first_sentence(&spec.description)
+            );
+        }
+        out
+    }
+}
+
+/// The first sentence of a description, for one-line listings.
+pub(crate) fn first_sentence(text: &str) -> &str {
+    let text = text.trim();
+    let end = text
+        .char_indices()
+        .find(|&(i, c)| c == '\n' || (c == '.' && text[i + 1..].starts_with(char::is_whitespace)))
+        .map_or(text.len(), |(i, c)| if c == '.' { i + 1 } else { i });
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_sentence;
+
+    #[test]
+    fn first_sentences() {
+        assert_eq!(first_sentence("Find orders. Returns a page."), "Find orders.");
+        assert_eq!(first_sentence("One line\nsecond"), "One line");
+        assert_eq!(first_sentence("v1.2 is out"), "v1.2 is out");
+        assert_eq!(first_sentence(""), "");
+    }
+}

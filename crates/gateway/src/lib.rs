@@ -1,0 +1,39 @@
+//! The gateway: one registry of tools and skills, the one execute pipeline,
+//! the three meta-tools and the catalog text.
+//!
+//! ```text
+//! execute(ctx, name, params, options)
+//!   lookup            -> TOOL_NOT_FOUND (with up to three close names the caller may use)
+//!   authz             -> PERMISSION_DENIED (names the role needed)
+//!   limits            -> INVALID_PARAMS (size, depth, context-injected fields)
+//!   validate          -> INVALID_PARAMS (every error at once)
+//!   run under timeout -> TIMEOUT; retried only when the tool is safe to retry
+//!   envelope          -> {success, result, error, signals, metadata}
+//!   trace event       -> subscribers, secrets redacted
+//! ```
+//!
+//! Every surface (catalog, discovery, schema, guide, execute) filters by the
+//! caller through [`authz::Policy::decide`], so a tool the caller may not use
+//! is not listed, not described and not executable.
+
+mod catalog;
+mod execute;
+pub mod fallback;
+mod meta;
+mod options;
+mod registry;
+mod render;
+mod route;
+mod trace;
+
+pub use catalog::{EffectFilter, Filter};
+pub use meta::{EXECUTE_TOOL, GET_SKILL_GUIDE, GET_TOOL_SCHEMA, META_TOOLS};
+pub use options::{CallOptions, Format, Limits, SchemaFormat};
+pub use registry::{BuildError, Gateway, GatewayBuilder};
+pub use route::{RouteHandler, RouteTool};
+pub use trace::{TraceEvent, redact};
+
+// Re-exported so that an embedding service can depend on `gateway` (and
+// `tool-core`) alone.
+pub use schema_gen::{Route, RouteTable, typed_schema};
+pub use {schema_gen, skills, tool_core};

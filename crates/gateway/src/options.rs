@@ -1,0 +1,108 @@
+//! Per-call options and gateway-wide limits.
+
+use serde::{Deserialize, Serialize};
+
+/// How the result is returned.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// The tool's output must be JSON; text that is not JSON is `PARSE_ERROR`.
+    #[default]
+    Json,
+    /// Text output is returned as a string, unparsed.
+    Raw,
+}
+
+/// Which provider's dialect a schema is exported in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SchemaFormat {
+    /// MCP (the schema as it validates).
+    #[default]
+    Mcp,
+    /// OpenAI strict function calling.
+    Openai,
+    /// Anthropic tool use.
+    Anthropic,
+    /// Gemini function declarations.
+    Gemini,
+}
+
+/// Per-call options (`execute_tool`'s `options`). Unset fields take the
+/// tool's or the gateway's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallOptions {
+    /// Time limit of one attempt, in milliseconds (capped by [`Limits::max_timeout_ms`]).
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Extra attempts after a transient failure; only read tools and idempotent writes are retried.
+    #[serde(default)]
+    pub retries: Option<u32>,
+    /// Pause between attempts, in milliseconds.
+    #[serde(default)]
+    pub retry_delay_ms: Option<u64>,
+    /// `json` (default) or `raw`.
+    #[serde(default)]
+    pub format: Format,
+    /// The parameters come wrapped as the OpenAI strict export asks; unwrap them first.
+    #[serde(default)]
+    pub openai_strict: bool,
+}
+
+impl CallOptions {
+    /// Set the timeout.
+    pub fn timeout_ms(mut self, ms: u64) -> Self {
+        self.timeout_ms = Some(ms);
+        self
+    }
+
+    /// Set the retries.
+    pub fn retries(mut self, retries: u32) -> Self {
+        self.retries = Some(retries);
+        self
+    }
+
+    /// Set the pause between attempts.
+    pub fn retry_delay_ms(mut self, ms: u64) -> Self {
+        self.retry_delay_ms = Some(ms);
+        self
+    }
+
+    /// Set the format.
+    pub fn format(mut self, format: Format) -> Self {
+        self.format = format;
+        self
+    }
+}
+
+/// Gateway-wide limits on what a call may carry and ask for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// Largest parameter object, in bytes of JSON text (approximate for values built in Rust).
+    pub max_param_bytes: usize,
+    /// Deepest nesting of arrays and objects in parameters.
+    pub max_depth: usize,
+    /// Largest timeout a call may ask for.
+    pub max_timeout_ms: u64,
+    /// Most retries a call may ask for.
+    pub max_retries: u32,
+    /// Retries when a call does not say (only for retry-safe tools).
+    pub default_retries: u32,
+    /// Pause between attempts when a call does not say.
+    pub default_retry_delay_ms: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_param_bytes: 1024 * 1024,
+            max_depth: 32,
+            max_timeout_ms: 120_000,
+            max_retries: 5,
+            default_retries: 1,
+            default_retry_delay_ms: 50,
+        }
+    }
+}

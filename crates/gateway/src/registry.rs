@@ -1,0 +1,257 @@
+//! The registry of tools and skills, and how a [`Gateway`] is built.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::{Arc, OnceLock, Weak};
+
+use authz::Policy;
+use schema_gen::Validator;
+use skills::{Skill, SkillSet};
+use tokio::sync::broadcast;
+use tool_core::{SpecError, Tool, ToolSpec};
+
+use crate::render::Templates;
+use crate::trace::TraceEvent;
+use crate::{Limits, meta};
+
+/// Why a gateway could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// A tool's contract is broken.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// Two tools share a name.
+    #[error("two tools are named `{0}`; tool names must be unique")]
+    Duplicate(String),
+    /// A tool's name is one of the meta-tools'.
+    #[error("`{0}` is the name of a meta-tool and cannot be registered")]
+    Reserved(String),
+    /// A tool's schema does not compile.
+    #[error("tool `{tool}`: schema does not compile: {message}")]
+    Schema {
+        /// The tool.
+        tool: String,
+        /// Why.
+        message: String,
+    },
+    /// A tool's result template does not compile.
+    #[error("tool `{tool}`: result template: {message}")]
+    Template {
+        /// The tool.
+        tool: String,
+        /// Why.
+        message: String,
+    },
+    /// A tool requires a role the hierarchy does not have.
+    #[error("tool `{tool}` requires role `{role}`, which is not in the hierarchy ({known})")]
+    UnknownRole {
+        /// The tool.
+        tool: String,
+        /// The role.
+        role: String,
+        /// The roles that exist.
+        known: String,
+    },
+}
+
+pub(crate) struct Entry {
+    pub(crate) tool: Arc<dyn Tool>,
+    pub(crate) validator: Validator,
+}
+
+pub(crate) struct Inner {
+    pub(crate) tools: HashMap<String, Entry>,
+    /// Tool names in sorted order, for listing.
+    pub(crate) order: Vec<String>,
+    pub(crate) skills: SkillSet,
+    pub(crate) policy: Policy,
+    pub(crate) limits: Limits,
+    pub(crate) templates: Templates,
+    pub(crate) trace: broadcast::Sender<TraceEvent>,
+    pub(crate) skill_problems: Vec<skills::SkillError>,
+}
+
+/// The gateway: cheap to clone, shared by every transport.
+#[derive(Clone)]
+pub struct Gateway {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Gateway")
+            .field("tools", &self.inner.order)
+            .field("skills", &self.inner.skills.iter().map(|s| &s.id).collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Collects tools, skills, the policy and limits, then checks them all at once.
+#[derive(Default)]
+pub struct GatewayBuilder {
+    tools: Vec<Arc<dyn Tool>>,
+    skills: Option<SkillSet>,
+    policy: Policy,
+    limits: Limits,
+}
+
+impl fmt::Debug for GatewayBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GatewayBuilder")
+            .field("tools", &self.tools.iter().map(|t| t.spec().name.clone()).collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl GatewayBuilder {
+    /// Use this authorization policy (default: `guest < member < manager < admin`).
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Use these limits.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Register a tool.
+    pub fn tool(mut self, tool: Arc<dyn Tool>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Register several tools.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Serve these skills; skills with an orchestration block also become `run_<skill>` tools.
+    pub fn skills(mut self, skills: SkillSet) -> Self {
+        self.skills = Some(skills);
+        self
+    }
+
+    /// Check every contract and build the gateway.
+    pub fn build(self) -> Result<Gateway, BuildError> {
+        let mut skills = self.skills.unwrap_or_default();
+        let (trace, _) = broadcast::channel(1024);
+        let mut tools: Vec<Arc<dyn Tool>> = self.tools;
+        let lookup: BTreeMap<String, ToolSpec> =
+            tools.iter().map(|t| (t.spec().name.clone(), t.spec().clone())).collect();
+        // A skill whose steps name missing tools (or whose run would exceed its
+        // role) is left out; every problem is kept for the operator to read.
+        let skill_problems = skills.check_tools(&|name: &str| lookup.get(name).cloned(), &self.policy);
+        for problem in skill_problems.iter().filter(|p| p.is_error()) {
+            if let Some(id) = &problem.skill {
+                skills.remove(id);
+            }
+        }
+        // Skill tools run their steps through the gateway that owns them; they
+        // learn where it is once it exists.
+        let slot: Arc<OnceLock<Weak<Inner>>> = Arc::new(OnceLock::new());
+        for skill in skills.iter() {
+            if let Some(tool) = crate::execute::SkillTool::new(skill, &lookup, slot.clone()) {
+                tools.push(Arc::new(tool));
+            }
+        }
+        let mut inner = assemble(tools, skills, self.policy, self.limits, trace)?;
+        inner.skill_problems = skill_problems;
+        let inner = Arc::new(inner);
+        let _ = slot.set(Arc::downgrade(&inner));
+        Ok(Gateway { inner })
+    }
+}
+
+fn assemble(
+    tools: Vec<Arc<dyn Tool>>,
+    skills: SkillSet,
+    policy: Policy,
+    limits: Limits,
+    trace: broadcast::Sender<TraceEvent>,
+) -> Result<Inner, BuildError> {
+    let mut map = HashMap::with_capacity(tools.len());
+    let mut templates = Templates::default();
+    for tool in tools {
+        let spec = tool.spec();
+        spec.check()?;
+        if meta::META_TOOLS.contains(&spec.name.as_str()) {
+            return Err(BuildError::Reserved(spec.name.clone()));
+        }
+        if policy.hierarchy().rank(&spec.required_role).is_none() {
+            return Err(BuildError::UnknownRole {
+                tool: spec.name.clone(),
+                role: spec.required_role.clone(),
+                known: policy.hierarchy().roles().join(" < "),
+            });
+        }
+        let validator = Validator::new(&spec.input_schema)
+            .map_err(|e| BuildError::Schema { tool: spec.name.clone(), message: e.to_string() })?;
+        if let Some(source) = &spec.result_template {
+            templates
+                .add(&spec.name, source)
+                .map_err(|message| BuildError::Template { tool: spec.name.clone(), message })?;
+        }
+        let name = spec.name.clone();
+        if map.insert(name.clone(), Entry { tool, validator }).is_some() {
+            return Err(BuildError::Duplicate(name));
+        }
+    }
+    let mut order: Vec<String> = map.keys().cloned().collect();
+    order.sort();
+    Ok(Inner { tools: map, order, skills, policy, limits, templates, trace, skill_problems: Vec::new() })
+}
+
+impl Gateway {
+    /// Start building a gateway.
+    pub fn builder() -> GatewayBuilder {
+        GatewayBuilder::default()
+    }
+
+    /// The spec of a registered tool, whoever asks (for wiring, not for the model).
+    pub fn spec(&self, name: &str) -> Option<ToolSpec> {
+        self.inner.tools.get(name).map(|e| e.tool.spec().clone())
+    }
+
+    /// Every registered tool's spec, sorted by name (for wiring and codegen, not for the model).
+    pub fn all_specs(&self) -> Vec<ToolSpec> {
+        self.inner.order.iter().filter_map(|n| self.spec(n)).collect()
+    }
+
+    /// Every skill, for codegen.
+    pub fn skill_set(&self) -> &SkillSet {
+        &self.inner.skills
+    }
+
+    /// Problems found when checking the skills against the tools at build
+    /// time. Skills with errors were left out; warnings are kept here too.
+    pub fn skill_problems(&self) -> &[skills::SkillError] {
+        &self.inner.skill_problems
+    }
+
+    /// The authorization policy.
+    pub fn policy(&self) -> &Policy {
+        &self.inner.policy
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> &Limits {
+        &self.inner.limits
+    }
+
+    /// Subscribe to trace events (one per execution).
+    pub fn subscribe(&self) -> broadcast::Receiver<TraceEvent> {
+        self.inner.trace.subscribe()
+    }
+
+    /// The skills this caller may read.
+    pub fn visible_skills(&self, caller: &tool_core::Caller) -> Vec<&Skill> {
+        self.inner
+            .skills
+            .iter()
+            .filter(|s| self.inner.policy.role_satisfies(&caller.role, &s.required_role))
+            .collect()
+    }
+}
