@@ -79,14 +79,36 @@ impl Entry {
     }
 
     fn query<Q: JsonSchema>(mut self) -> Self {
-        self.spec.query = Some(schemars::schema_for!(Q).to_value());
+        self.spec.query = Some(published_schema(schemars::schema_for!(Q).to_value()));
         self
     }
 
     fn body<B: JsonSchema>(mut self) -> Self {
-        self.spec.body = Some(schemars::schema_for!(B).to_value());
+        self.spec.body = Some(published_schema(schemars::schema_for!(B).to_value()));
         self
     }
+}
+
+/// Drops the numeric `format`s schemars adds from Rust types (`double`, `int64`, ...): they
+/// say how the server stores a number, not what a client may send. `date` stays.
+fn published_schema(mut schema: Value) -> Value {
+    fn walk(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                let numeric = map.get("format").and_then(Value::as_str).is_some_and(|f| {
+                    matches!(f, "double" | "float") || f.starts_with("int") || f.starts_with("uint")
+                });
+                if numeric {
+                    map.remove("format");
+                }
+                map.values_mut().for_each(walk);
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut schema);
+    schema
 }
 
 /// The single source of the API's routes.
