@@ -58,7 +58,9 @@ impl NoCipher {
                 ),
             ),
         };
+        // Not transient: retrying cannot help until an operator configures the key.
         ToolError::new(ErrorCode::Unavailable, message)
+            .transient(false)
             .with_signal(Signal::Unavailable { reason: reason.into(), how_to_enable: how_to_set_key() })
     }
 }

@@ -5,7 +5,7 @@ use serde_json::json;
 use tool_core::{Effect, Params, ToolError, ToolOutput, ToolResult, ToolSpec};
 
 use super::OrderStatusName;
-use crate::common::{Shared, page_json, paging};
+use crate::common::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Shared, page_json};
 use crate::model::OrderStatus;
 use crate::schema::schema_for;
 
@@ -51,18 +51,21 @@ pub(crate) fn spec() -> ToolSpec {
 pub(crate) async fn run(shared: &Shared, user: &str, mut p: Params<'_>) -> ToolResult {
     let order_id = p.optional_int("order_id", 1, i64::MAX);
     let status = p.optional_enum("status", &OrderStatus::names());
-    let (page, size, offset) = paging(&mut p);
-    if p.get("order_id").is_some() {
-        for other in ["status", "page", "page_size"] {
-            if p.get(other).is_some() {
-                p.error(
-                    other,
-                    "absent when order_id is given",
-                    format!("`{other}` filters a listing; give either order_id alone or the listing filters"),
-                );
-            }
+    let page = p.optional_int("page", 1, 10_000);
+    let size = p.optional_int("page_size", 1, MAX_PAGE_SIZE);
+    if order_id.is_some() {
+        // Only fields that are valid on their own: a bad one is already reported.
+        let given = [("status", status.is_some()), ("page", page.is_some()), ("page_size", size.is_some())];
+        for (other, _) in given.into_iter().filter(|(_, valid)| *valid) {
+            p.error(
+                other,
+                "absent when order_id is given",
+                format!("`{other}` filters a listing; give either order_id alone or the listing filters"),
+            );
         }
     }
+    let (page, size) = (page.unwrap_or(1), size.unwrap_or(DEFAULT_PAGE_SIZE));
+    let offset = (page - 1) * size;
     p.finish()?;
     let store = &shared.store;
     if let Some(order_id) = order_id {

@@ -1,0 +1,171 @@
+//! Test harness shared by the travel integration tests: the backends to run
+//! on (a SQLite file always, PostgreSQL when TOOLGATE_TEST_PG_URL is set),
+//! unique users, and calls through the tools as `Arc<dyn Tool>`.
+#![allow(dead_code, unreachable_pub)]
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tool_core::{Caller, Envelope, Metadata, Tool, ToolContext, ToolError, ToolOutput, ToolResult};
+use travel::{Store, TravelConfig};
+
+/// One database the suite runs on.
+pub struct Backend {
+    pub name: &'static str,
+    pub url: String,
+    /// Keeps the SQLite file alive.
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+impl Backend {
+    pub fn is_pg(&self) -> bool {
+        self.name == "postgres"
+    }
+
+    pub async fn store(&self) -> Store {
+        travel::connect(&self.url).await.unwrap_or_else(|e| panic!("{}: connect: {e}", self.name))
+    }
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// The PostgreSQL URL, or `None` (printing that the PostgreSQL part was
+/// skipped); a failure when TOOLGATE_REQUIRE_PG=1.
+pub fn pg_url() -> Option<String> {
+    match env("TOOLGATE_TEST_PG_URL") {
+        Some(url) => Some(url),
+        None => {
+            assert!(
+                env("TOOLGATE_REQUIRE_PG").as_deref() != Some("1"),
+                "TOOLGATE_REQUIRE_PG=1 but TOOLGATE_TEST_PG_URL is not set"
+            );
+            eprintln!("skipped the PostgreSQL run: TOOLGATE_TEST_PG_URL is not set");
+            None
+        }
+    }
+}
+
+/// The Redis URL, or `None` (printing that it skipped); a failure when TOOLGATE_REQUIRE_REDIS=1.
+pub fn redis_url() -> Option<String> {
+    match env("TOOLGATE_TEST_REDIS_URL") {
+        Some(url) => Some(url),
+        None => {
+            assert!(
+                env("TOOLGATE_REQUIRE_REDIS").as_deref() != Some("1"),
+                "TOOLGATE_REQUIRE_REDIS=1 but TOOLGATE_TEST_REDIS_URL is not set"
+            );
+            eprintln!("skipped the Redis run: TOOLGATE_TEST_REDIS_URL is not set");
+            None
+        }
+    }
+}
+
+/// A fresh SQLite file in a temporary directory.
+pub fn sqlite() -> Backend {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("travel.db").display());
+    Backend { name: "sqlite", url, _dir: Some(dir) }
+}
+
+/// SQLite always; PostgreSQL when configured.
+pub fn backends() -> Vec<Backend> {
+    let mut out = vec![sqlite()];
+    if let Some(url) = pg_url() {
+        out.push(Backend { name: "postgres", url, _dir: None });
+    }
+    out
+}
+
+/// A user id nobody else uses (PostgreSQL is shared by concurrent test binaries).
+pub fn user(label: &str) -> String {
+    format!("{label}-{}", uuid::Uuid::new_v4().simple())
+}
+
+pub fn ctx(user: &str) -> ToolContext {
+    ToolContext::new(Caller::new(user, "member"))
+}
+
+/// The travel tools by name.
+pub struct Tools(pub Vec<Arc<dyn Tool>>);
+
+impl Tools {
+    pub fn new(store: Store, config: TravelConfig) -> Self {
+        Tools(travel::tools(store, config))
+    }
+
+    pub fn get(&self, name: &str) -> Arc<dyn Tool> {
+        self.0.iter().find(|t| t.spec().name == name).cloned().unwrap_or_else(|| panic!("no tool {name}"))
+    }
+
+    pub async fn call(&self, user: &str, name: &str, params: Value) -> ToolResult {
+        self.get(name).call(&ctx(user), params).await
+    }
+
+    /// Call and expect success.
+    pub async fn ok(&self, user: &str, name: &str, params: Value) -> ToolOutput {
+        match self.call(user, name, params.clone()).await {
+            Ok(out) => out,
+            Err(e) => panic!("{name}({params}) failed: {e:?}"),
+        }
+    }
+
+    /// Call and expect failure.
+    pub async fn err(&self, user: &str, name: &str, params: Value) -> ToolError {
+        match self.call(user, name, params.clone()).await {
+            Ok(out) => panic!("{name}({params}) succeeded: {out:?}"),
+            Err(e) => e,
+        }
+    }
+}
+
+/// The JSON result of a successful output.
+pub fn json(out: &ToolOutput) -> &Value {
+    match &out.payload {
+        tool_core::Payload::Json(v) => v,
+        other => panic!("not JSON: {other:?}"),
+    }
+}
+
+/// The envelope a gateway would answer for this result.
+pub fn envelope(tool: &str, result: &ToolResult) -> Envelope {
+    let meta = Metadata::now(tool, 1.0, 1);
+    match result {
+        Ok(out) => Envelope::ok(json(out).clone(), out.signals.clone(), meta),
+        Err(e) => Envelope::err(e.clone(), meta),
+    }
+}
+
+/// The pointers of an INVALID_PARAMS error.
+pub fn pointers(err: &ToolError) -> Vec<String> {
+    assert_eq!(err.code, tool_core::ErrorCode::InvalidParams, "{err:?}");
+    err.details.as_ref().unwrap()["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["pointer"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A date `days` from today (UTC), as YYYY-MM-DD.
+pub fn day(days: i64) -> String {
+    (chrono::Utc::now().date_naive() + chrono::Duration::days(days)).to_string()
+}
+
+/// Parameters of a valid submit.
+pub fn trip(destination: &str, from_day: i64, to_day: i64, purpose: &str) -> Value {
+    serde_json::json!({
+        "destination": destination,
+        "departure_city": "Beijing",
+        "departure_date": day(from_day),
+        "return_date": day(to_day),
+        "purpose": purpose,
+    })
+}
