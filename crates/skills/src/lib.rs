@@ -122,3 +122,25 @@ pub use guide::{GuideView, NOT_AVAILABLE, UNKNOWN_TOOL, render_guide};
 pub use orchestrate::{SkillTool, StepRunner, orchestrate};
 pub use set::{SKILL_FILE, SkillSet};
 pub use skill::{AgentSkillsFields, Binding, FieldLines, Mode, OnError, Orchestration, Skill, Step};
+
+#[cfg(test)]
+mod tests {
+    /// The example in the crate docs is a valid skill.
+    #[test]
+    fn the_documented_example_loads() {
+        let docs: String = include_str!("lib.rs")
+            .lines()
+            .filter_map(|l| l.strip_prefix("//!"))
+            .map(|l| l.strip_prefix(' ').unwrap_or(l))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let start = docs.find("```markdown\n").map(|i| i + "```markdown\n".len()).unwrap();
+        let example = &docs[start..start + docs[start..].find("```").unwrap()];
+        let skill = crate::Skill::parse(example, "skills/trip-planning/SKILL.md").unwrap();
+        assert_eq!(skill.title, "Plan a business trip");
+        assert_eq!(skill.steps.len(), 3);
+        let spec = skill.tool_spec().unwrap();
+        assert_eq!(spec.name, "run_trip_planning");
+        spec.check().unwrap();
+    }
+}

@@ -107,7 +107,10 @@ pub(crate) fn parse(text: &str, source: &Path, default_role: &str) -> Result<Ski
     let (front, body) = split(&text).map_err(|message| syntax(1, message.to_string()))?;
     // The front matter starts on the file's second line.
     let yaml_error = |e: serde_norway::Error| {
-        syntax(e.location().map_or(1, |l| l.line() + 1), yaml_message(&e.to_string()))
+        let text = e.to_string();
+        let mut errors = syntax(e.location().map_or(1, |l| l.line() + 1), yaml_message(&text));
+        errors[0].field = yaml_field(&text);
+        errors
     };
     let raw: RawFront = if front.trim().is_empty() {
         RawFront::default()
@@ -649,6 +652,30 @@ fn yaml_message(raw: &str) -> String {
     }
 }
 
+/// The field a deserializer message is about: its path prefix
+/// (`steps[0]: ...`), extended by the unknown field's name when that is the problem.
+fn yaml_field(message: &str) -> Option<String> {
+    let is_path = |p: &str| {
+        !p.is_empty()
+            && p.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '[' | ']'))
+    };
+    let (path, rest) = match message.split_once(": ") {
+        Some((p, rest)) if is_path(p) => (Some(p), rest),
+        _ => (None, message),
+    };
+    let unknown = rest
+        .strip_prefix("unknown field `")
+        .and_then(|r| r.split_once('`'))
+        .map(|(name, _)| name)
+        .filter(|name| !name.is_empty());
+    match (path, unknown) {
+        (Some(p), Some(u)) => Some(format!("{p}.{u}")),
+        (None, Some(u)) => Some(u.to_string()),
+        (Some(p), None) => Some(p.to_string()),
+        (None, None) => None,
+    }
+}
+
 /// Collects field errors and the lines of the fields.
 struct Checker<'a> {
     file: &'a Path,
@@ -846,6 +873,18 @@ orchestration:
             yaml_message("mapping values are not allowed in this context at line 2 column 12"),
             "the front matter is not valid YAML: mapping values are not allowed in this context; fix the YAML syntax"
         );
+    }
+
+    #[test]
+    fn fields_of_deserializer_messages() {
+        assert_eq!(
+            yaml_field("steps[0]: unknown field `note`, expected one of"),
+            Some("steps[0].note".into())
+        );
+        assert_eq!(yaml_field("unknown field `stpes`, expected one of"), Some("stpes".into()));
+        assert_eq!(yaml_field("orchestration.mode: unknown variant `x`"), Some("orchestration.mode".into()));
+        assert_eq!(yaml_field("did not find expected ',' or ']', while parsing"), None);
+        assert_eq!(yaml_field("mapping values are not allowed in this context"), None);
     }
 
     #[test]

@@ -93,6 +93,7 @@ fn broken_yaml() {
         ],
     );
     assert_eq!(errors[0].kind, ErrorKind::Syntax);
+    assert_eq!(errors[0].field, None);
 }
 
 #[test]
@@ -197,13 +198,14 @@ fn unknown_fields_are_errors() {
             "typo/SKILL.md:4: unknown field `stpes`, expected one of `name`, `description`, `title`, `license`, `compatibility`, `metadata`, `allowed-tools`, `required_role`, `steps`, `orchestration`; remove it or fix its spelling",
         ],
     );
-    check(
+    let errors = check(
         "typo",
         "---\nname: typo\ndescription: d\nsteps:\n  - title: a\n    tool: find_flight\n    note: x\n---\n",
         &[
             "typo/SKILL.md:7: steps[0]: unknown field `note`, expected one of `title`, `tool`, `notes`; remove it or fix its spelling",
         ],
     );
+    assert_eq!(errors[0].field.as_deref(), Some("steps[0].note"));
     check(
         "typo",
         "---\nname: typo\ndescription: d\norchestration:\n  mode: paralel\n---\n",
