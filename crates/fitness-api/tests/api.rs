@@ -518,6 +518,16 @@ async fn odd_input_never_breaks_the_server(h: &Harness) {
     let item = json!({"name": "x", "items": [{"name": "🍌".repeat(201), "grams": 1e300, "kcal": 1}]});
     let (status, body) = h.call(Some(&t), Method::POST, "/nutrition/days/2026-03-09/meals", Some(item)).await;
     assert_eq!(status, 422, "{body}");
+    // A body over axum's 2 MiB limit, and a method nobody routes: still JSON, still below 500.
+    let huge = json!({"note": "n".repeat(3 << 20)});
+    let (status, body) = h.call(Some(&t), Method::PUT, "/body/measurements/2026-03-09", Some(huge)).await;
+    assert_eq!(status, 413, "{body}");
+    assert_error(
+        &h.call(Some(&t), Method::OPTIONS, "/training/workouts", None).await,
+        405,
+        "method_not_allowed",
+        None,
+    );
     for path in
         ["/body/measurements/%FF", "/training/workouts/99999999999999999999999", "/nutrition/days/%00/meals"]
     {
