@@ -107,25 +107,23 @@ pub async fn orchestrate(
     };
     let total = plan.len();
     let done = AtomicUsize::new(0);
-    let runner_ctx = Runner { runner, ctx, input: &input, orch, run_deadline, done: &done, total };
+    let steps = Steps { runner, ctx, input: &input, orch, run_deadline, done: &done, total };
 
     let outcomes: Vec<Outcome> = match orch.mode {
         Mode::Sequential | Mode::Routing => {
             let mut outcomes = Vec::with_capacity(total);
-            let mut halt: Option<Outcome> = None;
+            // Once set, what every later binding becomes without running.
+            let mut halted: Option<fn() -> Outcome> = None;
             for binding in &plan {
-                if let Some(h) = &halt {
-                    outcomes.push(match h {
-                        Outcome::AfterTimeout => Outcome::AfterTimeout,
-                        _ => Outcome::AfterFailure,
-                    });
+                if let Some(skip) = halted {
+                    outcomes.push(skip());
                     continue;
                 }
-                let outcome = runner_ctx.run(binding).await;
+                let outcome = steps.run(binding).await;
                 if matches!(outcome, Outcome::CutOff(_) | Outcome::AfterTimeout) {
-                    halt = Some(Outcome::AfterTimeout);
+                    halted = Some(|| Outcome::AfterTimeout);
                 } else if outcome.failed() && orch.on_error == OnError::Stop {
-                    halt = Some(Outcome::AfterFailure);
+                    halted = Some(|| Outcome::AfterFailure);
                 }
                 outcomes.push(outcome);
             }
@@ -133,24 +131,23 @@ pub async fn orchestrate(
         }
         Mode::Parallel => {
             let stop = AtomicBool::new(false);
-            let runner_ctx = &runner_ctx;
-            let stop = &stop;
+            let (steps, stop) = (&steps, &stop);
             // Futures built up front (they start on first poll): a stream
             // of closures over borrowed bindings trips the `Send` check.
-            let steps: Vec<_> = plan
+            let futures: Vec<_> = plan
                 .iter()
                 .map(|&binding| async move {
                     if stop.load(Ordering::SeqCst) {
                         return Outcome::AfterFailure;
                     }
-                    let outcome = runner_ctx.run(binding).await;
+                    let outcome = steps.run(binding).await;
                     if outcome.failed() && orch.on_error == OnError::Stop {
                         stop.store(true, Ordering::SeqCst);
                     }
                     outcome
                 })
                 .collect();
-            stream::iter(steps).buffered(orch.max_parallel.max(1)).collect().await
+            stream::iter(futures).buffered(orch.max_parallel.max(1)).collect().await
         }
     };
 
@@ -185,7 +182,7 @@ fn pick_route<'a>(orch: &'a Orchestration, input: &Value) -> Result<(&'a Binding
 }
 
 /// What every step needs to run.
-struct Runner<'a> {
+struct Steps<'a> {
     runner: &'a dyn StepRunner,
     ctx: &'a ToolContext,
     input: &'a Value,
@@ -195,7 +192,7 @@ struct Runner<'a> {
     total: usize,
 }
 
-impl Runner<'_> {
+impl Steps<'_> {
     /// Run one binding under the earlier of its step limit and the run's limit.
     async fn run(&self, binding: &Binding) -> Outcome {
         let now = Instant::now();
