@@ -1,0 +1,93 @@
+//! Integration tests of schema-gen, one binary: route tables, typed schemas,
+//! validation errors and provider exports.
+
+mod export;
+mod table;
+mod typed;
+mod validate;
+
+use std::path::PathBuf;
+
+use schema_gen::{Field, FieldType, Method, Route, RouteTable};
+use serde_json::Value;
+use tool_core::ToolSpec;
+
+/// A file under `tests/data`.
+pub(crate) fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+}
+
+/// The TOML example: three read operations.
+pub(crate) fn nutrition() -> RouteTable {
+    RouteTable::load(data("nutrition.toml")).unwrap()
+}
+
+/// The JSON example: two idempotent writes with a nested array of objects.
+pub(crate) fn measurements() -> RouteTable {
+    RouteTable::load(data("measurements.json")).unwrap()
+}
+
+/// A synthetic read table with `n` operations of five fields each.
+pub(crate) fn big_table(n: usize) -> RouteTable {
+    let routes = (0..n)
+        .map(|i| Route {
+            op: format!("get_thing_{i}"),
+            method: Method::Get,
+            path: format!("/things/{i}/{{thing_id}}/items/{{date}}"),
+            summary: format!("Items of thing kind {i} on one day"),
+            fields: vec![
+                Field::new("date", FieldType::String).format("date").describe("The day"),
+                Field::new("limit", FieldType::Integer).describe("At most this many"),
+                Field::new("status", FieldType::String).required(),
+                Field::new("include_archived", FieldType::Boolean),
+                Field::new("min_score", FieldType::Number),
+            ],
+        })
+        .collect();
+    RouteTable {
+        tool: "query_things".into(),
+        description: "Read things.".into(),
+        domain: "things".into(),
+        required_role: "guest".into(),
+        tags: vec![],
+        routes,
+    }
+}
+
+/// Every spec the tests generate: route tables and typed tools.
+pub(crate) fn all_specs() -> Vec<ToolSpec> {
+    let mut specs =
+        vec![nutrition().spec().unwrap(), measurements().spec().unwrap(), big_table(50).spec().unwrap()];
+    specs.extend(typed::specs());
+    specs
+}
+
+/// Every object schema (with its pointer) in a JSON Schema document.
+pub(crate) fn object_schemas(schema: &Value) -> Vec<(String, &serde_json::Map<String, Value>)> {
+    fn go<'a>(v: &'a Value, at: String, out: &mut Vec<(String, &'a serde_json::Map<String, Value>)>) {
+        let Value::Object(map) = v else { return };
+        out.push((at.clone(), map));
+        for key in ["properties", "$defs", "definitions", "patternProperties"] {
+            if let Some(Value::Object(m)) = map.get(key) {
+                for (k, sub) in m {
+                    go(sub, format!("{at}/{key}/{k}"), out);
+                }
+            }
+        }
+        for key in ["oneOf", "anyOf", "allOf", "prefixItems"] {
+            if let Some(Value::Array(a)) = map.get(key) {
+                for (i, sub) in a.iter().enumerate() {
+                    go(sub, format!("{at}/{key}/{i}"), out);
+                }
+            }
+        }
+        for key in ["items", "additionalProperties", "not", "if", "then", "else", "contains"] {
+            if let Some(sub) = map.get(key) {
+                go(sub, format!("{at}/{key}"), out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    go(schema, String::new(), &mut out);
+    out
+}
