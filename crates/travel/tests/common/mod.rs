@@ -169,3 +169,84 @@ pub fn trip(destination: &str, from_day: i64, to_day: i64, purpose: &str) -> Val
         "purpose": purpose,
     })
 }
+
+/// A raw connection pool to the backend, for what the tools must not do
+/// (triggers, counting rows, killing sessions).
+pub enum Raw {
+    Sqlite(sqlx::SqlitePool),
+    Postgres(sqlx::PgPool),
+}
+
+impl Backend {
+    pub async fn raw(&self) -> Raw {
+        if self.is_pg() {
+            Raw::Postgres(sqlx::PgPool::connect(&self.url).await.unwrap())
+        } else {
+            Raw::Sqlite(sqlx::SqlitePool::connect(&self.url).await.unwrap())
+        }
+    }
+}
+
+impl Raw {
+    /// Run SQL text (several statements allowed).
+    pub async fn exec(&self, sql: &str) {
+        let sql = sqlx::AssertSqlSafe(sql.to_string());
+        match self {
+            Raw::Sqlite(p) => {
+                sqlx::raw_sql(sql).execute(p).await.unwrap();
+            }
+            Raw::Postgres(p) => {
+                sqlx::raw_sql(sql).execute(p).await.unwrap();
+            }
+        }
+    }
+
+    /// Rows of `table` owned by `user`.
+    pub async fn count(&self, table: &str, user: &str) -> i64 {
+        let sql = sqlx::AssertSqlSafe(format!("SELECT COUNT(*) FROM {table} WHERE user_id = $1"));
+        match self {
+            Raw::Sqlite(p) => sqlx::query_scalar(sql).bind(user).fetch_one(p).await.unwrap(),
+            Raw::Postgres(p) => sqlx::query_scalar(sql).bind(user).fetch_one(p).await.unwrap(),
+        }
+    }
+}
+
+/// Everything traced by this test binary, at every level and target, as
+/// text. One global subscriber (thread-local ones miss events when another
+/// thread registered the callsite first); tests look for their own unique
+/// markers in it.
+#[derive(Clone, Default)]
+pub struct Logs(pub Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl Logs {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+impl std::io::Write for Logs {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The binary's log capture, installed on first use.
+pub fn logs() -> Logs {
+    static LOGS: std::sync::OnceLock<Logs> = std::sync::OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs = Logs::default();
+        let writer = logs.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::TRACE)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::set_global_default(subscriber).expect("no other global subscriber in tests");
+        logs
+    })
+    .clone()
+}
