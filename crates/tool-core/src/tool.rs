@@ -63,6 +63,14 @@ pub trait Tool: Send + Sync + 'static {
 
     /// Run with parameters that already passed the schema.
     async fn call(&self, ctx: &ToolContext, params: Value) -> ToolResult;
+
+    /// Problems with `params` that a JSON Schema cannot express (a return
+    /// date before the departure date, ...), found without running the tool.
+    /// An executor that refuses a call on schema errors adds these, so the
+    /// model gets every problem in one answer. Empty by default.
+    fn check_params(&self, _params: &Value) -> Vec<crate::FieldError> {
+        Vec::new()
+    }
 }
 
 /// A tool made of a spec and an async closure.
