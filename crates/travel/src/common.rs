@@ -150,6 +150,53 @@ impl TravelTool {
     }
 }
 
+/// The checked parameters of one call, by tool.
+#[derive(Debug)]
+enum Parsed {
+    QueryTravelOrder(read::order::Parsed),
+    QueryBookingRecord(read::booking::Parsed),
+    CheckTravelOrderConflicts(read::conflicts::Parsed),
+    QueryTravelPolicy(read::policy::Parsed),
+    QueryWeather(read::weather::Parsed),
+    SubmitTravelApproval(write::submit::Parsed),
+    CancelTravelOrder(write::cancel::Parsed),
+    CancelBooking(write::cancel::Parsed),
+    SaveFlightApiKey(write::api_key::Parsed),
+    PlanItinerary(plan::planner::Request),
+    ReviewPlannerResult(plan::tools::ReviewParsed),
+}
+
+impl TravelTool {
+    /// Check every parameter (no I/O): every problem at once, as INVALID_PARAMS.
+    fn parse(&self, params: &Value) -> Result<Parsed, ToolError> {
+        let allowed = &self.allowed;
+        Ok(match self.kind {
+            // These two read by hand: nested pointers, and values never echoed.
+            Kind::PlanItinerary => Parsed::PlanItinerary(plan::tools::parse_plan(params, allowed)?),
+            Kind::SaveFlightApiKey => Parsed::SaveFlightApiKey(write::api_key::parse(params, allowed)?),
+            kind => {
+                let p = open_params(params, allowed)?;
+                match kind {
+                    Kind::QueryTravelOrder => Parsed::QueryTravelOrder(read::order::parse(p)?),
+                    Kind::QueryBookingRecord => Parsed::QueryBookingRecord(read::booking::parse(p)?),
+                    Kind::CheckTravelOrderConflicts => {
+                        Parsed::CheckTravelOrderConflicts(read::conflicts::parse(p)?)
+                    }
+                    Kind::QueryTravelPolicy => Parsed::QueryTravelPolicy(read::policy::parse(p)?),
+                    Kind::QueryWeather => Parsed::QueryWeather(read::weather::parse(p)?),
+                    Kind::SubmitTravelApproval => Parsed::SubmitTravelApproval(write::submit::parse(p)?),
+                    Kind::CancelTravelOrder => {
+                        Parsed::CancelTravelOrder(write::cancel::parse(p, "order_id")?)
+                    }
+                    Kind::CancelBooking => Parsed::CancelBooking(write::cancel::parse(p, "booking_id")?),
+                    Kind::ReviewPlannerResult => Parsed::ReviewPlannerResult(plan::tools::parse_review(p)?),
+                    Kind::PlanItinerary | Kind::SaveFlightApiKey => return Err(ToolError::internal()),
+                }
+            }
+        })
+    }
+}
+
 #[async_trait::async_trait]
 impl Tool for TravelTool {
     fn spec(&self) -> &ToolSpec {
@@ -158,33 +205,30 @@ impl Tool for TravelTool {
 
     async fn call(&self, ctx: &ToolContext, params: Value) -> ToolResult {
         let user = caller_user(ctx)?;
+        let parsed = self.parse(&params)?;
         let shared = &*self.shared;
-        match self.kind {
-            Kind::PlanItinerary => {
-                return plan::tools::run_plan(shared, user, &params, &self.allowed).await;
-            }
-            Kind::ReviewPlannerResult => {
-                let p = open_params(&params, &self.allowed)?;
-                return plan::tools::run_review(shared, user, p).await;
-            }
-            Kind::SaveFlightApiKey => {
-                return write::api_key::run(shared, user, &params, &self.allowed).await;
-            }
-            _ => {}
+        match parsed {
+            Parsed::QueryTravelOrder(input) => read::order::run(shared, user, input).await,
+            Parsed::QueryBookingRecord(input) => read::booking::run(shared, user, input).await,
+            Parsed::CheckTravelOrderConflicts(input) => read::conflicts::run(shared, user, input).await,
+            Parsed::QueryTravelPolicy(input) => read::policy::run(shared, user, input).await,
+            Parsed::QueryWeather(input) => read::weather::run(shared, input).await,
+            Parsed::SubmitTravelApproval(input) => write::submit::run(shared, user, input).await,
+            Parsed::CancelTravelOrder(input) => write::cancel::run_order(shared, user, input).await,
+            Parsed::CancelBooking(input) => write::cancel::run_booking(shared, user, input).await,
+            Parsed::SaveFlightApiKey(input) => write::api_key::run(shared, user, input).await,
+            Parsed::PlanItinerary(request) => plan::tools::run_plan(shared, user, request).await,
+            Parsed::ReviewPlannerResult(input) => plan::tools::run_review(shared, user, input).await,
         }
-        let p = open_params(&params, &self.allowed)?;
-        match self.kind {
-            Kind::QueryTravelOrder => read::order::run(shared, user, p).await,
-            Kind::QueryBookingRecord => read::booking::run(shared, user, p).await,
-            Kind::CheckTravelOrderConflicts => read::conflicts::run(shared, user, p).await,
-            Kind::QueryTravelPolicy => read::policy::run(shared, user, p).await,
-            Kind::QueryWeather => read::weather::run(shared, p).await,
-            Kind::SubmitTravelApproval => write::submit::run(shared, user, p).await,
-            Kind::CancelTravelOrder => write::cancel::run_order(shared, user, p).await,
-            Kind::CancelBooking => write::cancel::run_booking(shared, user, p).await,
-            Kind::PlanItinerary | Kind::ReviewPlannerResult | Kind::SaveFlightApiKey => {
-                Err(ToolError::internal())
-            }
+    }
+
+    fn check_params(&self, params: &Value) -> Vec<FieldError> {
+        match self.parse(params) {
+            Err(e) if e.code == ErrorCode::InvalidParams => e
+                .details
+                .and_then(|d| serde_json::from_value::<Vec<FieldError>>(d["errors"].clone()).ok())
+                .unwrap_or_default(),
+            _ => Vec::new(),
         }
     }
 }

@@ -153,7 +153,7 @@ normalizes them, takes preference as the mean of the three scores (a missing sco
 flags policy breaches for the caller at the destination (hotel over the nightly cap, class not allowed) without \
 dropping them, and picks four proposals: cheapest, fastest, best_preference and best_balanced (weights of price, \
 time and preference; default 0.4/0.3/0.3). The full plan stays on the server under `plan_id` for a limited time; \
-you get a compact summary `{plan_id, combinations, feasible, dropped, missing_scores, policy, proposals: [{id, \
+Returns a compact summary `{plan_id, combinations, feasible, dropped, missing_scores, policy, proposals: [{id, \
 outbound, hotel, return, total_price, duration_minutes, preference, breaches}], next}`. Then call \
 review_planner_result with the plan_id. Limits: 1-100 candidates per list, ids at most 32 characters. Times are \
 local YYYY-MM-DDTHH:MM, dates YYYY-MM-DD. Example: {\"destination\": \"Shanghai\", \"candidates\": {\"outbound\": \
@@ -198,8 +198,11 @@ fn limits_of(policy: &crate::store::PolicyRow) -> Limits {
     }
 }
 
-pub(crate) async fn run_plan(shared: &Shared, user: &str, params: &Value, allowed: &[String]) -> ToolResult {
-    let request = input::read(params, name_errors(params, allowed))?;
+pub(crate) fn parse_plan(params: &Value, allowed: &[String]) -> Result<Request, ToolError> {
+    input::read(params, name_errors(params, allowed))
+}
+
+pub(crate) async fn run_plan(shared: &Shared, user: &str, request: Request) -> ToolResult {
     let policy = resolve(&shared.store, user, &request.destination).await?;
     let limits = policy.as_ref().map(|p| limits_of(&p.policy));
     // The computation is CPU-bound (up to a million combinations): keep it off the async workers.
@@ -298,10 +301,21 @@ struct StoredPlan {
     best_compliant: Option<Proposal>,
 }
 
-pub(crate) async fn run_review(shared: &Shared, user: &str, mut p: Params<'_>) -> ToolResult {
+/// Checked parameters of `review_planner_result`.
+#[derive(Debug)]
+pub(crate) struct ReviewParsed {
+    plan_id: String,
+}
+
+pub(crate) fn parse_review(mut p: Params<'_>) -> Result<ReviewParsed, ToolError> {
     let plan_id = crate::common::text(&mut p, "plan_id", true, MAX_ID * 2);
     p.finish()?;
     let Some(plan_id) = plan_id else { return Err(ToolError::internal()) };
+    Ok(ReviewParsed { plan_id: plan_id.to_string() })
+}
+
+pub(crate) async fn run_review(shared: &Shared, user: &str, input: ReviewParsed) -> ToolResult {
+    let plan_id = input.plan_id.as_str();
     let body = shared.plans.load(plan_id.trim(), user).await?;
     let Some(body) = body else {
         return Err(ToolError::not_found(format!(

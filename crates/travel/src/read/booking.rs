@@ -48,12 +48,28 @@ pub(crate) fn spec() -> ToolSpec {
         .with_example("all active tickets", json!({"status": "TICKETED"}))
 }
 
-pub(crate) async fn run(shared: &Shared, user: &str, mut p: Params<'_>) -> ToolResult {
+/// Checked parameters.
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    order_id: Option<i64>,
+    kind: Option<String>,
+    status: Option<String>,
+    page: i64,
+    size: i64,
+    offset: i64,
+}
+
+pub(crate) fn parse(mut p: Params<'_>) -> Result<Parsed, ToolError> {
     let order_id = p.optional_int("order_id", 1, i64::MAX);
-    let kind = p.optional_enum("kind", &BOOKING_KINDS);
-    let status = p.optional_enum("status", &BookingStatus::names());
+    let kind = p.optional_enum("kind", &BOOKING_KINDS).map(str::to_string);
+    let status = p.optional_enum("status", &BookingStatus::names()).map(str::to_string);
     let (page, size, offset) = paging(&mut p);
     p.finish()?;
+    Ok(Parsed { order_id, kind, status, page, size, offset })
+}
+
+pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResult {
+    let Parsed { order_id, kind, status, page, size, offset } = input;
     let store = &shared.store;
     if let Some(order_id) = order_id {
         let order =
@@ -64,7 +80,7 @@ pub(crate) async fn run(shared: &Shared, user: &str, mut p: Params<'_>) -> ToolR
             )));
         }
     }
-    let filter = BookingFilter { order_id, kind, status };
+    let filter = BookingFilter { order_id, kind: kind.as_deref(), status: status.as_deref() };
     let (rows, total) = store
         .list_bookings(user, &filter, size, offset)
         .await

@@ -1,8 +1,9 @@
 //! `check_travel_order_conflicts`: does a proposed trip overlap the caller's active orders?
 
+use chrono::NaiveDate;
 use schemars::JsonSchema;
 use serde_json::json;
-use tool_core::{Effect, Params, ToolOutput, ToolResult, ToolSpec};
+use tool_core::{Effect, Params, ToolError, ToolOutput, ToolResult, ToolSpec};
 
 use crate::common::{MAX_CITY, Shared, text};
 use crate::schema::schema_for;
@@ -42,7 +43,15 @@ pub(crate) fn spec() -> ToolSpec {
         )
 }
 
-pub(crate) async fn run(shared: &Shared, user: &str, mut p: Params<'_>) -> ToolResult {
+/// Checked parameters.
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    from: NaiveDate,
+    to: NaiveDate,
+    destination: Option<String>,
+}
+
+pub(crate) fn parse(mut p: Params<'_>) -> Result<Parsed, ToolError> {
     let from = p.required_date("departure_date");
     let to = p.required_date("return_date");
     let destination = text(&mut p, "destination", false, MAX_CITY);
@@ -55,13 +64,18 @@ pub(crate) async fn run(shared: &Shared, user: &str, mut p: Params<'_>) -> ToolR
         );
     }
     p.finish()?;
-    let (Some(from), Some(to)) = (from, to) else { return Err(tool_core::ToolError::internal()) };
+    let (Some(from), Some(to)) = (from, to) else { return Err(ToolError::internal()) };
+    Ok(Parsed { from, to, destination: destination.map(str::to_string) })
+}
+
+pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResult {
+    let Parsed { from, to, destination } = input;
     let rows = shared
         .store
         .overlapping_orders(user, from, to)
         .await
         .map_err(|e| e.to_tool_error("checking conflicts"))?;
-    let wanted = destination.map(city_key);
+    let wanted = destination.as_deref().map(city_key);
     let conflicts: Vec<_> = rows
         .iter()
         .map(|o| {

@@ -48,7 +48,16 @@ pub(crate) fn spec() -> ToolSpec {
         )
 }
 
-pub(crate) async fn run(shared: &Shared, user: &str, mut p: Params<'_>) -> ToolResult {
+/// Checked parameters.
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    order_id: Option<i64>,
+    status: Option<String>,
+    page: i64,
+    size: i64,
+}
+
+pub(crate) fn parse(mut p: Params<'_>) -> Result<Parsed, ToolError> {
     let order_id = p.optional_int("order_id", 1, i64::MAX);
     let status = p.optional_enum("status", &OrderStatus::names());
     let page = p.optional_int("page", 1, 10_000);
@@ -64,9 +73,18 @@ pub(crate) async fn run(shared: &Shared, user: &str, mut p: Params<'_>) -> ToolR
             );
         }
     }
-    let (page, size) = (page.unwrap_or(1), size.unwrap_or(DEFAULT_PAGE_SIZE));
-    let offset = (page - 1) * size;
     p.finish()?;
+    Ok(Parsed {
+        order_id,
+        status: status.map(str::to_string),
+        page: page.unwrap_or(1),
+        size: size.unwrap_or(DEFAULT_PAGE_SIZE),
+    })
+}
+
+pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResult {
+    let Parsed { order_id, status, page, size } = input;
+    let offset = (page - 1) * size;
     let store = &shared.store;
     if let Some(order_id) = order_id {
         let order =
@@ -89,8 +107,10 @@ pub(crate) async fn run(shared: &Shared, user: &str, mut p: Params<'_>) -> ToolR
         let bookings: Vec<_> = bookings.iter().map(|b| b.to_brief()).collect();
         return Ok(ToolOutput::json(json!({"order": order.to_json(), "bookings": bookings})));
     }
-    let (rows, total) =
-        store.list_orders(user, status, size, offset).await.map_err(|e| e.to_tool_error("listing orders"))?;
+    let (rows, total) = store
+        .list_orders(user, status.as_deref(), size, offset)
+        .await
+        .map_err(|e| e.to_tool_error("listing orders"))?;
     let orders: Vec<_> = rows.iter().map(|o| o.to_json()).collect();
     let page = page_json(page, size, total, orders.len());
     Ok(ToolOutput::json(json!({"orders": orders, "page": page})))

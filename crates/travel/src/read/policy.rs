@@ -75,10 +75,21 @@ pub(crate) async fn resolve(
     Ok(policy.map(|policy| ResolvedPolicy { city: city_name, city_listed: listed, policy }))
 }
 
-pub(crate) async fn run(shared: &Shared, user: &str, mut p: Params<'_>) -> ToolResult {
+/// Checked parameters.
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    city: String,
+}
+
+pub(crate) fn parse(mut p: Params<'_>) -> Result<Parsed, ToolError> {
     let city = text(&mut p, "city", true, MAX_CITY);
     p.finish()?;
     let Some(city) = city else { return Err(ToolError::internal()) };
+    Ok(Parsed { city: city.to_string() })
+}
+
+pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResult {
+    let city = input.city.as_str();
     match resolve(&shared.store, user, city).await? {
         Some(resolved) => Ok(ToolOutput::json(resolved.to_json())),
         None => Err(ToolError::not_found(format!(

@@ -51,11 +51,24 @@ pub(crate) fn spec() -> ToolSpec {
         .with_example("a given day", json!({"city": "Hangzhou", "date": "2026-07-15"}))
 }
 
-pub(crate) async fn run(shared: &Shared, mut p: Params<'_>) -> ToolResult {
+/// Checked parameters.
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    city: String,
+    date: Option<NaiveDate>,
+}
+
+pub(crate) fn parse(mut p: Params<'_>) -> Result<Parsed, ToolError> {
     let city = text(&mut p, "city", true, MAX_CITY);
     let date = p.optional_date("date");
     p.finish()?;
     let Some(city) = city else { return Err(ToolError::internal()) };
+    Ok(Parsed { city: city.to_string(), date })
+}
+
+pub(crate) async fn run(shared: &Shared, input: Parsed) -> ToolResult {
+    let Parsed { city, date } = input;
+    let city = city.as_str();
     let today = Utc::now().date_naive();
     let date = date.unwrap_or(today);
     let last = today + Duration::days(DAYS_AHEAD);

@@ -52,7 +52,14 @@ fn problem(field: &str, expected: &str, present: bool, message: String) -> Field
     FieldError::new(tool_core::params::pointer(field), expected, &actual, message)
 }
 
-pub(crate) async fn run(shared: &Shared, user: &str, params: &Value, allowed: &[String]) -> ToolResult {
+/// Checked parameters; the key stays wrapped in a [`Secret`].
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    provider: String,
+    api_key: Secret,
+}
+
+pub(crate) fn parse(params: &Value, allowed: &[String]) -> Result<Parsed, ToolError> {
     let Value::Object(map) = params else {
         return Err(ToolError::invalid_params(vec![problem(
             "",
@@ -123,6 +130,11 @@ pub(crate) async fn run(shared: &Shared, user: &str, params: &Value, allowed: &[
         return Err(ToolError::invalid_params(errors));
     }
     let (Some(provider), Some(api_key)) = (provider, api_key) else { return Err(ToolError::internal()) };
+    Ok(Parsed { provider, api_key })
+}
+
+pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResult {
+    let Parsed { provider, api_key } = input;
     let cipher = shared.cipher.as_ref().map_err(|e| e.to_tool_error())?;
     let sealed = cipher.seal(user, &provider, &api_key)?;
     let replaced = shared

@@ -86,11 +86,24 @@ fn conflict(what: &str, id: i64, status: &str, allowed: &str) -> ToolError {
     .with_details(json!({"id": id, "current_status": status}))
 }
 
-pub(crate) async fn run_order(shared: &Shared, user: &str, mut p: Params<'_>) -> ToolResult {
-    let order_id = p.required_int("order_id", 1, i64::MAX);
+/// Checked parameters of either cancel tool: the record id and `force`.
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    id: i64,
+    force: bool,
+}
+
+/// Parse `{<id_field>, force}`.
+pub(crate) fn parse(mut p: Params<'_>, id_field: &str) -> Result<Parsed, ToolError> {
+    let id = p.required_int(id_field, 1, i64::MAX);
     let force = p.optional_bool("force").unwrap_or(false);
     p.finish()?;
-    let Some(order_id) = order_id else { return Err(ToolError::internal()) };
+    let Some(id) = id else { return Err(ToolError::internal()) };
+    Ok(Parsed { id, force })
+}
+
+pub(crate) async fn run_order(shared: &Shared, user: &str, input: Parsed) -> ToolResult {
+    let Parsed { id: order_id, force } = input;
     let store = &shared.store;
     let outcome = store
         .cancel_order(user, order_id, force)
@@ -160,11 +173,8 @@ pub(crate) async fn run_order(shared: &Shared, user: &str, mut p: Params<'_>) ->
     Ok(out)
 }
 
-pub(crate) async fn run_booking(shared: &Shared, user: &str, mut p: Params<'_>) -> ToolResult {
-    let booking_id = p.required_int("booking_id", 1, i64::MAX);
-    let force = p.optional_bool("force").unwrap_or(false);
-    p.finish()?;
-    let Some(booking_id) = booking_id else { return Err(ToolError::internal()) };
+pub(crate) async fn run_booking(shared: &Shared, user: &str, input: Parsed) -> ToolResult {
+    let Parsed { id: booking_id, force } = input;
     let store = &shared.store;
     let outcome = store
         .cancel_booking(user, booking_id, force)

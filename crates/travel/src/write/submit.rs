@@ -2,7 +2,7 @@
 //! transaction, idempotently (database unique index + `ON CONFLICT`), then
 //! read the order back and compare.
 
-use chrono::Utc;
+use chrono::{NaiveDate, Utc};
 use schemars::JsonSchema;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -87,7 +87,17 @@ pub(crate) fn fingerprint(
     hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
 }
 
-pub(crate) async fn run(shared: &Shared, user: &str, mut p: Params<'_>) -> ToolResult {
+/// Checked parameters.
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    destination: String,
+    departure_city: String,
+    from: NaiveDate,
+    to: NaiveDate,
+    purpose: String,
+}
+
+pub(crate) fn parse(mut p: Params<'_>) -> Result<Parsed, ToolError> {
     let destination = text(&mut p, "destination", true, MAX_CITY);
     let departure_city = text(&mut p, "departure_city", true, MAX_CITY);
     let from = p.required_date("departure_date");
@@ -124,14 +134,25 @@ pub(crate) async fn run(shared: &Shared, user: &str, mut p: Params<'_>) -> ToolR
     else {
         return Err(ToolError::internal());
     };
-    let new = NewOrder {
-        user_id: user.to_string(),
-        fingerprint: fingerprint(destination, departure_city, &from.to_string(), &to.to_string(), purpose),
+    Ok(Parsed {
         destination: destination.to_string(),
         departure_city: departure_city.to_string(),
+        from,
+        to,
+        purpose: purpose.to_string(),
+    })
+}
+
+pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResult {
+    let Parsed { destination, departure_city, from, to, purpose } = input;
+    let new = NewOrder {
+        user_id: user.to_string(),
+        fingerprint: fingerprint(&destination, &departure_city, &from.to_string(), &to.to_string(), &purpose),
+        destination,
+        departure_city,
         departure_date: from,
         return_date: to,
-        purpose: purpose.to_string(),
+        purpose,
     };
     let outcome =
         shared.store.submit_order(&new).await.map_err(|e| e.to_tool_error("submitting the travel order"))?;

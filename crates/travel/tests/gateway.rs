@@ -1,0 +1,154 @@
+//! The travel tools behind the gateway: registration (every spec passes
+//! `ToolSpec::check`, every schema compiles), contracts (effects, roles,
+//! descriptions, examples that validate), and calls end to end.
+
+mod common;
+
+use common::{backends, day, trip, user};
+use gateway::{CallOptions, Gateway};
+use serde_json::{Value, json};
+use tool_core::{Caller, Effect, ErrorCode, ToolContext};
+use travel::TravelConfig;
+
+async fn gateway(store: travel::Store) -> Gateway {
+    Gateway::builder()
+        .tools(travel::tools(store, TravelConfig::default()))
+        .build()
+        .expect("travel tools register")
+}
+
+fn ctx(user: &str) -> ToolContext {
+    ToolContext::new(Caller::new(user, "member"))
+}
+
+#[tokio::test]
+async fn every_tool_registers_with_a_complete_contract() {
+    let b = common::sqlite();
+    let gw = gateway(b.store().await).await;
+    let specs = gw.all_specs();
+    let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+    for name in travel::tool_names() {
+        assert!(names.contains(&name), "{name} is registered");
+    }
+    assert_eq!(travel::tool_names().len(), 11);
+    for name in travel::tool_names() {
+        let spec = gw.spec(name).unwrap();
+        spec.check().unwrap();
+        assert_eq!(spec.domain, "travel");
+        assert_eq!(spec.input_schema["additionalProperties"], false, "{name}");
+        assert!(!spec.input_schema.to_string().contains("user_id"), "{name}");
+        let d = &spec.description;
+        assert!(d.len() > 200, "{name}: the description says what, when, returns, limits");
+        assert!(d.contains("Example") || !spec.examples.is_empty(), "{name}: an example");
+        assert!(d.contains("Returns") || d.contains("returns") || d.contains("Answers"), "{name}");
+        let expected = match name {
+            "submit_travel_approval" | "cancel_travel_order" | "cancel_booking" | "save_flight_api_key" => {
+                Effect::Write { idempotent: true }
+            }
+            _ => Effect::Read,
+        };
+        assert_eq!(spec.effect, expected, "{name}");
+        let role = if name == "query_weather" { "guest" } else { "member" };
+        assert_eq!(spec.required_role, role, "{name}");
+        // The examples shown to the model are valid calls.
+        let validator = schema_gen::Validator::new(&spec.input_schema).unwrap();
+        for example in &spec.examples {
+            assert!(validator.validate(&example.parameters).is_ok(), "{name}: {:?}", example.parameters);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_guest_sees_the_weather_and_nothing_personal() {
+    let b = common::sqlite();
+    let gw = gateway(b.store().await).await;
+    let guest = ToolContext::new(Caller::new("visitor", "guest"));
+    let env = gw.execute(&guest, "query_travel_order", json!({}), &CallOptions::default()).await;
+    assert_eq!(env.code(), Some(ErrorCode::PermissionDenied));
+    let env = gw.execute(&guest, "query_weather", json!({"city": "Hangzhou"}), &CallOptions::default()).await;
+    assert!(env.success, "{env:?}");
+    assert!(env.has_signal("unavailable"));
+}
+
+#[tokio::test]
+async fn submit_and_cancel_end_to_end() {
+    for b in backends() {
+        let gw = gateway(b.store().await).await;
+        let u = user("gw");
+        let opts = CallOptions::default();
+        let env = gw
+            .execute(
+                &ctx(&u),
+                "submit_travel_approval",
+                trip("Shanghai", 10, 12, "Through the gateway"),
+                &opts,
+            )
+            .await;
+        assert!(env.success, "{b:?}: {env:?}");
+        let id = env.result.as_ref().unwrap()["order_id"].as_i64().unwrap();
+        let again = gw
+            .execute(
+                &ctx(&u),
+                "submit_travel_approval",
+                trip("Shanghai", 10, 12, "Through the gateway"),
+                &opts,
+            )
+            .await;
+        assert!(again.has_signal("duplicate"));
+        assert_eq!(again.result.unwrap()["order_id"], id);
+        let env = gw.execute(&ctx(&u), "cancel_travel_order", json!({"order_id": id}), &opts).await;
+        assert_eq!(env.result.unwrap()["status"], "CANCELLED", "{b:?}");
+        let other = gw.execute(&ctx(&user("x")), "query_travel_order", json!({"order_id": id}), &opts).await;
+        assert_eq!(other.code(), Some(ErrorCode::NotFound));
+    }
+}
+
+fn pointers(env: &tool_core::Envelope) -> Vec<String> {
+    assert_eq!(env.code(), Some(ErrorCode::InvalidParams), "{env:?}");
+    let mut p: Vec<String> = env.error.as_ref().unwrap().details.as_ref().unwrap()["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["pointer"].as_str().unwrap().to_string())
+        .collect();
+    p.sort();
+    p.dedup();
+    p
+}
+
+#[tokio::test]
+async fn bad_input_through_the_gateway_lists_every_problem() {
+    let b = common::sqlite();
+    let gw = gateway(b.store().await).await;
+    let u = user("gwbad");
+    let opts = CallOptions::default();
+    let env = gw
+        .execute(
+            &ctx(&u),
+            "submit_travel_approval",
+            json!({"destination": "", "departure_city": "Beijing", "departure_date": "2026-02-30",
+                   "return_date": "2026/07/15", "purpose": "x"}),
+            &opts,
+        )
+        .await;
+    assert_eq!(pointers(&env), ["/departure_date", "/destination", "/return_date"], "{env:?}");
+    // A problem the schema cannot express (return before departure) next to
+    // one it can: the tool reports both through `Tool::check_params`, for the
+    // gateway to add to its schema errors.
+    let params = json!({"destination": "", "departure_city": "Beijing", "departure_date": day(20),
+                        "return_date": day(10), "purpose": "x"});
+    let env = gw.execute(&ctx(&u), "submit_travel_approval", params.clone(), &opts).await;
+    assert!(pointers(&env).contains(&"/destination".to_string()), "{env:?}");
+    let tools = travel::tools(b.store().await, TravelConfig::default());
+    let submit = tools.iter().find(|t| t.spec().name == "submit_travel_approval").unwrap();
+    let mut found: Vec<String> = submit.check_params(&params).into_iter().map(|e| e.pointer).collect();
+    found.sort();
+    assert_eq!(found, ["/destination", "/return_date"]);
+    assert!(submit.check_params(&trip("Wuhan", 3, 4, "fine")).is_empty());
+    let env = gw
+        .execute(&ctx(&u), "submit_travel_approval", json!({"user_id": "bob", "destination": "Wuhan"}), &opts)
+        .await;
+    let p = pointers(&env);
+    assert!(p.contains(&"/user_id".to_string()), "{p:?}");
+    let _: Value = env.to_value();
+}
