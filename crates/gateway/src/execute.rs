@@ -223,7 +223,18 @@ fn check_params(entry: &Entry, params: &Value) -> Result<(), ToolError> {
             return Err(ToolError::invalid_params(injected));
         }
     }
-    entry.validator.validate(params).map_err(ToolError::invalid_params)
+    let mut errors = entry.validator.validate(params).err().unwrap_or_default();
+    // Cross-field rules a schema cannot express (a return before the
+    // departure, ...), so the model gets every problem in one answer; a
+    // field the schema already refused is not reported twice.
+    let extra: Vec<FieldError> = entry
+        .tool
+        .check_params(params)
+        .into_iter()
+        .filter(|e| !errors.iter().any(|s| s.pointer == e.pointer))
+        .collect();
+    errors.extend(extra);
+    if errors.is_empty() { Ok(()) } else { Err(ToolError::invalid_params(errors)) }
 }
 
 /// Run under the timeout, retrying transient failures of retry-safe tools.

@@ -327,3 +327,58 @@ async fn plain_text_tool_calls_go_through_the_same_path() {
         .await;
     assert_eq!(codes(&env), Some(ErrorCode::ParseError));
 }
+
+struct TripDates;
+
+#[tool_core::async_trait]
+impl tool_core::Tool for TripDates {
+    fn spec(&self) -> &tool_core::ToolSpec {
+        static SPEC: std::sync::OnceLock<tool_core::ToolSpec> = std::sync::OnceLock::new();
+        SPEC.get_or_init(|| {
+            tool_core::ToolSpec::new(
+                "check_trip_dates",
+                "Checks a trip's dates.",
+                common::object(
+                    json!({"depart": {"type": "string"}, "back": {"type": "string"}, "city": {"type": "string", "minLength": 1}}),
+                    &["depart", "back", "city"],
+                ),
+            )
+        })
+    }
+
+    async fn call(&self, _ctx: &tool_core::ToolContext, _params: Value) -> tool_core::ToolResult {
+        Ok(tool_core::ToolOutput::json(json!({"ok": true})))
+    }
+
+    fn check_params(&self, params: &Value) -> Vec<tool_core::FieldError> {
+        let (d, b) = (params["depart"].as_str().unwrap_or(""), params["back"].as_str().unwrap_or(""));
+        if !d.is_empty() && !b.is_empty() && b < d {
+            vec![tool_core::FieldError::new(
+                "/back",
+                "a date on or after depart",
+                &json!(b),
+                "`back` is before `depart`",
+            )]
+        } else {
+            vec![]
+        }
+    }
+}
+
+#[tokio::test]
+async fn cross_field_checks_join_the_schema_errors_in_one_answer() {
+    let gw = gateway_with(vec![std::sync::Arc::new(TripDates)]);
+    let env = gw
+        .execute(
+            &ctx("guest"),
+            "check_trip_dates",
+            json!({"depart": "2026-07-20", "back": "2026-07-10", "city": ""}),
+            &CallOptions::default(),
+        )
+        .await;
+    assert_eq!(codes(&env), Some(ErrorCode::InvalidParams));
+    let errors = env.error.unwrap().details.unwrap()["errors"].clone();
+    let pointers: Vec<&str> =
+        errors.as_array().unwrap().iter().map(|e| e["pointer"].as_str().unwrap()).collect();
+    assert_eq!(pointers, ["/city", "/back"]);
+}
