@@ -91,6 +91,7 @@ impl StoreError {
                         "{operation} was rolled back because the record changed while it was written; try again"
                     ),
                 )
+                .transient(true)
             }
             other => {
                 tracing::error!(target: "travel::store", operation, error = %other, "travel store error");

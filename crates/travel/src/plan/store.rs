@@ -134,8 +134,11 @@ impl RedisPlans {
         F: FnOnce(MultiplexedConnection) -> Fut,
         Fut: std::future::Future<Output = redis::RedisResult<T>>,
     {
-        let client =
-            self.client.as_ref().map_err(|why| ToolError::unavailable(format!("{why}, so {what}")))?;
+        // A URL that does not parse will not parse on retry either.
+        let client = self
+            .client
+            .as_ref()
+            .map_err(|why| ToolError::unavailable(format!("{why}, so {what}")).transient(false))?;
         let conn = {
             let mut guard = self.conn.lock().await;
             match guard.as_ref() {

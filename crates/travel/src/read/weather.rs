@@ -116,6 +116,7 @@ async fn fetch(http: &reqwest::Client, base: &str, city: &str, date: NaiveDate) 
         ToolError::unavailable(format!(
             "the weather provider URL configured in {ENV_WEATHER_URL} is not a valid URL"
         ))
+        .transient(false)
     })?;
     url.query_pairs_mut().append_pair("city", city).append_pair("date", &date.to_string());
     let unreachable = |e: reqwest::Error| {
