@@ -173,8 +173,8 @@ impl Dispatch {
     /// `None` when valid, else the errors of the branch `instance` chose.
     fn errors(&self, instance: &Value) -> Option<Vec<FieldError>> {
         let key = &self.key;
-        let valid = format!("one of {}", self.ops.join(", "));
         let Some(obj) = instance.as_object() else {
+            let valid = format!("one of {}", self.ops.join(", "));
             return Some(vec![FieldError::new(
                 "",
                 "a JSON object",
@@ -188,6 +188,7 @@ impl Dispatch {
         let pointer = format!("/{}", escape(key));
         let chosen = obj.get(key.as_str()).and_then(Value::as_str).and_then(|op| self.index.get(op));
         let Some(&i) = chosen else {
+            let valid = format!("one of {}", self.ops.join(", "));
             let actual = obj.get(key.as_str()).unwrap_or(&Value::Null);
             let message = match actual {
                 Value::Null => format!(
