@@ -1,0 +1,361 @@
+//! [`HttpExecutor`]: runs one route-table operation as one HTTP request with the caller's token.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gateway::{RouteHandler, RouteTool};
+use reqwest::Url;
+use schema_gen::{Method, OP_FIELD, Route, RouteTable, path_variables};
+use serde_json::{Map, Value};
+use tool_core::{ErrorCode, FieldError, Tool, ToolContext, ToolError, ToolOutput, ToolResult};
+
+use crate::encode::{fill_path, query_string};
+use crate::response::{Sent, map_answer, map_failure};
+use crate::{Error, Result};
+
+/// How an [`HttpExecutor`] talks to its backend.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpOptions {
+    /// Limit of one request, from connecting until the whole body is read. The tools built by
+    /// [`HttpExecutor::tools`] get a slightly larger gateway timeout, so this one answers first.
+    pub timeout: Duration,
+    /// Largest response body read; a larger one is an `EXECUTION_ERROR`.
+    pub max_response_bytes: usize,
+    /// How many characters of an unexpected body (a 5xx page, text that is not JSON) go into
+    /// the error's details.
+    pub preview_chars: usize,
+    /// How messages name the backend, e.g. "the fitness API".
+    pub backend_name: String,
+    /// Sent as `User-Agent`.
+    pub user_agent: String,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(10),
+            max_response_bytes: 4 * 1024 * 1024,
+            preview_chars: 500,
+            backend_name: "the backend".to_owned(),
+            user_agent: concat!("toolgate-http-tools/", env!("CARGO_PKG_VERSION")).to_owned(),
+        }
+    }
+}
+
+impl HttpOptions {
+    /// Set the request timeout.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Set how messages name the backend.
+    pub fn backend_name(mut self, name: impl Into<String>) -> Self {
+        self.backend_name = name.into();
+        self
+    }
+
+    /// Set the largest response body read.
+    pub fn max_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_response_bytes = bytes;
+        self
+    }
+}
+
+/// A request ready to send: what [`HttpExecutor`] derives from an operation and its parameters
+/// before any I/O.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    /// The HTTP method.
+    pub method: Method,
+    /// The full URL: base URL, encoded path and, for GET and DELETE, the query string.
+    pub url: Url,
+    /// The encoded path as filled from the template (without the base URL's own path and
+    /// without the query), as reported in results.
+    pub path: String,
+    /// The JSON body of POST, PUT and PATCH: every field that is neither `op` nor a path variable.
+    pub body: Option<Map<String, Value>>,
+}
+
+/// Runs route-table operations against one HTTP backend. Cheap to share in an [`Arc`]; one
+/// connection pool serves every tool built from it.
+///
+/// Per call: the operation's path variables are filled percent-encoded (no value can change the
+/// path), GET and DELETE send their other fields as a query string and no body, POST, PUT and
+/// PATCH send them as a JSON object; the caller's token from [`tool_core::Caller::token`] goes
+/// in `Authorization: Bearer`. The result is `{ok, status, method, path, payload}`.
+///
+/// | answer | code | tried again (reads only) |
+/// |---|---|---|
+/// | 2xx with JSON (or empty) | success | |
+/// | 2xx, not JSON | `PARSE_ERROR` | no |
+/// | 400, 422 | `INVALID_PARAMS` with the backend's message and fields | no |
+/// | 401, 403 | `PERMISSION_DENIED` (credentials refused) | no |
+/// | 404 | `NOT_FOUND` | no |
+/// | 409 | `CONFLICT` | no |
+/// | 429 | `UNAVAILABLE` | GET only |
+/// | 5xx | `EXECUTION_ERROR`, body (truncated) in details | GET only |
+/// | no answer in time | `TIMEOUT` | GET only |
+/// | connection refused | `UNAVAILABLE` | GET only |
+///
+/// An error of any other method is never marked transient, so the gateway never repeats a
+/// write on its own.
+pub struct HttpExecutor {
+    base: Url,
+    client: reqwest::Client,
+    options: HttpOptions,
+}
+
+impl fmt::Debug for HttpExecutor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpExecutor")
+            .field("base", &self.base.as_str())
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+/// The URL as it may be shown: at most 200 characters, any `user:password@` part redacted.
+fn shown(url: &str) -> String {
+    let url: String = url.chars().take(200).collect();
+    match (url.find("://"), url.rfind('@')) {
+        (Some(start), Some(at)) if at > start => format!("{}[redacted]{}", &url[..start + 3], &url[at..]),
+        _ => url,
+    }
+}
+
+fn check_base(base_url: &str) -> Result<Url> {
+    let bad = |reason: &str| Error::BaseUrl { url: shown(base_url), reason: reason.to_owned() };
+    let url = Url::parse(base_url).map_err(|e| bad(&e.to_string()))?;
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(bad("the scheme must be http or https"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(bad("the URL has no host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad("credentials in the URL are refused; each caller's own token is sent instead"));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(bad("the base URL may not have a query or a fragment"));
+    }
+    Ok(url)
+}
+
+impl HttpExecutor {
+    /// An executor for the backend at `base_url` (`http(s)://host[:port][/prefix]`), with its
+    /// own connection pool. No proxy is used and redirects are not followed (a redirect could
+    /// carry the caller's token elsewhere).
+    pub fn new(base_url: &str, options: HttpOptions) -> Result<Self> {
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(options.user_agent.clone())
+            .connect_timeout(options.timeout.min(Duration::from_secs(5)))
+            .tcp_nodelay(true)
+            .build()
+            .map_err(Error::Client)?;
+        Self::with_client(base_url, client, options)
+    }
+
+    /// An executor that uses `client` (to share a pool or set TLS roots). Its own timeout,
+    /// redirect and proxy settings apply, besides the per-request timeout of `options`.
+    pub fn with_client(base_url: &str, client: reqwest::Client, options: HttpOptions) -> Result<Self> {
+        Ok(Self { base: check_base(base_url)?, client, options })
+    }
+
+    /// The base URL.
+    pub fn base_url(&self) -> &Url {
+        &self.base
+    }
+
+    /// The options.
+    pub fn options(&self) -> &HttpOptions {
+        &self.options
+    }
+
+    /// The gateway timeout of the tools built from this executor: the request timeout plus a
+    /// margin, so that the executor's own, more precise answer comes first.
+    pub fn tool_timeout(&self) -> Duration {
+        self.options.timeout
+            + (self.options.timeout / 10).clamp(Duration::from_millis(100), Duration::from_secs(1))
+    }
+
+    /// One tool from a route table, run by this executor.
+    pub fn tool(self: &Arc<Self>, table: RouteTable) -> Result<RouteTool> {
+        let timeout = self.tool_timeout();
+        let handler: Arc<dyn RouteHandler> = self.clone();
+        Ok(RouteTool::new(table, handler)?.map_spec(|spec| spec.with_timeout(timeout)))
+    }
+
+    /// One tool per route table, all run by this executor.
+    pub fn tools(
+        self: &Arc<Self>,
+        tables: impl IntoIterator<Item = RouteTable>,
+    ) -> Result<Vec<Arc<dyn Tool>>> {
+        tables.into_iter().map(|t| Ok(Arc::new(self.tool(t)?) as Arc<dyn Tool>)).collect()
+    }
+
+    /// The request an operation makes with these parameters, without sending it. Parameters
+    /// that are not an object, or miss a path variable, are `INVALID_PARAMS`.
+    pub fn prepare(&self, route: &Route, params: &Value) -> Result<Prepared, ToolError> {
+        let Some(map) = params.as_object() else {
+            return Err(ToolError::invalid_params(vec![FieldError::new(
+                "",
+                "an object",
+                params,
+                "parameters must be a JSON object",
+            )]));
+        };
+        let path = fill_path(&route.path, map)?;
+        let vars = path_variables(&route.path);
+        let rest = map.iter().filter(|(k, _)| k.as_str() != OP_FIELD && !vars.iter().any(|v| v == *k));
+        let (query, body) = match route.method {
+            Method::Get | Method::Delete => (query_string(rest), None),
+            Method::Post | Method::Put | Method::Patch => {
+                (String::new(), Some(rest.map(|(k, v)| (k.clone(), v.clone())).collect::<Map<_, _>>()))
+            }
+        };
+        let base_path = self.base.path().trim_end_matches('/');
+        let full_path = format!("{base_path}{path}");
+        let mut url = self.base.clone();
+        url.set_path(&full_path);
+        url.set_query((!query.is_empty()).then_some(query.as_str()));
+        // Belt and braces: the URL must hold exactly the path we built (no dot segment or
+        // other normalization slipped through).
+        if url.path() != full_path {
+            return Err(ToolError::invalid_params(vec![FieldError::new(
+                "",
+                "path values that stay within their segment",
+                &Value::Null,
+                "a path parameter would change the request path; give the value itself",
+            )]));
+        }
+        Ok(Prepared { method: route.method, url, path, body })
+    }
+
+    /// The time this request may take: the configured timeout, cut short by the call's deadline.
+    fn budget(&self, ctx: &ToolContext) -> Duration {
+        let Some(deadline) = ctx.deadline else { return self.options.timeout };
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        // Leave the gateway a moment, so that its timer does not race ours.
+        let margin = (remaining / 20).min(Duration::from_millis(50));
+        self.options.timeout.min(remaining.saturating_sub(margin))
+    }
+
+    /// Sends a prepared request with `token` and maps the answer.
+    pub async fn send(
+        &self,
+        prepared: Prepared,
+        token: &str,
+        timeout: Duration,
+        params: &Value,
+    ) -> ToolResult {
+        let method = prepared.method;
+        let sent = Sent {
+            method: method.as_str(),
+            path: &prepared.path,
+            read: method.is_read(),
+            backend: &self.options.backend_name,
+            preview_chars: self.options.preview_chars,
+        };
+        let http_method = match method {
+            Method::Get => reqwest::Method::GET,
+            Method::Post => reqwest::Method::POST,
+            Method::Put => reqwest::Method::PUT,
+            Method::Patch => reqwest::Method::PATCH,
+            Method::Delete => reqwest::Method::DELETE,
+        };
+        let mut request = self.client.request(http_method, prepared.url).bearer_auth(token).timeout(timeout);
+        if let Some(body) = &prepared.body {
+            request = request.json(body);
+        }
+        let started = Instant::now();
+        let outcome = async {
+            let mut response = request.send().await?;
+            let status = response.status();
+            let mut body = Vec::new();
+            while let Some(chunk) = response.chunk().await? {
+                if body.len() + chunk.len() > self.options.max_response_bytes {
+                    return Ok((status, None));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok::<_, reqwest::Error>((status, Some(body)))
+        }
+        .await;
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+        match outcome {
+            Ok((status, Some(body))) => {
+                tracing::debug!(
+                    method = sent.method,
+                    path = sent.path,
+                    status = status.as_u16(),
+                    elapsed_ms,
+                    "backend answered"
+                );
+                map_answer(&sent, status, &body, params).map(ToolOutput::json)
+            }
+            Ok((status, None)) => Err(ToolError::new(
+                ErrorCode::ExecutionError,
+                format!(
+                    "{} answered more than {} bytes to {} {}; ask for less (e.g. a shorter date range).",
+                    sent.backend, self.options.max_response_bytes, sent.method, sent.path
+                ),
+            )
+            .with_details(
+                serde_json::json!({ "status": status.as_u16(), "method": sent.method, "path": sent.path }),
+            )),
+            Err(error) => {
+                tracing::debug!(
+                    method = sent.method,
+                    path = sent.path,
+                    elapsed_ms,
+                    timeout = error.is_timeout(),
+                    connect = error.is_connect(),
+                    "backend did not answer"
+                );
+                Err(map_failure(&sent, &error, timeout.as_millis()))
+            }
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl RouteHandler for HttpExecutor {
+    async fn handle(&self, ctx: &ToolContext, route: &Route, params: Value) -> ToolResult {
+        let Some(token) = ctx.caller.token.as_ref().filter(|t| !t.expose().trim().is_empty()) else {
+            return Err(ToolError::new(
+                ErrorCode::PermissionDenied,
+                format!(
+                    "this session carries no credentials for {}, so the call was not made. Tell the user to sign in (or an operator to pass the user's token); do not retry.",
+                    self.options.backend_name
+                ),
+            ));
+        };
+        let token = token.expose().trim();
+        if token.bytes().any(|b| b.is_ascii_control()) {
+            return Err(ToolError::new(
+                ErrorCode::PermissionDenied,
+                format!(
+                    "the session's credentials for {} are malformed, so the call was not made. Tell the user to sign in again.",
+                    self.options.backend_name
+                ),
+            ));
+        }
+        let prepared = self.prepare(route, &params)?;
+        let timeout = self.budget(ctx);
+        if timeout.is_zero() {
+            return Err(ToolError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "no time was left to call {}; try again with a larger timeout",
+                    self.options.backend_name
+                ),
+            )
+            .transient(route.method.is_read()));
+        }
+        self.send(prepared, token, timeout, &params).await
+    }
+}

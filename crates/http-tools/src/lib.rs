@@ -1,0 +1,63 @@
+//! Runs route-table operations against an HTTP backend.
+//!
+//! A route table (see [`schema_gen::RouteTable`]) names, per operation, the method and the path
+//! template of a backend call. [`HttpExecutor`] is the [`gateway::RouteHandler`] that makes that
+//! call: the gateway has already found the operation and validated the parameters with the
+//! table's schema; the executor fills the path (every value percent-encoded as one segment),
+//! sends the caller's token, waits at most the configured time and answers
+//! `{ok, status, method, path, payload}` or a [`tool_core::ToolError`] with the right code.
+//!
+//! ```no_run
+//! # fn demo() -> http_tools::Result<()> {
+//! use std::sync::Arc;
+//! use http_tools::{HttpExecutor, HttpOptions};
+//!
+//! let table = schema_gen::RouteTable::from_toml_str(r#"
+//! tool = "query_weight"
+//! description = "Body weight of the caller on one day, in kg. Example: {\"op\": \"get_weight\", \"date\": \"2026-03-01\"}."
+//! domain = "body"
+//! [[routes]]
+//! op = "get_weight"
+//! method = "GET"
+//! path = "/body/measurements/{date}"
+//! summary = "The measurement of one day"
+//! "#)?;
+//! let executor = Arc::new(HttpExecutor::new("http://127.0.0.1:8080", HttpOptions::default())?);
+//! let tools = executor.tools([table])?;
+//! let gateway = gateway::Gateway::builder().tools(tools).build();
+//! # let _ = gateway; Ok(()) }
+//! ```
+//!
+//! The token comes from [`tool_core::Caller::token`] of each call: never from the process
+//! environment, never from the parameters (the gateway refuses injected fields), and it is
+//! never logged or returned.
+
+mod encode;
+mod executor;
+mod response;
+
+pub use encode::{encode_component, fill_path};
+pub use executor::{HttpExecutor, HttpOptions, Prepared};
+
+/// Why an executor or its tools could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The base URL is not a usable `http(s)://` URL.
+    #[error("backend base URL {url:?}: {reason}")]
+    BaseUrl {
+        /// The URL as given (shortened).
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The HTTP client could not be built.
+    #[error("cannot build the HTTP client: {0}")]
+    Client(#[source] reqwest::Error),
+    /// A route table is broken.
+    #[error(transparent)]
+    Table(#[from] schema_gen::Error),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

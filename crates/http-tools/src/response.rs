@@ -1,0 +1,362 @@
+//! Turning a backend's answer (or its silence) into a result or a [`ToolError`] written for
+//! the model: which code, whether trying again may help, and what the backend said.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tool_core::{ErrorCode, FieldError, ToolError};
+
+/// What the executor knows about the request when it maps the answer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sent<'a> {
+    /// `GET`, `POST`, ...
+    pub(crate) method: &'a str,
+    /// The path as sent (encoded), without the base URL and the query.
+    pub(crate) path: &'a str,
+    /// Whether the method only reads: only then may a failure be tried again.
+    pub(crate) read: bool,
+    /// The backend's name for messages, e.g. "the fitness API".
+    pub(crate) backend: &'a str,
+    /// How much of an unexpected body goes into `details`.
+    pub(crate) preview_chars: usize,
+}
+
+impl Sent<'_> {
+    fn details(&self, status: Option<StatusCode>) -> serde_json::Map<String, Value> {
+        let mut d = serde_json::Map::new();
+        if let Some(status) = status {
+            d.insert("status".into(), status.as_u16().into());
+        }
+        d.insert("method".into(), self.method.into());
+        d.insert("path".into(), self.path.into());
+        d
+    }
+
+    /// What a failed write means for the model.
+    fn write_outcome_unknown(&self) -> &'static str {
+        if self.read {
+            ""
+        } else {
+            " The change may or may not have been applied: read the record before trying again, never repeat the write blindly."
+        }
+    }
+}
+
+/// The first `max` characters of `text`, marked when cut.
+pub(crate) fn preview(text: &str, max: usize) -> String {
+    let mut chars = text.chars();
+    let head: String = chars.by_ref().take(max).collect();
+    if chars.next().is_some() { format!("{head}… (truncated)") } else { head }
+}
+
+/// The backend's own words, when its error body has a recognizable shape:
+/// `{"error": {"message", "fields": [{"field", "message"}]}}`, `{"error": "..."}`,
+/// `{"message": "..."}` or `{"detail": "..."}`.
+fn backend_message(body: &Value) -> Option<String> {
+    let error = &body["error"];
+    [&error["message"], error, &body["message"], &body["detail"]]
+        .into_iter()
+        .find_map(|v| v.as_str())
+        .map(str::to_owned)
+}
+
+/// `items[0].name` -> `/items/0/name`; `body`, `path`, `query` (the whole request) -> `""`.
+fn field_pointer(field: &str) -> String {
+    if matches!(field, "" | "body" | "path" | "query") {
+        return String::new();
+    }
+    let mut out = String::new();
+    for part in field.split(['.', '[']) {
+        let part = part.trim_end_matches(']');
+        if !part.is_empty() {
+            out.push('/');
+            out.push_str(&part.replace('~', "~0").replace('/', "~1"));
+        }
+    }
+    out
+}
+
+fn value_at<'a>(params: &'a Value, pointer: &str) -> &'a Value {
+    params.pointer(pointer).unwrap_or(&Value::Null)
+}
+
+/// The refused fields of a 400/422 as [`FieldError`]s pointing into the parameters.
+fn field_errors(body: &Value, params: &Value, fallback: &str) -> Vec<FieldError> {
+    let mut errors: Vec<FieldError> = body["error"]["fields"]
+        .as_array()
+        .map(|fields| {
+            fields
+                .iter()
+                .filter_map(|f| {
+                    let name = f["field"].as_str()?;
+                    let message = f["message"].as_str().unwrap_or("refused by the backend");
+                    let pointer = field_pointer(name);
+                    Some(FieldError::new(
+                        pointer.clone(),
+                        "a value the backend accepts",
+                        value_at(params, &pointer),
+                        format!("{name}: {message}"),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if errors.is_empty() {
+        errors.push(FieldError::new("", "a request the backend accepts", &Value::Null, fallback));
+    }
+    errors
+}
+
+/// Maps the answer of a request that got one. `body` is the raw response body.
+pub(crate) fn map_answer(
+    sent: &Sent<'_>,
+    status: StatusCode,
+    body: &[u8],
+    params: &Value,
+) -> Result<Value, ToolError> {
+    let parsed: Option<Value> = if body.iter().all(u8::is_ascii_whitespace) {
+        Some(Value::Null)
+    } else {
+        serde_json::from_slice(body).ok()
+    };
+    let text = || preview(&String::from_utf8_lossy(body), sent.preview_chars);
+    if status.is_success() {
+        let Some(payload) = parsed else {
+            let mut details = sent.details(Some(status));
+            details.insert("preview".into(), text().into());
+            return Err(ToolError::new(
+                ErrorCode::ParseError,
+                format!(
+                    "{} answered {} {} with a body that is not JSON; the result cannot be read. Tell the user the backend answered something unexpected.",
+                    sent.backend, sent.method, sent.path
+                ),
+            )
+            .with_details(Value::Object(details)));
+        };
+        return Ok(json!({
+            "ok": true,
+            "status": status.as_u16(),
+            "method": sent.method,
+            "path": sent.path,
+            "payload": payload,
+        }));
+    }
+    let said = parsed.as_ref().and_then(backend_message);
+    let mut details = sent.details(Some(status));
+    if let Some(v) = parsed.as_ref().map(|v| &v["error"]).filter(|v| v.is_object()) {
+        details.insert("backend_error".into(), v.clone());
+    }
+    let said_or = |default: &str| said.clone().unwrap_or_else(|| default.to_owned());
+    let error = match status.as_u16() {
+        400 | 422 => {
+            let message = said_or("the backend refused the request");
+            let errors = field_errors(parsed.as_ref().unwrap_or(&Value::Null), params, &message);
+            let mut e = ToolError::invalid_params(errors);
+            e.message = format!(
+                "{} refused the parameters (HTTP {}): {message}. Fix the named parameters and call again.",
+                sent.backend,
+                status.as_u16()
+            );
+            if let Some(Value::Object(d)) = &mut e.details {
+                d.extend(details);
+            }
+            return Err(e.transient(false));
+        }
+        401 | 403 => ToolError::new(
+            ErrorCode::PermissionDenied,
+            format!(
+                "{} refused the caller's credentials (HTTP {}). Do not retry; tell the user to sign in again or ask an operator to check their access.",
+                sent.backend,
+                status.as_u16()
+            ),
+        ),
+        404 => ToolError::new(
+            ErrorCode::NotFound,
+            format!(
+                "{} found nothing at {} {}: {}. Check the identifiers (list the records first to find the right one).",
+                sent.backend,
+                sent.method,
+                sent.path,
+                said_or("not found")
+            ),
+        ),
+        409 => ToolError::new(
+            ErrorCode::Conflict,
+            format!(
+                "{} refused the change because it conflicts with an existing record: {}. Read the current records, then decide with the user.",
+                sent.backend,
+                said_or("conflict")
+            ),
+        ),
+        429 => ToolError::new(
+            ErrorCode::Unavailable,
+            format!(
+                "{} is rate limiting requests (HTTP 429). Wait a moment before calling again.",
+                sent.backend
+            ),
+        )
+        .transient(sent.read),
+        code if status.is_server_error() => {
+            details.insert("body".into(), text().into());
+            ToolError::new(
+                ErrorCode::ExecutionError,
+                format!(
+                    "{} failed with HTTP {code} on {} {}.{} Tell the user the service has a problem if it persists.",
+                    sent.backend,
+                    sent.method,
+                    sent.path,
+                    sent.write_outcome_unknown()
+                ),
+            )
+            .transient(sent.read)
+        }
+        code if status.is_redirection() => ToolError::new(
+            ErrorCode::ExecutionError,
+            format!(
+                "{} answered a redirect (HTTP {code}) that is not followed; the backend's base URL is probably wrong. Tell an operator.",
+                sent.backend
+            ),
+        ),
+        code => {
+            details.insert("body".into(), text().into());
+            ToolError::new(
+                ErrorCode::ExecutionError,
+                format!(
+                    "{} refused {} {} with HTTP {code}: {}.",
+                    sent.backend,
+                    sent.method,
+                    sent.path,
+                    said_or("no reason given")
+                ),
+            )
+        }
+    };
+    Err(error.with_details(Value::Object(details)))
+}
+
+/// Maps a request that got no (complete) answer.
+pub(crate) fn map_failure(sent: &Sent<'_>, error: &reqwest::Error, timeout_ms: u128) -> ToolError {
+    let details = Value::Object(sent.details(None));
+    if error.is_timeout() {
+        let mut details = details;
+        details["timeout_ms"] = json!(timeout_ms as u64);
+        return ToolError::new(
+            ErrorCode::Timeout,
+            format!(
+                "{} did not answer {} {} within {timeout_ms} ms.{} Try again later.",
+                sent.backend,
+                sent.method,
+                sent.path,
+                sent.write_outcome_unknown()
+            ),
+        )
+        .with_details(details)
+        .transient(sent.read);
+    }
+    if error.is_connect() {
+        return ToolError::unavailable(format!(
+            "{} cannot be reached (connection refused or failed); nothing was sent. Try again later or tell the user the service is down.",
+            sent.backend
+        ))
+        .with_details(details)
+        .transient(sent.read);
+    }
+    ToolError::new(
+        ErrorCode::Unavailable,
+        format!(
+            "the connection to {} broke during {} {}.{} Try again later.",
+            sent.backend,
+            sent.method,
+            sent.path,
+            sent.write_outcome_unknown()
+        ),
+    )
+    .with_details(details)
+    .transient(sent.read)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GET: Sent<'static> =
+        Sent { method: "GET", path: "/x/1", read: true, backend: "the API", preview_chars: 20 };
+    const POST: Sent<'static> =
+        Sent { method: "POST", path: "/x", read: false, backend: "the API", preview_chars: 20 };
+
+    fn map(sent: &Sent<'_>, status: u16, body: &str) -> Result<Value, ToolError> {
+        map_answer(
+            sent,
+            StatusCode::from_u16(status).unwrap(),
+            body.as_bytes(),
+            &json!({"items": [{"name": ""}]}),
+        )
+    }
+
+    #[test]
+    fn success_wraps_the_payload() {
+        let ok = map(&GET, 200, r#"{"a": 1}"#).unwrap();
+        assert_eq!(
+            ok,
+            json!({"ok": true, "status": 200, "method": "GET", "path": "/x/1", "payload": {"a": 1}})
+        );
+        assert_eq!(map(&POST, 204, "").unwrap()["payload"], Value::Null);
+        let err = map(&GET, 200, "<html>").unwrap_err();
+        assert_eq!(err.code, ErrorCode::ParseError);
+        assert!(!err.transient);
+        assert_eq!(err.details.unwrap()["preview"], "<html>");
+    }
+
+    #[test]
+    fn statuses_map_to_codes_and_only_reads_are_transient() {
+        let cases = [
+            (404, ErrorCode::NotFound, false, false),
+            (409, ErrorCode::Conflict, false, false),
+            (400, ErrorCode::InvalidParams, false, false),
+            (422, ErrorCode::InvalidParams, false, false),
+            (401, ErrorCode::PermissionDenied, false, false),
+            (403, ErrorCode::PermissionDenied, false, false),
+            (415, ErrorCode::ExecutionError, false, false),
+            (429, ErrorCode::Unavailable, true, false),
+            (500, ErrorCode::ExecutionError, true, false),
+            (503, ErrorCode::ExecutionError, true, false),
+            (302, ErrorCode::ExecutionError, false, false),
+        ];
+        for (status, code, get_transient, post_transient) in cases {
+            let g = map(&GET, status, "{}").unwrap_err();
+            let p = map(&POST, status, "{}").unwrap_err();
+            assert_eq!((g.code, p.code), (code, code), "{status}");
+            assert_eq!((g.transient, p.transient), (get_transient, post_transient), "{status}");
+        }
+    }
+
+    #[test]
+    fn refused_fields_point_into_the_parameters() {
+        let body = r#"{"error": {"code": "invalid_params", "message": "invalid request: items[0].name: empty",
+            "fields": [{"field": "items[0].name", "message": "empty"}, {"field": "body", "message": "give one"}]}}"#;
+        let err = map(&POST, 422, body).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidParams);
+        assert!(err.message.contains("invalid request: items[0].name: empty"), "{}", err.message);
+        let details = err.details.unwrap();
+        assert_eq!(details["errors"][0]["pointer"], "/items/0/name");
+        assert_eq!(details["errors"][0]["actual"], "");
+        assert_eq!(details["errors"][1]["pointer"], "");
+        assert_eq!(details["status"], 422);
+    }
+
+    #[test]
+    fn server_errors_carry_a_truncated_body_and_warn_about_writes() {
+        let err = map(&POST, 500, &"x".repeat(100)).unwrap_err();
+        let body = err.details.as_ref().unwrap()["body"].as_str().unwrap().to_owned();
+        assert!(body.starts_with(&"x".repeat(20)) && body.ends_with("(truncated)"), "{body}");
+        assert!(err.message.contains("may or may not have been applied"));
+        assert!(!map(&GET, 500, "").unwrap_err().message.contains("may or may not"));
+    }
+
+    #[test]
+    fn field_names_become_pointers() {
+        assert_eq!(field_pointer("sets[12].reps"), "/sets/12/reps");
+        assert_eq!(field_pointer("name"), "/name");
+        assert_eq!(field_pointer("body"), "");
+        assert_eq!(field_pointer("a/b"), "/a~1b");
+    }
+}
