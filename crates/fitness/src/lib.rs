@@ -1,0 +1,140 @@
+//! The fitness domain: body, nutrition and training, each as one read tool and one write tool
+//! over the fitness REST API (the reference backend is the `fitness-api` crate).
+//!
+//! | domain | read (GET only) | write |
+//! |---|---|---|
+//! | `body` | `query_body_data` | `update_body_data` (PUT, DELETE: idempotent) |
+//! | `nutrition` | `query_nutrition` | `update_nutrition` (POST, DELETE) |
+//! | `training` | `query_training` | `update_training` (POST, PATCH, DELETE) |
+//!
+//! Each tool is a route table (`crates/fitness/routes/<tool>.toml`, compiled into the binary):
+//! one `oneOf` branch per operation, chosen by `op`. The tables match the API route for route
+//! and field for field; a test compares them with `fitness_api::route_specs()`. The calls run
+//! through [`http_tools::HttpExecutor`] with the caller's own token.
+//!
+//! ```no_run
+//! # fn demo() -> Result<(), fitness::Error> {
+//! let tools = fitness::tools("http://127.0.0.1:8080", fitness::HttpOptions::default())?;
+//! let gateway = gateway::Gateway::builder().tools(tools).build();
+//! # let _ = gateway; Ok(()) }
+//! ```
+
+use std::sync::Arc;
+
+use schema_gen::RouteTable;
+use serde_json::json;
+use tool_core::Tool;
+
+pub use http_tools::{Error, HttpExecutor, HttpOptions};
+
+/// The route tables as shipped: `(tool name, TOML text)`, in the order the tools are listed.
+pub const ROUTE_FILES: [(&str, &str); 6] = [
+    ("query_body_data", include_str!("../routes/query_body_data.toml")),
+    ("update_body_data", include_str!("../routes/update_body_data.toml")),
+    ("query_nutrition", include_str!("../routes/query_nutrition.toml")),
+    ("update_nutrition", include_str!("../routes/update_nutrition.toml")),
+    ("query_training", include_str!("../routes/query_training.toml")),
+    ("update_training", include_str!("../routes/update_training.toml")),
+];
+
+/// The three domains, as tools and callers name them (`Caller::with_domains`).
+pub const DOMAINS: [&str; 3] = ["body", "nutrition", "training"];
+
+/// The six route tables, parsed and checked.
+pub fn tables() -> Result<Vec<RouteTable>, schema_gen::Error> {
+    ROUTE_FILES.iter().map(|(_, text)| RouteTable::from_toml_str(text)).collect()
+}
+
+/// Worked examples shown with each tool's schema: `(tool, description, parameters)`.
+fn examples() -> Vec<(&'static str, &'static str, serde_json::Value)> {
+    vec![
+        (
+            "query_body_data",
+            "Weight trend of March",
+            json!({"op": "list_measurements", "from": "2026-03-01", "to": "2026-03-31"}),
+        ),
+        ("query_body_data", "One day's measurement", json!({"op": "get_measurement", "date": "2026-03-14"})),
+        (
+            "update_body_data",
+            "Record this morning's weight",
+            json!({"op": "put_measurement", "date": "2026-03-14", "weight_kg": 81.4}),
+        ),
+        (
+            "update_body_data",
+            "Remove a wrong entry",
+            json!({"op": "delete_measurement", "date": "2026-03-13"}),
+        ),
+        ("query_nutrition", "Calories eaten today", json!({"op": "day_summary", "date": "2026-03-14"})),
+        (
+            "query_nutrition",
+            "The meals of a day (with their meal_id)",
+            json!({"op": "list_meals", "date": "2026-03-14"}),
+        ),
+        (
+            "update_nutrition",
+            "Log breakfast",
+            json!({"op": "log_meal", "date": "2026-03-14", "name": "breakfast", "items": [
+                {"name": "oatmeal", "grams": 250, "kcal": 180, "protein_g": 6, "carbs_g": 30, "fat_g": 4}
+            ]}),
+        ),
+        ("update_nutrition", "Delete a meal logged by mistake", json!({"op": "delete_meal", "meal_id": 17})),
+        (
+            "query_training",
+            "This week's workouts",
+            json!({"op": "list_workouts", "from": "2026-03-09", "to": "2026-03-15"}),
+        ),
+        ("query_training", "One workout with its sets", json!({"op": "get_workout", "workout_id": 42})),
+        (
+            "update_training",
+            "Log a leg day with two sets",
+            json!({"op": "log_workout", "date": "2026-03-14", "name": "leg day", "duration_min": 50, "sets": [
+                {"exercise": "squat", "reps": 5, "weight_kg": 100},
+                {"exercise": "lunge", "reps": 12}
+            ]}),
+        ),
+        (
+            "update_training",
+            "Add a set to workout 42",
+            json!({"op": "add_set", "workout_id": 42, "exercise": "squat", "reps": 5, "weight_kg": 105}),
+        ),
+        (
+            "update_training",
+            "Correct the duration",
+            json!({"op": "update_workout", "workout_id": 42, "duration_min": 55}),
+        ),
+        (
+            "update_training",
+            "Delete a workout and its sets",
+            json!({"op": "delete_workout", "workout_id": 42}),
+        ),
+    ]
+}
+
+/// The six fitness tools, calling the fitness API at `base_url` (e.g. `http://127.0.0.1:8080`)
+/// through one shared [`HttpExecutor`]. Messages name the backend "the fitness API" unless
+/// `options.backend_name` was changed from its default.
+pub fn tools(base_url: &str, mut options: HttpOptions) -> Result<Vec<Arc<dyn Tool>>, Error> {
+    if options.backend_name == HttpOptions::default().backend_name {
+        options.backend_name = "the fitness API".to_owned();
+    }
+    let executor = Arc::new(HttpExecutor::new(base_url, options)?);
+    tools_with(&executor)
+}
+
+/// The six fitness tools run by an executor the caller built (to share its connection pool).
+pub fn tools_with(executor: &Arc<HttpExecutor>) -> Result<Vec<Arc<dyn Tool>>, Error> {
+    let examples = examples();
+    tables()?
+        .into_iter()
+        .map(|table| {
+            let name = table.tool.clone();
+            let tool = executor.tool(table)?.map_spec(|mut spec| {
+                for (_, description, params) in examples.iter().filter(|(t, _, _)| *t == name) {
+                    spec = spec.with_example(*description, params.clone());
+                }
+                spec
+            });
+            Ok(Arc::new(tool) as Arc<dyn Tool>)
+        })
+        .collect()
+}
