@@ -5,7 +5,7 @@
 use schema_gen::{Validator, typed_schema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::json;
 use tool_core::{Effect, SCHEMA_DIALECT, SpecError, ToolSpec};
 
 /// Parameters of a typed read tool.
@@ -165,5 +165,4 @@ fn close_objects_respects_maps_and_composition() {
     assert!(schema["properties"]["mixed"].get("additionalProperties").is_none());
     assert!(schema["properties"]["union"].get("additionalProperties").is_none());
     assert_eq!(schema["properties"]["union"]["oneOf"][0]["additionalProperties"], false);
-    let _: Value = schema;
 }
