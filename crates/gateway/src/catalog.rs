@@ -88,17 +88,13 @@ impl Gateway {
     pub fn catalog(&self, caller: &Caller) -> String {
         let mut out = String::new();
         out.push_str("# Working with tools\n\n");
-        out.push_str(
-            "You reach business systems only through three tools: `get_skill_guide`, `get_tool_schema` and `execute_tool`.\n\n",
-        );
-        out.push_str("Rules:\n");
+        out.push_str("Call the tools below through `get_tool_schema` and `execute_tool`.\n\nRules:\n");
         for rule in [
-            "When a skill below matches the task, call `get_skill_guide` first and follow its steps in order.",
-            "Before the first call of a tool, read its parameters with `get_tool_schema`; send exactly those fields.",
-            "Never invent parameter values (dates, ids, amounts): ask the user for anything you do not know.",
-            "Never send user ids, tokens or session ids: they come from the session.",
-            "Every result is an envelope. If `success` is false, read `error.code` and `error.message` and fix what they name; do not repeat the same call unchanged.",
-            "Act on signals: `need_confirm` — ask the user, then call again with the confirm parameter; `beyond_range` — tell the user the limit and use what it suggests; `unavailable` — tell the user and stop; `duplicate` — the record already existed, do not submit again; `related_items` — tell the user about them.",
+            "If a skill matches the task, call `get_skill_guide` first and follow its steps.",
+            "Read a tool's parameters with `get_tool_schema` before its first call; send exactly those fields.",
+            "Never invent values (dates, ids, amounts): ask the user. Never send user ids, tokens or session ids.",
+            "If `success` is false, fix what `error.message` names; never repeat a call unchanged.",
+            "Signals: `need_confirm`: ask the user, then call again with the confirm parameter; `beyond_range`: tell the user and use what it suggests; `unavailable`: tell the user and stop; `duplicate`: already done, do not resubmit; `related_items`: tell the user.",
         ] {
             let _ = writeln!(out, "- {rule}");
         }
@@ -106,7 +102,7 @@ impl Gateway {
         if !skills.is_empty() {
             out.push_str("\n## Skills\n\n");
             for skill in skills {
-                let _ = writeln!(out, "- `{}`: {}", skill.id, first_sentence(&skill.description));
+                let _ = writeln!(out, "- `{}`: {}", skill.id, brief(&skill.description));
             }
         }
         let tools = self.discover(caller, &Filter::default());
@@ -115,16 +111,25 @@ impl Gateway {
             out.push_str("(none available to this caller)\n");
         }
         for spec in tools {
-            let _ = writeln!(
-                out,
-                "- `{}` ({}, {}): {}",
-                spec.name,
-                spec.effect.label(),
-                spec.domain,
-                first_sentence(&spec.description)
-            );
+            let _ =
+                writeln!(out, "- `{}` ({}): {}", spec.name, spec.effect.label(), brief(&spec.description));
         }
         out
+    }
+}
+
+/// The first sentence of a description cut at a word boundary near 90
+/// characters: the catalog is read before every conversation.
+pub(crate) fn brief(text: &str) -> String {
+    const MAX: usize = 90;
+    let sentence = first_sentence(text);
+    if sentence.chars().count() <= MAX {
+        return sentence.to_owned();
+    }
+    let cut: String = sentence.chars().take(MAX).collect();
+    match cut.rfind(' ') {
+        Some(i) => format!("{}…", cut[..i].trim_end_matches([',', ';', ':'])),
+        None => format!("{cut}…"),
     }
 }
 

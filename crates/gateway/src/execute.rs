@@ -117,13 +117,22 @@ impl Gateway {
             self.inner.tools.get(*n).is_some_and(|e| self.inner.policy.visible(caller, e.tool.spec()))
         });
         let suggestions = closest(name, visible.map(String::as_str));
-        let mut message = format!("there is no tool named `{}`.", tool_core::params::shorten(&json!(name)));
+        let mut message = format!("there is no tool named `{}`.", short(name));
         if suggestions.is_empty() {
             message.push_str(" Use only tool names from the catalog.");
         } else {
             message.push_str(&format!(" Did you mean {}?", quoted(&suggestions)));
         }
         ToolError::new(ErrorCode::ToolNotFound, message).with_details(json!({ "suggestions": suggestions }))
+    }
+}
+
+/// A name as the caller sent it, cut to 64 characters for messages.
+pub(crate) fn short(name: &str) -> String {
+    if name.chars().count() > 64 {
+        format!("{}…", name.chars().take(64).collect::<String>())
+    } else {
+        name.to_owned()
     }
 }
 

@@ -10,7 +10,7 @@ use schema_gen::Validator;
 use serde_json::{Value, json};
 use tool_core::{Caller, Effect, Envelope, ErrorCode, Metadata, ToolContext, ToolError, ToolSpec};
 
-use crate::execute::{closest, quoted};
+use crate::execute::{closest, quoted, short};
 use crate::{CallOptions, Gateway, SchemaFormat};
 
 /// Name of the meta-tool that returns a skill's guide.
@@ -26,28 +26,24 @@ fn meta_specs_for(lowest_role: &str) -> Vec<ToolSpec> {
     vec![
         ToolSpec::new(
             GET_SKILL_GUIDE,
-            "Read the step-by-step guide of a skill (a multi-step task such as requesting a trip). \
-             Call it first whenever a skill in the catalog matches the user's task, then follow its steps. \
-             Returns markdown: the purpose, then each step with the tool to call and its parameter schema. \
-             Example: {\"skill_id\": \"travel-request\"}.",
+            "Read a skill's step-by-step guide (markdown: each step's tool and parameter schema). \
+             Call it first when a skill in the catalog matches the task. Example: {\"skill_id\": \"travel-request\"}.",
             json!({
                 "type": "object",
-                "properties": {"skill_id": {"type": "string", "minLength": 1, "description": "The skill id from the catalog, e.g. `travel-request`."}},
+                "properties": {"skill_id": {"type": "string", "minLength": 1}},
                 "required": ["skill_id"],
                 "additionalProperties": false
             }),
         ),
         ToolSpec::new(
             GET_TOOL_SCHEMA,
-            "Read the exact contract of one tool: its description, whether it reads or writes, the role it needs \
-             and the JSON Schema of its parameters. Call it before the first call of a tool. \
-             `format` picks a provider dialect (mcp, openai, anthropic, gemini; default mcp). \
-             Example: {\"tool_name\": \"query_travel_order\"}.",
+            "Read one tool's contract: description, read or write, role needed, and the JSON Schema of its \
+             parameters. Call it before a tool's first call. Example: {\"tool_name\": \"query_travel_order\"}.",
             json!({
                 "type": "object",
                 "properties": {
-                    "tool_name": {"type": "string", "minLength": 1, "description": "The tool name from the catalog."},
-                    "format": {"type": "string", "enum": ["mcp", "openai", "anthropic", "gemini"], "description": "Schema dialect; default mcp."}
+                    "tool_name": {"type": "string", "minLength": 1},
+                    "format": {"type": "string", "enum": ["mcp", "openai", "anthropic", "gemini"], "description": "Schema dialect (default mcp)."}
                 },
                 "required": ["tool_name"],
                 "additionalProperties": false
@@ -55,24 +51,21 @@ fn meta_specs_for(lowest_role: &str) -> Vec<ToolSpec> {
         ),
         ToolSpec::new(
             EXECUTE_TOOL,
-            "Run one tool with parameters that match its schema (read it with get_tool_schema first). \
-             Returns an envelope {success, result, error, signals, metadata}: on failure read error.code and \
-             error.message and fix what they name; act on signals (need_confirm: ask the user, then call again \
-             with the confirm parameter). Never pass user ids, tokens or session ids: they come from the session. \
-             Example: {\"tool_name\": \"query_travel_order\", \"parameters\": {\"status\": \"SUBMITTED\"}}.",
+            "Run one tool with parameters matching its schema. Returns an envelope {success, result, error, \
+             signals, metadata}; on failure fix what error.message names. Example: \
+             {\"tool_name\": \"query_travel_order\", \"parameters\": {\"status\": \"SUBMITTED\"}}.",
             json!({
                 "type": "object",
                 "properties": {
-                    "tool_name": {"type": "string", "minLength": 1, "description": "The tool to run."},
-                    "parameters": {"description": "The tool's parameters: a JSON object matching its schema.", "default": {}},
+                    "tool_name": {"type": "string", "minLength": 1},
+                    "parameters": {"description": "A JSON object matching the tool's schema.", "default": {}},
                     "options": {
                         "type": "object",
-                        "description": "Optional call options.",
                         "properties": {
-                            "timeout_ms": {"type": "integer", "minimum": 1, "description": "Time limit of one attempt."},
-                            "retries": {"type": "integer", "minimum": 0, "maximum": 10, "description": "Extra attempts after a transient failure (read tools and idempotent writes only)."},
-                            "retry_delay_ms": {"type": "integer", "minimum": 0, "description": "Pause between attempts."},
-                            "format": {"type": "string", "enum": ["json", "raw"], "description": "raw returns text output unparsed."}
+                            "timeout_ms": {"type": "integer", "minimum": 1},
+                            "retries": {"type": "integer", "minimum": 0, "maximum": 10},
+                            "retry_delay_ms": {"type": "integer", "minimum": 0},
+                            "format": {"type": "string", "enum": ["json", "raw"]}
                         },
                         "additionalProperties": false
                     }
@@ -192,7 +185,7 @@ impl Gateway {
         let Some(skill) = self.inner.skills.get(id) else {
             let visible = self.visible_skills(caller);
             let suggestions = closest(id, visible.iter().map(|s| s.id.as_str()));
-            let mut message = format!("there is no skill `{}`.", tool_core::params::shorten(&json!(id)));
+            let mut message = format!("there is no skill `{}`.", short(id));
             if !suggestions.is_empty() {
                 message.push_str(&format!(" Did you mean {}?", quoted(&suggestions)));
             }

@@ -153,42 +153,22 @@ impl Envelope {
     }
 
     /// The JSON Schema (2020-12) of the envelope, used as MCP `outputSchema`.
+    ///
+    /// Kept deliberately small: it is sent once per listed tool, and every
+    /// byte of it is read by the model before its first call.
     pub fn json_schema() -> Value {
         serde_json::json!({
-            "$schema": crate::SCHEMA_DIALECT,
-            "title": "Envelope",
             "type": "object",
             "required": ["success", "result", "error", "signals", "metadata"],
             "properties": {
                 "success": {"type": "boolean"},
-                "result": {"description": "The tool's result on success; null on failure."},
+                "result": {},
                 "error": {
                     "type": ["object", "null"],
-                    "required": ["code", "message"],
-                    "properties": {
-                        "code": {"type": "string", "enum": ErrorCode::ALL.iter().map(|c| c.as_str()).collect::<Vec<_>>()},
-                        "message": {"type": "string"},
-                        "details": {}
-                    }
+                    "properties": {"code": {"type": "string"}, "message": {"type": "string"}, "details": {}}
                 },
-                "signals": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "required": ["kind"],
-                        "properties": {"kind": {"type": "string", "enum": ["need_confirm", "beyond_range", "unavailable", "related_items", "duplicate"]}}
-                    }
-                },
-                "metadata": {
-                    "type": "object",
-                    "required": ["tool", "duration_ms", "attempts", "timestamp"],
-                    "properties": {
-                        "tool": {"type": "string"},
-                        "duration_ms": {"type": "number"},
-                        "attempts": {"type": "integer", "minimum": 0},
-                        "timestamp": {"type": "string", "format": "date-time"}
-                    }
-                }
+                "signals": {"type": "array", "items": {"type": "object", "properties": {"kind": {"type": "string"}}}},
+                "metadata": {"type": "object"}
             }
         })
     }

@@ -1,0 +1,222 @@
+//! `toolgate.toml`: roles, per-tool role overrides, limits, database, Redis,
+//! the fitness backend, the weather endpoint and the server, with
+//! `TOOLGATE_*` environment overrides applied on top.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+/// The whole configuration. Every section is optional.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Where the tables live.
+    pub database: DatabaseConfig,
+    /// Roles, overrides and toolsets.
+    pub authz: authz::AuthzConfig,
+    /// Parameter limits, retries and timeouts.
+    pub limits: gateway::Limits,
+    /// The Redis plan store; without it plans go to a SQL table.
+    pub redis: RedisConfig,
+    /// The fitness backend.
+    pub fitness: FitnessConfig,
+    /// The weather provider.
+    pub weather: WeatherConfig,
+    /// The skills.
+    pub skills: SkillsConfig,
+    /// The MCP server.
+    pub server: ServerConfig,
+}
+
+/// `[database]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DatabaseConfig {
+    /// `sqlite:toolgate.db` (default, created when missing) or `postgres://...`.
+    pub url: String,
+}
+
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        Self { url: "sqlite:toolgate.db".into() }
+    }
+}
+
+/// `[redis]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RedisConfig {
+    /// `redis://127.0.0.1:6379`; empty: no Redis.
+    pub url: Option<String>,
+    /// How long a plan stays readable, in seconds.
+    pub plan_ttl_secs: u64,
+}
+
+impl Default for RedisConfig {
+    fn default() -> Self {
+        Self { url: None, plan_ttl_secs: 24 * 60 * 60 }
+    }
+}
+
+/// `[fitness]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FitnessConfig {
+    /// Base URL of the fitness API; empty: run the reference API in-process on the same database.
+    pub base_url: Option<String>,
+    /// Time limit of one backend request, in milliseconds.
+    pub timeout_ms: u64,
+}
+
+impl Default for FitnessConfig {
+    fn default() -> Self {
+        Self { base_url: None, timeout_ms: 10_000 }
+    }
+}
+
+/// `[weather]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WeatherConfig {
+    /// Base URL of the weather provider; empty: `query_weather` says how to enable it.
+    pub url: Option<String>,
+}
+
+/// `[skills]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SkillsConfig {
+    /// The folder of `<id>/SKILL.md` files; empty: the skills shipped inside the binary.
+    pub dir: Option<PathBuf>,
+}
+
+/// `[server]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Where to listen; loopback unless told otherwise.
+    pub listen: String,
+    /// `meta` (default), `direct`, or `scoped:DOMAIN[,DOMAIN...]`.
+    pub expose: String,
+    /// Host names accepted in `Host` and `Origin` (besides localhost, 127.0.0.1 and [::1]).
+    pub allowed_hosts: Vec<String>,
+    /// Largest request body, in bytes.
+    pub max_body_bytes: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            listen: "127.0.0.1:8080".into(),
+            expose: "meta".into(),
+            allowed_hosts: Vec::new(),
+            max_body_bytes: 1024 * 1024,
+        }
+    }
+}
+
+/// The environment variables that override the file, and the field each sets.
+pub const ENV_OVERRIDES: &[(&str, &str)] = &[
+    ("TOOLGATE_DATABASE_URL", "database.url"),
+    ("TOOLGATE_REDIS_URL", "redis.url"),
+    ("TOOLGATE_PLAN_TTL_SECS", "redis.plan_ttl_secs"),
+    ("TOOLGATE_FITNESS_URL", "fitness.base_url"),
+    ("TOOLGATE_WEATHER_URL", "weather.url"),
+    ("TOOLGATE_SKILLS_DIR", "skills.dir"),
+    ("TOOLGATE_LISTEN", "server.listen"),
+    ("TOOLGATE_EXPOSE", "server.expose"),
+];
+
+impl Config {
+    /// Read `path` (or `toolgate.toml` in the current folder when it exists,
+    /// else the defaults), then apply the `TOOLGATE_*` overrides.
+    pub fn load(path: Option<&Path>) -> Result<Self> {
+        let mut config = match path {
+            Some(path) => Self::from_file(path)?,
+            None if Path::new("toolgate.toml").exists() => Self::from_file(Path::new("toolgate.toml"))?,
+            None => Self::default(),
+        };
+        config.apply_env(|name| std::env::var(name).ok())?;
+        Ok(config)
+    }
+
+    /// Parse a file.
+    pub fn from_file(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        Self::from_toml(&text).with_context(|| format!("in {}", path.display()))
+    }
+
+    /// Parse TOML text.
+    pub fn from_toml(text: &str) -> Result<Self> {
+        toml::from_str(text).map_err(|e| anyhow::anyhow!("{e}"))
+    }
+
+    /// Apply overrides from an environment (a function, so tests need not touch the process's).
+    pub fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<()> {
+        let get = |name: &str| var(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+        if let Some(v) = get("TOOLGATE_DATABASE_URL") {
+            self.database.url = v;
+        }
+        if let Some(v) = get("TOOLGATE_REDIS_URL") {
+            self.redis.url = Some(v);
+        }
+        if let Some(v) = get("TOOLGATE_PLAN_TTL_SECS") {
+            self.redis.plan_ttl_secs = match v.parse() {
+                Ok(n) if n > 0 => n,
+                _ => bail!("TOOLGATE_PLAN_TTL_SECS must be a positive number of seconds, got {v:?}"),
+            };
+        }
+        if let Some(v) = get("TOOLGATE_FITNESS_URL") {
+            self.fitness.base_url = Some(v);
+        }
+        if let Some(v) = get("TOOLGATE_WEATHER_URL") {
+            self.weather.url = Some(v);
+        }
+        if let Some(v) = get("TOOLGATE_SKILLS_DIR") {
+            self.skills.dir = Some(PathBuf::from(v));
+        }
+        if let Some(v) = get("TOOLGATE_LISTEN") {
+            self.server.listen = v;
+        }
+        if let Some(v) = get("TOOLGATE_EXPOSE") {
+            self.server.expose = v;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_example_file_parses() {
+        let text = include_str!("../../../toolgate.example.toml");
+        let config = Config::from_toml(text).unwrap();
+        assert_eq!(config.authz.roles, ["guest", "member", "manager", "admin"]);
+        assert_eq!(config.server.listen, "127.0.0.1:8080");
+    }
+
+    #[test]
+    fn environment_overrides_the_file() {
+        let mut config =
+            Config::from_toml("[database]\nurl = \"sqlite:a.db\"\n[server]\nexpose = \"direct\"").unwrap();
+        let env = |name: &str| match name {
+            "TOOLGATE_DATABASE_URL" => Some("postgres://x@127.0.0.1/test".to_owned()),
+            "TOOLGATE_EXPOSE" => Some("  ".to_owned()),
+            _ => None,
+        };
+        config.apply_env(env).unwrap();
+        assert_eq!(config.database.url, "postgres://x@127.0.0.1/test");
+        assert_eq!(config.server.expose, "direct", "a blank variable leaves the file's value");
+        let err = config.apply_env(|n| (n == "TOOLGATE_PLAN_TTL_SECS").then(|| "-1".to_owned())).unwrap_err();
+        assert!(err.to_string().contains("TOOLGATE_PLAN_TTL_SECS"));
+    }
+
+    #[test]
+    fn unknown_fields_are_refused_with_their_name() {
+        let err = Config::from_toml("[server]\nlisten_on = \"x\"").unwrap_err().to_string();
+        assert!(err.contains("listen_on"), "{err}");
+    }
+}

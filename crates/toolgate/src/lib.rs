@@ -1,0 +1,10 @@
+//! The toolgate binary's library half: configuration, wiring of every domain
+//! into one gateway, the token budget report. The CLI (`main.rs`) is the only
+//! code that knows clap.
+
+pub mod budget;
+pub mod config;
+pub mod wiring;
+
+pub use config::Config;
+pub use wiring::App;

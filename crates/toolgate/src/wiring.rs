@@ -1,0 +1,166 @@
+//! Build the gateway a deployment serves from its configuration: every
+//! domain (travel, fitness), the skills, the policy and the limits. The
+//! server and the CLI both go through [`App::start`], so they serve the same tools.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use gateway::Gateway;
+use skills::{Skill, SkillError, SkillSet};
+use tool_core::{Secret, Tool};
+
+use crate::config::Config;
+
+/// The SKILL.md files shipped inside the binary, by id.
+pub const SHIPPED_SKILLS: &[(&str, &str)] = &[
+    ("travel-request", include_str!("../../../skills/travel-request/SKILL.md")),
+    ("trip-planning", include_str!("../../../skills/trip-planning/SKILL.md")),
+    ("cancel-trip", include_str!("../../../skills/cancel-trip/SKILL.md")),
+    ("daily-nutrition-review", include_str!("../../../skills/daily-nutrition-review/SKILL.md")),
+    ("log-workout", include_str!("../../../skills/log-workout/SKILL.md")),
+];
+
+/// A running deployment: the gateway and what it needs kept alive.
+#[derive(Debug)]
+pub struct App {
+    /// The gateway every transport serves.
+    pub gateway: Gateway,
+    /// The travel store (for seeding and migrations).
+    pub travel: travel::Store,
+    /// The fitness API's database when it runs in-process (for tokens and seeding).
+    pub fitness_db: Option<fitness_api::Db>,
+    /// The in-process fitness API, when no base URL is configured.
+    pub fitness_server: Option<fitness_api::Server>,
+    /// Problems found in the skills (bad files, unknown tools); the others still load.
+    pub skill_problems: Vec<SkillError>,
+}
+
+impl App {
+    /// Connect the databases (running migrations), start the in-process
+    /// fitness API when none is configured, and build the gateway.
+    pub async fn start(config: &Config) -> Result<Self> {
+        let url = sqlite_create(&config.database.url);
+        let travel_store = travel::connect(&url)
+            .await
+            .with_context(|| format!("connecting the travel store at {}", redact_url(&url)))?;
+        let (fitness_url, fitness_db, fitness_server) = match &config.fitness.base_url {
+            Some(base) => (base.clone(), None, None),
+            None => {
+                let db = fitness_api::connect(&url)
+                    .await
+                    .with_context(|| format!("connecting the fitness store at {}", redact_url(&url)))?;
+                let server = fitness_api::spawn("127.0.0.1:0", db.clone())
+                    .await
+                    .context("starting the in-process fitness API")?;
+                (server.url(), Some(db), Some(server))
+            }
+        };
+        let mut travel_config = travel::TravelConfig::from_env();
+        if let Some(url) = &config.weather.url {
+            travel_config = travel_config.with_weather_url(url.clone());
+        }
+        if let Some(url) = &config.redis.url {
+            travel_config = travel_config.with_plan_store(travel::PlanStoreConfig::Redis {
+                url: url.clone(),
+                ttl: Duration::from_secs(config.redis.plan_ttl_secs),
+            });
+        }
+        let mut tools: Vec<Arc<dyn Tool>> = travel::tools(travel_store.clone(), travel_config);
+        let fitness_options = http_tools::HttpOptions {
+            timeout: Duration::from_millis(config.fitness.timeout_ms),
+            ..http_tools::HttpOptions::default()
+        };
+        tools.extend(fitness::tools(&fitness_url, fitness_options).context("building the fitness tools")?);
+
+        let policy = authz::Policy::from_config(config.authz.clone()).context("in [authz]")?;
+        let (skill_set, mut skill_problems) = load_skills(config.skills.dir.as_deref(), policy.hierarchy());
+        let gateway = Gateway::builder()
+            .policy(policy)
+            .limits(config.limits.clone())
+            .tools(tools)
+            .skills(skill_set)
+            .build()
+            .context("building the gateway")?;
+        skill_problems.extend(gateway.skill_problems().iter().cloned());
+        for problem in &skill_problems {
+            tracing::warn!("{problem}");
+        }
+        Ok(Self { gateway, travel: travel_store, fitness_db, fitness_server, skill_problems })
+    }
+
+    /// A pass-through token for a user of the in-process fitness API (demo and
+    /// CLI use): the user is created when missing. `None` when the fitness API
+    /// is an external service, whose tokens the caller must bring.
+    pub async fn fitness_token(&self, user_id: &str) -> Result<Option<Secret>> {
+        let Some(db) = &self.fitness_db else { return Ok(None) };
+        let token = match fitness_api::create_user(db, user_id).await {
+            Ok(token) => token,
+            Err(fitness_api::Error::Conflict(_)) => fitness_api::issue_token(db, user_id).await?,
+            Err(e) => return Err(e.into()),
+        };
+        Ok(Some(Secret::new(token)))
+    }
+}
+
+/// Load skills from a folder, or the shipped ones when none is given.
+pub fn load_skills(dir: Option<&Path>, hierarchy: &authz::RoleHierarchy) -> (SkillSet, Vec<SkillError>) {
+    match dir {
+        Some(dir) => SkillSet::load_dir_with(dir, hierarchy),
+        None => {
+            let mut problems = Vec::new();
+            let mut skills = Vec::new();
+            for (id, text) in SHIPPED_SKILLS {
+                match Skill::parse_with(text, format!("skills/{id}/SKILL.md"), hierarchy) {
+                    Ok(skill) => skills.push(skill),
+                    Err(errors) => problems.extend(errors),
+                }
+            }
+            (SkillSet::from_skills(skills), problems)
+        }
+    }
+}
+
+/// SQLite URLs create the file when it is missing.
+fn sqlite_create(url: &str) -> String {
+    if url.starts_with("sqlite:") && !url.contains("mode=") && !url.contains(":memory:") {
+        let sep = if url.contains('?') { '&' } else { '?' };
+        format!("{url}{sep}mode=rwc")
+    } else {
+        url.to_owned()
+    }
+}
+
+/// A database URL without its password, for messages.
+pub fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{user}:[redacted]{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_kept_out_of_messages() {
+        assert_eq!(redact_url("postgres://u:secret@h:5432/db"), "postgres://u:[redacted]@h:5432/db");
+        assert_eq!(redact_url("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(redact_url("sqlite:toolgate.db"), "sqlite:toolgate.db");
+    }
+
+    #[test]
+    fn shipped_skills_parse() {
+        let (set, problems) = load_skills(None, &authz::RoleHierarchy::default());
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(set.len(), SHIPPED_SKILLS.len());
+    }
+}
