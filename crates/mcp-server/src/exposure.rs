@@ -1,0 +1,97 @@
+//! How the gateway's tools appear to an MCP client: [`Exposure`].
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Which MCP tools a session sees.
+///
+/// Parsed from the CLI spelling with [`FromStr`]: `meta`, `direct`,
+/// `scoped:nutrition,body`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Exposure {
+    /// The three meta-tools (`get_skill_guide`, `get_tool_schema`,
+    /// `execute_tool`); the catalog in the server instructions names the rest.
+    #[default]
+    Meta,
+    /// Every tool the caller may use, each as its own MCP tool with annotations.
+    Direct,
+    /// Like [`Exposure::Direct`], limited to the tools of these domains: the
+    /// session's caller gets `domains` set, so the gateway also refuses
+    /// calls outside them.
+    Scoped(Vec<String>),
+}
+
+impl Exposure {
+    /// Whether tools are exposed one by one (direct or scoped).
+    pub fn is_direct(&self) -> bool {
+        !matches!(self, Exposure::Meta)
+    }
+
+    /// The domains a scoped exposure is limited to.
+    pub fn domains(&self) -> Option<&[String]> {
+        match self {
+            Exposure::Scoped(domains) => Some(domains),
+            _ => None,
+        }
+    }
+}
+
+/// Why an exposure spelling was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown exposure `{0}`: use `meta`, `direct` or `scoped:<domain>[,<domain>...]`")]
+pub struct ParseExposureError(String);
+
+impl FromStr for Exposure {
+    type Err = ParseExposureError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let s = s.trim();
+        match s {
+            "meta" => Ok(Exposure::Meta),
+            "direct" => Ok(Exposure::Direct),
+            _ => {
+                let Some(list) = s.strip_prefix("scoped:") else {
+                    return Err(ParseExposureError(s.to_owned()));
+                };
+                let domains: Vec<String> =
+                    list.split(',').map(str::trim).filter(|d| !d.is_empty()).map(str::to_owned).collect();
+                if domains.is_empty() {
+                    return Err(ParseExposureError(s.to_owned()));
+                }
+                Ok(Exposure::Scoped(domains))
+            }
+        }
+    }
+}
+
+impl fmt::Display for Exposure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Exposure::Meta => f.write_str("meta"),
+            Exposure::Direct => f.write_str("direct"),
+            Exposure::Scoped(domains) => write!(f, "scoped:{}", domains.join(",")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_prints_every_spelling() {
+        for (text, expected) in [
+            ("meta", Exposure::Meta),
+            ("direct", Exposure::Direct),
+            ("scoped:nutrition", Exposure::Scoped(vec!["nutrition".into()])),
+            ("scoped:nutrition, body", Exposure::Scoped(vec!["nutrition".into(), "body".into()])),
+        ] {
+            let parsed: Exposure = text.parse().unwrap();
+            assert_eq!(parsed, expected);
+            assert_eq!(parsed.to_string().parse::<Exposure>().unwrap(), expected);
+        }
+        for bad in ["", "scoped:", "scoped: , ", "Meta", "scope:x"] {
+            assert!(bad.parse::<Exposure>().is_err(), "{bad} was accepted");
+        }
+    }
+}

@@ -1,0 +1,392 @@
+//! The MCP face of a gateway: [`McpServer`], an rmcp [`ServerHandler`]
+//! written by hand because the tool list is dynamic and per caller.
+//!
+//! Every request resolves its caller first (the fixed stdio identity, or the
+//! identity the HTTP auth layer attached to the request) and every answer is
+//! filtered by that caller through the gateway, the same way the catalog,
+//! discovery and execution are.
+
+use std::borrow::Cow;
+use std::sync::{Arc, LazyLock};
+
+use gateway::{CallOptions, Filter, Gateway};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult,
+    DiscoverResult, ErrorCode as RpcCode, Extensions, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
+    ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, Role,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::Value;
+use tool_core::{Caller, Effect, Envelope, ToolContext, ToolSpec};
+
+use crate::Exposure;
+use crate::progress::{self, ProgressChannel};
+
+/// The name of the prompt that carries the caller's catalog.
+pub const CATALOG_PROMPT: &str = "catalog";
+/// The prefix of the prompts that carry skill guides: `guide:<skill id>`.
+pub const GUIDE_PROMPT_PREFIX: &str = "guide:";
+
+/// The identity an HTTP request was authenticated as. The auth layer puts it
+/// in the request's extensions; [`McpServer`] reads it from there.
+#[derive(Clone, Debug)]
+pub(crate) struct Authenticated {
+    pub(crate) caller: Caller,
+    pub(crate) key_id: String,
+}
+
+/// The envelope's JSON Schema, as every tool's `outputSchema`.
+static ENVELOPE_SCHEMA: LazyLock<Arc<JsonObject>> = LazyLock::new(|| match Envelope::json_schema() {
+    Value::Object(map) => Arc::new(map),
+    _ => Arc::new(JsonObject::new()),
+});
+
+/// An MCP server for one [`Gateway`]: tools, prompts and instructions for
+/// whoever the transport says is calling. Cheap to clone (an `Arc` inside);
+/// rmcp makes one per session.
+///
+/// Over HTTP the caller comes from the API key ([`crate::http_router`] puts
+/// it on each request); over stdio it is fixed with [`McpServer::with_caller`].
+/// A request with neither is refused, so a server mounted without the auth
+/// layer fails closed.
+#[derive(Clone, Debug)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+#[derive(Clone, Debug)]
+struct Inner {
+    gateway: Gateway,
+    exposure: Exposure,
+    caller: Option<Caller>,
+    info: Implementation,
+    meta_tools: Vec<Tool>,
+}
+
+impl McpServer {
+    /// A server for `gateway`, exposing its tools as `exposure` says.
+    pub fn new(gateway: Gateway, exposure: Exposure) -> Self {
+        let meta_tools = gateway.meta_specs().iter().filter_map(mcp_tool).collect();
+        let info = Implementation::new("toolgate", env!("CARGO_PKG_VERSION"));
+        Self { inner: Arc::new(Inner { gateway, exposure, caller: None, info, meta_tools }) }
+    }
+
+    /// Serve every request as this caller (stdio, or an embedding that
+    /// authenticates by other means). Over HTTP leave it unset: the caller
+    /// then comes from the request's API key.
+    pub fn with_caller(mut self, caller: Caller) -> Self {
+        Arc::make_mut(&mut self.inner).caller = Some(caller);
+        self
+    }
+
+    /// The name and version announced in `serverInfo` (default `toolgate` and this crate's version).
+    pub fn with_server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        Arc::make_mut(&mut self.inner).info = Implementation::new(name, version);
+        self
+    }
+
+    /// The gateway behind this server.
+    pub fn gateway(&self) -> &Gateway {
+        &self.inner.gateway
+    }
+
+    /// How tools are exposed.
+    pub fn exposure(&self) -> &Exposure {
+        &self.inner.exposure
+    }
+
+    /// The caller of a request: the fixed one, or the one the HTTP auth layer
+    /// attached. Scoped exposure narrows it to its domains.
+    fn caller(&self, extensions: &Extensions) -> Result<Caller, McpError> {
+        let mut caller = match &self.inner.caller {
+            Some(caller) => caller.clone(),
+            None => {
+                let parts = extensions.get::<axum::http::request::Parts>();
+                let Some(auth) = parts.and_then(|p| p.extensions.get::<Authenticated>()) else {
+                    return Err(McpError::invalid_request(
+                        "this request carries no authenticated caller; send `Authorization: Bearer <key>`",
+                        None,
+                    ));
+                };
+                let mut caller = auth.caller.clone();
+                caller.session_id = parts
+                    .and_then(|p| p.headers.get("mcp-session-id"))
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                caller
+            }
+        };
+        if let Exposure::Scoped(domains) = &self.inner.exposure {
+            caller.domains = Some(domains.clone());
+        }
+        Ok(caller)
+    }
+
+    /// The MCP tools this caller sees.
+    pub(crate) fn tools_for(&self, caller: &Caller) -> Vec<Tool> {
+        if self.inner.exposure.is_direct() {
+            self.inner.gateway.discover(caller, &Filter::default()).iter().filter_map(mcp_tool).collect()
+        } else {
+            self.inner.meta_tools.clone()
+        }
+    }
+
+    /// The server instructions for this caller: the gateway's catalog.
+    fn instructions(&self, caller: &Caller) -> String {
+        self.inner.gateway.catalog(caller)
+    }
+
+    /// Run one `tools/call` to its envelope; `None` when the client cancelled it.
+    async fn run(
+        &self,
+        caller: Caller,
+        name: &str,
+        args: Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<Envelope> {
+        let mut ctx = ToolContext::new(caller).with_trace_id(uuid::Uuid::new_v4().simple().to_string());
+        let channel = context.meta.get_progress_token().map(ProgressChannel::new);
+        if let Some(channel) = &channel {
+            ctx = ctx.with_progress(channel.sink());
+        }
+        let gateway = &self.inner.gateway;
+        let direct = self.inner.exposure.is_direct();
+        // Dropping this future (on cancellation) drops the tool's future with it.
+        let call = async {
+            if direct {
+                gateway.execute(&ctx, name, args, &CallOptions::default()).await
+            } else {
+                gateway.call_meta(&ctx, name, args).await
+            }
+        };
+        match channel {
+            Some(channel) => progress::drive(call, channel, &context.peer, &context.ct).await,
+            None => tokio::select! {
+                biased;
+                () = context.ct.cancelled() => None,
+                envelope = call => Some(envelope),
+            },
+        }
+    }
+
+    /// An envelope as an MCP result: the rendered text, the envelope as
+    /// structured content, `isError` when it failed.
+    pub(crate) fn tool_result(&self, envelope: &Envelope) -> CallToolResult {
+        let text = ContentBlock::text(self.inner.gateway.render_result(envelope));
+        let mut result = if envelope.success {
+            CallToolResult::success(vec![text])
+        } else {
+            CallToolResult::error(vec![text])
+        };
+        result.structured_content = Some(envelope.to_value());
+        result
+    }
+
+    fn prompt_list(&self, caller: &Caller) -> Vec<Prompt> {
+        let mut prompts = vec![Prompt::new(
+            CATALOG_PROMPT,
+            Some("The working rules and the skills and tools this caller may use (the system-prompt text)."),
+            None,
+        )];
+        for skill in self.inner.gateway.visible_skills(caller) {
+            prompts.push(
+                Prompt::new(
+                    format!("{GUIDE_PROMPT_PREFIX}{}", skill.id),
+                    Some(skill.description.clone()),
+                    None,
+                )
+                .with_title(skill.title.clone()),
+            );
+        }
+        prompts
+    }
+
+    fn prompt(&self, caller: &Caller, name: &str) -> Result<GetPromptResult, McpError> {
+        if name == CATALOG_PROMPT {
+            let text = self.instructions(caller);
+            return Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                .with_description("The catalog: working rules, skills and tools for this caller."));
+        }
+        let Some(id) = name.strip_prefix(GUIDE_PROMPT_PREFIX) else {
+            return Err(McpError::invalid_params(
+                format!(
+                    "no prompt named `{}`; use `{CATALOG_PROMPT}` or `{GUIDE_PROMPT_PREFIX}<skill id>`",
+                    clip(name)
+                ),
+                None,
+            ));
+        };
+        match self.inner.gateway.skill_guide(caller, id) {
+            Ok(guide) => Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, guide)])
+                .with_description(format!("How to carry out the skill `{id}`, step by step."))),
+            Err(error) => Err(McpError::invalid_params(
+                error.message.clone(),
+                Some(serde_json::json!({ "code": error.code, "details": error.details })),
+            )),
+        }
+    }
+}
+
+/// At most 100 characters of something a client sent, for an error message.
+fn clip(text: &str) -> String {
+    let mut out: String = text.chars().take(100).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// A tool spec as an MCP tool: schema, annotations from the effect, the
+/// envelope as output schema.
+pub(crate) fn mcp_tool(spec: &ToolSpec) -> Option<Tool> {
+    let Value::Object(schema) = &spec.input_schema else {
+        return None;
+    };
+    let annotations = ToolAnnotations::new()
+        .read_only(spec.effect.is_read())
+        .destructive(matches!(spec.effect, Effect::Write { idempotent: false }))
+        .idempotent(spec.effect.is_retry_safe());
+    Some(
+        Tool::new(
+            Cow::Owned(spec.name.clone()),
+            Cow::Owned(spec.description.clone()),
+            Arc::new(schema.clone()),
+        )
+        .with_raw_output_schema(ENVELOPE_SCHEMA.clone())
+        .with_annotations(annotations),
+    )
+}
+
+/// Methods whose params rmcp could not read: it hands them over as custom
+/// requests, which would otherwise be answered "method not found".
+const KNOWN_METHODS: &[(&str, &str)] = &[
+    ("initialize", "{\"protocolVersion\": string, \"capabilities\": object, \"clientInfo\": object}"),
+    ("tools/list", "{\"cursor\"?: string}"),
+    ("tools/call", "{\"name\": string, \"arguments\"?: object}"),
+    ("prompts/list", "{\"cursor\"?: string}"),
+    ("prompts/get", "{\"name\": string, \"arguments\"?: object}"),
+    ("ping", "{}"),
+];
+
+/// The JSON-RPC error for a request the client cancelled (it is not
+/// delivered to a client that follows the spec; it ends the handler).
+fn cancelled() -> McpError {
+    McpError::new(RpcCode::INVALID_REQUEST, "the request was cancelled by the client", None)
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder().enable_tools().enable_prompts().build();
+        ServerConfig::new(capabilities).with_server_info(self.inner.info.clone())
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        let caller = self.caller(&context.extensions)?;
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        result.instructions = Some(self.instructions(&caller));
+        Ok(result)
+    }
+
+    async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
+        let caller = self.caller(&context.extensions)?;
+        let info = self.get_info().with_instructions(self.instructions(&caller));
+        Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), info))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let caller = self.caller(&context.extensions)?;
+        Ok(ListToolsResult::with_all_items(self.tools_for(&caller)))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let caller = self.caller(&context.extensions)?;
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        match self.run(caller, &request.name, args, &context).await {
+            Some(envelope) => Ok(self.tool_result(&envelope).into()),
+            None => Err(cancelled()),
+        }
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        if let Some((method, shape)) = KNOWN_METHODS.iter().find(|(m, _)| *m == request.method) {
+            return Err(McpError::invalid_params(
+                format!("the params of `{method}` are malformed; send {shape}"),
+                None,
+            ));
+        }
+        Err(McpError::new(
+            RpcCode::METHOD_NOT_FOUND,
+            format!("unknown method `{}`", clip(&request.method)),
+            None,
+        ))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let caller = self.caller(&context.extensions)?;
+        Ok(ListPromptsResult::with_all_items(self.prompt_list(&caller)))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let caller = self.caller(&context.extensions)?;
+        self.prompt(&caller, &request.name).map(GetPromptResponse::from)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn annotations_follow_the_effect() {
+        let schema = json!({"type": "object", "properties": {}, "additionalProperties": false});
+        let check = |effect: Effect, read_only: bool, destructive: bool, idempotent: bool| {
+            let spec = ToolSpec::new("query_thing", "Reads a thing.", schema.clone()).with_effect(effect);
+            let tool = mcp_tool(&spec).unwrap();
+            let a = tool.annotations.unwrap();
+            assert_eq!(a.read_only_hint, Some(read_only), "{effect:?}");
+            assert_eq!(a.destructive_hint, Some(destructive), "{effect:?}");
+            assert_eq!(a.idempotent_hint, Some(idempotent), "{effect:?}");
+            assert_eq!(Value::Object((*tool.output_schema.unwrap()).clone()), Envelope::json_schema());
+        };
+        check(Effect::Read, true, false, true);
+        check(Effect::Write { idempotent: true }, false, false, true);
+        check(Effect::Write { idempotent: false }, false, true, false);
+    }
+
+    #[test]
+    fn clip_keeps_short_text_and_cuts_long_text() {
+        assert_eq!(clip("catalog"), "catalog");
+        let long = "x".repeat(500);
+        assert_eq!(clip(&long).chars().count(), 101);
+    }
+}

@@ -1,0 +1,93 @@
+//! MCP for a [`gateway::Gateway`]: streamable HTTP and stdio on rmcp, API-key
+//! auth, progress and cancellation, a live trace stream and a small web page.
+//!
+//! This is the only crate of toolgate that knows MCP and JSON-RPC. It owns no
+//! tool: whatever the gateway holds is served, filtered per caller.
+//!
+//! # Public API (for the `toolgate` binary and other embedders)
+//!
+//! | Item | What it is |
+//! |---|---|
+//! | [`Exposure`] | `Meta` (default: the three meta-tools), `Direct` (each permitted tool), `Scoped(domains)`; `"meta" / "direct" / "scoped:a,b"` parse with `FromStr` |
+//! | [`McpServer`] | the rmcp `ServerHandler`; `McpServer::new(gateway, exposure)`, `.with_caller(caller)` for a fixed identity |
+//! | [`KeyStore`] | API keys in `toolgate_api_keys` (SQLite or PostgreSQL): `connect(url)`, `create(user, role)`, `list()`, `revoke(id)`, `verify(key)`, `migrate()` |
+//! | [`HttpState`], [`HttpConfig`], [`SessionMode`] | what the HTTP server needs: gateway, keys, exposure, allowed hosts/origins, body limit, sessions, trace role |
+//! | [`http_router`] | the whole HTTP surface as an `axum::Router` |
+//! | [`serve_http`] | serve that router on a `TcpListener` (TCP_NODELAY) until a shutdown future resolves |
+//! | [`serve_stdio`], [`serve_io`] | MCP over stdin/stdout (or any byte streams) as a fixed caller |
+//! | [`DEFAULT_LISTEN`] | `127.0.0.1:8377`: loopback unless the operator says otherwise |
+//!
+//! ```no_run
+//! # async fn run(gateway: gateway::Gateway) -> Result<(), Box<dyn std::error::Error>> {
+//! use mcp_server::{Exposure, HttpConfig, HttpState, KeyStore, serve_http};
+//!
+//! let keys = KeyStore::connect("sqlite:toolgate.db").await?;
+//! let created = keys.create("alice", "member").await?;
+//! eprintln!("key for alice (shown once): {}", created.key.expose());
+//!
+//! let state = HttpState::new(gateway, keys)
+//!     .with_exposure("scoped:nutrition".parse()?)
+//!     .with_config(HttpConfig { max_body_bytes: 256 * 1024, ..HttpConfig::default() });
+//! let listener = tokio::net::TcpListener::bind(mcp_server::DEFAULT_LISTEN).await?;
+//! serve_http(listener, state, async { let _ = tokio::signal::ctrl_c().await; }).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # HTTP surface
+//!
+//! | Route | Who | What |
+//! |---|---|---|
+//! | `GET /` | anyone | the web page (static HTML + plain JS, embedded); it asks for an API key and calls the routes below with it |
+//! | `POST/GET/DELETE /mcp` | any valid key | MCP streamable HTTP (rmcp); the session sees only the key's caller |
+//! | `GET /api/whoami` | any valid key | `{user_id, role, key_id, exposure, can_trace}` |
+//! | `GET /api/tools?name=&domain=&tag=&effect=` | any valid key | the tools this caller may use |
+//! | `GET /api/skills` | any valid key | the skills this caller may read |
+//! | `GET /trace` | [`HttpConfig::trace_role`] and above (the highest role by default) | SSE: a `ready` event, then one `trace` event (a `gateway::TraceEvent` as JSON, secrets redacted) per execution; `lagged` when a slow reader missed some |
+//!
+//! Every request is checked in this order: Host/Origin (`403`), bearer key
+//! (`401`, except `/`), body size (`413`), session owner (`404`). Error
+//! bodies are `{"error": {"code", "message"}}`. See [`http`](crate::http_router)
+//! for the details, and [`KeyStore`] for why keys are stored as SHA-256 digests.
+//!
+//! # MCP surface
+//!
+//! * `initialize` / `server/discover`: `instructions` is the gateway's catalog for this caller.
+//! * `tools/list`: in meta mode the three meta-tools; in direct and scoped
+//!   modes every tool the caller may use. Annotations come from the tool's
+//!   effect (`readOnlyHint` for reads, `destructiveHint` for writes that are
+//!   not idempotent, `idempotentHint` for reads and idempotent writes);
+//!   `outputSchema` is the envelope's schema.
+//! * `tools/call`: the gateway's envelope as `structuredContent`, the rendered
+//!   summary as text content, `isError` when `success` is false. Tool
+//!   failures (unknown tool, bad parameters, permission) are envelopes, not
+//!   JSON-RPC errors, so the model reads them.
+//! * Progress: when the request carries `_meta.progressToken`, the tool's
+//!   progress reports become `notifications/progress`.
+//! * Cancellation: `notifications/cancelled` drops the running call (and the tool's future).
+//! * `prompts/list` / `prompts/get`: `catalog`, and `guide:<skill id>` for
+//!   each skill the caller may read.
+//!
+//! # Identity
+//!
+//! Over HTTP the caller is the user and role stored with the API key; the
+//! key itself is never passed to tools, logged or traced. Over stdio the
+//! caller is fixed by whoever starts the process: see [`serve_stdio`] for
+//! why that is a local trust boundary.
+
+mod error;
+mod exposure;
+mod handler;
+mod http;
+mod keys;
+mod progress;
+mod stdio;
+
+pub use error::{Error, Result};
+pub use exposure::{Exposure, ParseExposureError};
+pub use handler::{CATALOG_PROMPT, GUIDE_PROMPT_PREFIX, McpServer};
+pub use http::{DEFAULT_LISTEN, HttpConfig, HttpState, SessionMode, http_router, serve_http};
+pub use keys::{CreatedKey, KEY_PREFIX, KeyInfo, KeyStore, MIGRATIONS_TABLE, VerifiedKey};
+pub use stdio::{serve_io, serve_stdio};
+
+// Re-exported so that an embedder names the same versions this crate uses.
+pub use {axum, rmcp};
