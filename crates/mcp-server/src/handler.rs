@@ -30,6 +30,12 @@ pub const CATALOG_PROMPT: &str = "catalog";
 /// The prefix of the prompts that carry skill guides: `guide:<skill id>`.
 pub const GUIDE_PROMPT_PREFIX: &str = "guide:";
 
+/// What the catalog's meta-tool rules mean when each tool is its own MCP tool.
+const DIRECT_NOTE: &str = "In this session each tool listed below is an MCP tool of its own: call it by name \
+with the parameters of its input schema. Where the rules below say `get_tool_schema` or `execute_tool`, use \
+the tool's own schema and call the tool itself; where they say `get_skill_guide`, read the prompt \
+`guide:<skill id>`.";
+
 /// The identity an HTTP request was authenticated as. The auth layer puts it
 /// in the request's extensions; [`McpServer`] reads it from there.
 #[derive(Clone, Debug)]
@@ -134,9 +140,12 @@ impl McpServer {
         }
     }
 
-    /// The server instructions for this caller: the gateway's catalog.
+    /// The server instructions for this caller: the gateway's catalog, which
+    /// is written for the meta-tools; in direct and scoped modes a note first
+    /// says how its rules map onto tools that are called directly.
     fn instructions(&self, caller: &Caller) -> String {
-        self.inner.gateway.catalog(caller)
+        let catalog = self.inner.gateway.catalog(caller);
+        if self.inner.exposure.is_direct() { format!("{DIRECT_NOTE}\n\n{catalog}") } else { catalog }
     }
 
     /// Run one `tools/call` to its envelope; `None` when the client cancelled it.

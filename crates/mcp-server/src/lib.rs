@@ -46,12 +46,14 @@
 //!
 //! Every request is checked in this order: Host/Origin (`403`), bearer key
 //! (`401`, except `/`), body size (`413`), session owner (`404`). Error
-//! bodies are `{"error": {"code", "message"}}`. See [`http`](crate::http_router)
+//! bodies are `{"error": {"code", "message"}}`. See [`http_router`]
 //! for the details, and [`KeyStore`] for why keys are stored as SHA-256 digests.
 //!
 //! # MCP surface
 //!
-//! * `initialize` / `server/discover`: `instructions` is the gateway's catalog for this caller.
+//! * `initialize` / `server/discover`: `instructions` is the gateway's catalog
+//!   for this caller (in direct and scoped modes after a short note on how its
+//!   meta-tool rules map onto directly called tools).
 //! * `tools/list`: in meta mode the three meta-tools; in direct and scoped
 //!   modes every tool the caller may use. Annotations come from the tool's
 //!   effect (`readOnlyHint` for reads, `destructiveHint` for writes that are

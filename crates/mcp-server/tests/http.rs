@@ -152,7 +152,13 @@ async fn direct_exposure_lists_each_permitted_tool_with_annotations() {
 async fn scoped_exposure_limits_tools_and_calls_to_its_domains() {
     let server = TestServer::start(Exposure::Scoped(vec!["nutrition".into()]), HttpConfig::default()).await;
     let (session, init) = server.open_session(&server.admin).await;
-    assert!(!init["instructions"].as_str().unwrap().contains("`query_weather`"));
+    let instructions = init["instructions"].as_str().unwrap();
+    assert!(!instructions.contains("`query_weather`"));
+    assert!(
+        instructions.starts_with("In this session each tool listed below is an MCP tool of its own"),
+        "{instructions}"
+    );
+    assert!(instructions.contains("`log_meal`"));
     let list = server.request(&server.admin, &session, 2, "tools/list", json!({})).await.response(2).unwrap();
     assert_eq!(names(&list["result"]), ["log_meal"]);
     let outside = server.call(&server.admin, &session, "query_weather", json!({"city": "Oslo"})).await;
