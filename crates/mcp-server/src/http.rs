@@ -94,6 +94,11 @@ pub struct HttpConfig {
     pub trace_role: Option<String>,
     /// Interval of keep-alive comments on SSE streams (default 15 s).
     pub sse_keep_alive: Option<Duration>,
+    /// When set, a request without an `Authorization` header acts as this
+    /// caller instead of getting `401` (a bad key is still `401`). Off by
+    /// default; meant for local tools that cannot send headers, such as the
+    /// MCP conformance suite, on a loopback listener with a low role.
+    pub anonymous: Option<Caller>,
 }
 
 impl Default for HttpConfig {
@@ -105,6 +110,7 @@ impl Default for HttpConfig {
             sessions: SessionMode::Stateful,
             trace_role: None,
             sse_keep_alive: Some(Duration::from_secs(15)),
+            anonymous: None,
         }
     }
 }
@@ -120,7 +126,18 @@ pub struct HttpState {
     pub exposure: Exposure,
     /// Hosts, origins, limits, sessions.
     pub config: HttpConfig,
+    /// Adds backend credentials (the pass-through token) to a verified caller.
+    pub credentials: Option<Arc<dyn CredentialHook>>,
     shutdown: CancellationToken,
+}
+
+/// Where a deployment gets the pass-through token its tools send to backends
+/// for a caller (e.g. a token of the fitness API for that user). The API key
+/// that authenticated the request is never forwarded.
+#[tool_core::async_trait]
+pub trait CredentialHook: Send + Sync + std::fmt::Debug + 'static {
+    /// The caller with `token` (and anything else the deployment knows) filled in.
+    async fn credentials(&self, caller: Caller) -> Caller;
 }
 
 impl HttpState {
@@ -131,8 +148,15 @@ impl HttpState {
             keys,
             exposure: Exposure::default(),
             config: HttpConfig::default(),
+            credentials: None,
             shutdown: CancellationToken::new(),
         }
+    }
+
+    /// Fill in backend credentials for every verified caller.
+    pub fn with_credentials(mut self, hook: Arc<dyn CredentialHook>) -> Self {
+        self.credentials = Some(hook);
+        self
     }
 
     /// Set the exposure.
@@ -365,20 +389,24 @@ fn unauthorized(message: &str) -> Response {
 }
 
 async fn authenticate(State(shared): State<Arc<Shared>>, mut request: Request, next: Next) -> Response {
-    let Some(key) = bearer(request.headers()) else {
-        return unauthorized("send `Authorization: Bearer <API key>`");
-    };
-    let verified = match shared.state.keys.verify(key).await {
-        Ok(Some(verified)) => verified,
-        Ok(None) => return unauthorized("the API key is not valid (unknown, revoked or malformed)"),
-        Err(error) => {
-            tracing::error!(%error, "the key store could not check an API key");
-            return error_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "UNAVAILABLE",
-                "the API key could not be checked right now; try again",
-            );
-        }
+    let verified = match bearer(request.headers()) {
+        None => match &shared.state.config.anonymous {
+            // Opt-in only (conformance suites and local tools that cannot send headers).
+            Some(caller) => crate::keys::VerifiedKey { id: "anonymous".into(), caller: caller.clone() },
+            None => return unauthorized("send `Authorization: Bearer <API key>`"),
+        },
+        Some(key) => match shared.state.keys.verify(key).await {
+            Ok(Some(verified)) => verified,
+            Ok(None) => return unauthorized("the API key is not valid (unknown, revoked or malformed)"),
+            Err(error) => {
+                tracing::error!(%error, "the key store could not check an API key");
+                return error_response(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "UNAVAILABLE",
+                    "the API key could not be checked right now; try again",
+                );
+            }
+        },
     };
     let too_long = request
         .headers()
@@ -393,8 +421,13 @@ async fn authenticate(State(shared): State<Arc<Shared>>, mut request: Request, n
             &format!("the request body is larger than {} bytes", shared.state.config.max_body_bytes),
         );
     }
-    // The key itself stays in the Authorization header, which no handler reads.
-    request.extensions_mut().insert(Authenticated { caller: verified.caller, key_id: verified.id });
+    // The key itself stays in the Authorization header, which no handler reads;
+    // backend credentials, if any, come from the deployment's credential hook.
+    let caller = match &shared.state.credentials {
+        Some(hook) => hook.credentials(verified.caller).await,
+        None => verified.caller,
+    };
+    request.extensions_mut().insert(Authenticated { caller, key_id: verified.id });
     next.run(request).await
 }
 

@@ -108,7 +108,7 @@ pub struct ServerConfig {
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {
-            listen: "127.0.0.1:8080".into(),
+            listen: "127.0.0.1:8377".into(),
             expose: "meta".into(),
             allowed_hosts: Vec::new(),
             max_body_bytes: 1024 * 1024,
@@ -195,7 +195,7 @@ mod tests {
         let text = include_str!("../../../toolgate.example.toml");
         let config = Config::from_toml(text).unwrap();
         assert_eq!(config.authz.roles, ["guest", "member", "manager", "admin"]);
-        assert_eq!(config.server.listen, "127.0.0.1:8080");
+        assert_eq!(config.server.listen, "127.0.0.1:8377");
     }
 
     #[test]

@@ -123,7 +123,7 @@ pub fn load_skills(dir: Option<&Path>, hierarchy: &authz::RoleHierarchy) -> (Ski
 }
 
 /// SQLite URLs create the file when it is missing.
-fn sqlite_create(url: &str) -> String {
+pub fn sqlite_create(url: &str) -> String {
     if url.starts_with("sqlite:") && !url.contains("mode=") && !url.contains(":memory:") {
         let sep = if url.contains('?') { '&' } else { '?' };
         format!("{url}{sep}mode=rwc")

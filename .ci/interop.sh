@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Interop against the real binary with clients nobody here wrote:
+#   1. the official MCP Python SDK over streamable HTTP and over stdio,
+#   2. the official MCP conformance suite (server mode) with the expected
+#      failures in .ci/conformance-expected-failures.yml.
+# Needs the tools from .ci/tools.sh (its exports in the environment) and a
+# built binary at $CARGO_TARGET_DIR/debug/toolgate.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bin="${CARGO_TARGET_DIR:-$root/target}/debug/toolgate"
+python="${TOOLGATE_PYTHON:?run .ci/tools.sh first}"
+conformance="${TOOLGATE_CONFORMANCE:?run .ci/tools.sh first}"
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+# A demo server on an ephemeral loopback port; prints its base URL.
+start_demo() {
+  local name=$1; shift
+  "$bin" --db "sqlite:$work/$name.db" serve --demo --listen 127.0.0.1:0 "$@" >"$work/$name.out" 2>"$work/$name.err" &
+  pids+=($!)
+  for _ in $(seq 1 100); do
+    if grep -q 'serving MCP at' "$work/$name.out" 2>/dev/null; then
+      sed -n 's#.*serving MCP at \(http://[^/]*\)/mcp.*#\1#p' "$work/$name.out"
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "the demo server did not start:" >&2; cat "$work/$name.err" >&2; return 1
+}
+
+# The visitor is a guest: query_weather is theirs, query_travel_order is not.
+tool_args=(--ok-tool query_weather --ok-params '{"city": "Oslo"}'
+           --invalid-params '{"city": "", "date": "2026-02-30"}'
+           --denied-tool query_travel_order --denied-params '{}'
+           --progress-tool '')
+
+url=$(start_demo sdk)
+key=$(awk '$1 == "visitor" && $2 == "guest" {print $3}' "$work/sdk.out")
+echo "--- Python SDK over streamable HTTP ($url)"
+"$python" "$root/crates/mcp-server/tests/python/client_check.py" "${tool_args[@]}" http "$url/mcp" "$key"
+echo "--- Python SDK over stdio"
+"$python" "$root/crates/mcp-server/tests/python/client_check.py" "${tool_args[@]}" \
+  stdio "$bin" --db "sqlite:$work/stdio.db" serve --stdio --user visitor --role guest
+
+# The suite sends no Authorization header: this server lets header-less
+# requests act as a guest (loopback only); a bad key is still refused.
+url=$(start_demo conformance --allow-anonymous guest)
+echo "--- MCP conformance suite (server mode) against $url/mcp"
+status=0
+"$conformance" server --url "$url/mcp" --expected-failures "$root/.ci/conformance-expected-failures.yml" \
+  >"$work/conformance.log" 2>&1 || status=$?
+sed 's/\x1b\[[0-9;]*m//g' "$work/conformance.log" | grep -E '^(✓|✗)|^Total|Baseline|stale|regression|Unexpected' || true
+if [ "$status" -ne 0 ]; then
+  echo "conformance: unexpected results (exit $status); full log:" >&2
+  sed 's/\x1b\[[0-9;]*m//g' "$work/conformance.log" | tail -n 80 >&2
+  exit "$status"
+fi
+echo "conformance: every applicable scenario passed"

@@ -1,0 +1,128 @@
+//! `toolgate serve`: MCP over streamable HTTP (or stdio) for the wired
+//! gateway, and the demo set-up (`--demo`): demo users of each role with
+//! fresh API keys, demo data, and a client configuration to paste.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result};
+use mcp_server::{CredentialHook, Exposure, HttpConfig, HttpState, KeyStore};
+use tool_core::{Caller, Secret};
+
+use crate::App;
+
+/// The demo users: one per default role.
+pub const DEMO_USERS: [(&str, &str); 4] =
+    [("visitor", "guest"), ("alice", "member"), ("bob", "manager"), ("carol", "admin")];
+
+/// Pass-through tokens for the in-process fitness API: one per user, made on
+/// first use and kept in memory. Deployments with an external fitness API
+/// bring their own credentials instead.
+#[derive(Debug)]
+pub struct FitnessCredentials {
+    db: fitness_api::Db,
+    tokens: Mutex<HashMap<String, Secret>>,
+}
+
+impl FitnessCredentials {
+    /// Tokens of the fitness API whose database is `db`.
+    pub fn new(db: fitness_api::Db) -> Self {
+        Self { db, tokens: Mutex::new(HashMap::new()) }
+    }
+
+    async fn token_for(&self, user_id: &str) -> Option<Secret> {
+        if let Some(token) = self.tokens.lock().ok()?.get(user_id) {
+            return Some(token.clone());
+        }
+        let token = match fitness_api::create_user(&self.db, user_id).await {
+            Ok(token) => token,
+            Err(fitness_api::Error::Conflict(_)) => fitness_api::issue_token(&self.db, user_id).await.ok()?,
+            Err(error) => {
+                tracing::warn!(%error, "no fitness token for a caller");
+                return None;
+            }
+        };
+        let token = Secret::new(token);
+        self.tokens.lock().ok()?.insert(user_id.to_owned(), token.clone());
+        Some(token)
+    }
+}
+
+#[async_trait::async_trait]
+impl CredentialHook for FitnessCredentials {
+    async fn credentials(&self, mut caller: Caller) -> Caller {
+        if caller.token.is_none() {
+            caller.token = self.token_for(&caller.user_id).await;
+        }
+        caller
+    }
+}
+
+/// A demo key made at start.
+#[derive(Debug)]
+pub struct DemoKey {
+    /// The user.
+    pub user_id: String,
+    /// The role.
+    pub role: String,
+    /// The key (shown once).
+    pub key: Secret,
+}
+
+/// Seed the demo data and make fresh keys for the demo users, revoking their old ones.
+pub async fn demo_setup(app: &App, keys: &KeyStore) -> Result<Vec<DemoKey>> {
+    travel::seed_demo(&app.travel).await.context("seeding the travel demo data")?;
+    if let Some(db) = &app.fitness_db {
+        let today = chrono::Utc::now().date_naive();
+        for (user, _) in DEMO_USERS {
+            let _ = fitness_api::create_user(db, user).await;
+            fitness_api::seed_demo(db, user, today).await.context("seeding the fitness demo data")?;
+        }
+    }
+    for old in keys.list().await? {
+        if old.revoked_at.is_none() && DEMO_USERS.iter().any(|(user, _)| *user == old.user_id) {
+            keys.revoke(&old.id).await?;
+        }
+    }
+    let mut made = Vec::new();
+    for (user, role) in DEMO_USERS {
+        let created = keys.create(user, role).await?;
+        made.push(DemoKey { user_id: user.into(), role: role.into(), key: created.key });
+    }
+    Ok(made)
+}
+
+/// The HTTP state for a wired app.
+pub fn http_state(app: &App, keys: KeyStore, exposure: Exposure, config: HttpConfig) -> HttpState {
+    let mut state = HttpState::new(app.gateway.clone(), keys).with_exposure(exposure).with_config(config);
+    if let Some(db) = &app.fitness_db {
+        state = state.with_credentials(Arc::new(FitnessCredentials::new(db.clone())));
+    }
+    state
+}
+
+/// The text printed at a demo start: keys, and a client configuration.
+pub fn demo_banner(url: &str, keys: &[DemoKey]) -> String {
+    let mut out = format!("toolgate demo: MCP at {url}/mcp, web page at {url}/\n\nAPI keys (shown once):\n");
+    for k in keys {
+        out.push_str(&format!("  {:<8} {:<8} {}\n", k.user_id, k.role, k.key.expose()));
+    }
+    let member = keys.iter().find(|k| k.role == "member").or(keys.first());
+    if let Some(member) = member {
+        let config = serde_json::json!({
+            "mcpServers": {
+                "toolgate": {
+                    "type": "http",
+                    "url": format!("{url}/mcp"),
+                    "headers": {"Authorization": format!("Bearer {}", member.key.expose())}
+                }
+            }
+        });
+        out.push_str(&format!(
+            "\nMCP client configuration (as {}):\n{}\n",
+            member.user_id,
+            serde_json::to_string_pretty(&config).unwrap_or_default()
+        ));
+    }
+    out
+}

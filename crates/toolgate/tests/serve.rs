@@ -1,0 +1,166 @@
+//! `toolgate serve --demo` as a user starts it: the banner's keys work over
+//! MCP, the fitness tools get their pass-through token from the server (never
+//! from the model), header-less requests are refused unless anonymous access
+//! was asked for, and a bad key is always refused.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+struct Demo {
+    child: Child,
+    url: String,
+    banner: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Demo {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(extra: &[&str]) -> Demo {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("demo.db").display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["--db", &db, "serve", "--demo", "--listen", "127.0.0.1:0"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut banner = String::new();
+    let started = Instant::now();
+    let url = loop {
+        let line = lines.next().expect("the server printed its address").unwrap();
+        banner.push_str(&line);
+        banner.push('\n');
+        if let Some(rest) = line.strip_prefix("toolgate serving MCP at ") {
+            break rest.split("/mcp").next().unwrap().to_owned();
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "no address in {banner}");
+    };
+    Demo { child, url, banner, _dir: dir }
+}
+
+fn key_of(banner: &str, user: &str) -> String {
+    banner
+        .lines()
+        .find_map(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            (cols.first() == Some(&user) && cols.len() == 3).then(|| cols[2].to_owned())
+        })
+        .unwrap_or_else(|| panic!("no key for {user} in {banner}"))
+}
+
+/// One JSON-RPC request over streamable HTTP; the answer may come as JSON or as SSE.
+async fn rpc(
+    client: &reqwest::Client,
+    url: &str,
+    key: Option<&str>,
+    session: Option<&str>,
+    body: Value,
+) -> (u16, Option<String>, Value) {
+    let mut req = client
+        .post(format!("{url}/mcp"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .json(&body);
+    if let Some(key) = key {
+        req = req.bearer_auth(key);
+    }
+    if let Some(session) = session {
+        req = req.header("mcp-session-id", session);
+    }
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    let session = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let text = resp.text().await.unwrap();
+    let value = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|v| v.get("id").is_some())
+        .or_else(|| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null);
+    (status, session, value)
+}
+
+async fn open_session(client: &reqwest::Client, url: &str, key: Option<&str>) -> String {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    let (status, session, value) = rpc(client, url, key, None, init).await;
+    assert_eq!(status, 200, "{value}");
+    let session = session.expect("a session id");
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let _ = rpc(client, url, key, Some(&session), note).await;
+    session
+}
+
+async fn execute(
+    client: &reqwest::Client,
+    url: &str,
+    key: Option<&str>,
+    session: &str,
+    tool: &str,
+    params: Value,
+) -> Value {
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "execute_tool", "arguments": {"tool_name": tool, "parameters": params}}});
+    let (status, _, value) = rpc(client, url, key, Some(session), call).await;
+    assert_eq!(status, 200, "{value}");
+    value["result"]["structuredContent"].clone()
+}
+
+#[tokio::test]
+async fn demo_keys_work_and_fitness_gets_its_token_from_the_server() {
+    let demo = start(&[]);
+    assert!(demo.banner.contains("\"mcpServers\""), "{}", demo.banner);
+    let client = reqwest::Client::new();
+    let alice = key_of(&demo.banner, "alice");
+    let session = open_session(&client, &demo.url, Some(&alice)).await;
+    let env = execute(
+        &client,
+        &demo.url,
+        Some(&alice),
+        &session,
+        "query_body_data",
+        json!({"op": "list_measurements"}),
+    )
+    .await;
+    assert_eq!(env["success"], true, "{env}");
+    assert!(
+        !env["result"]["payload"]["measurements"].as_array().unwrap().is_empty(),
+        "alice's demo data: {env}"
+    );
+    let env = execute(&client, &demo.url, Some(&alice), &session, "query_travel_order", json!({})).await;
+    assert_eq!(env["success"], true, "{env}");
+    assert!(env["result"]["page"]["total"].as_u64().unwrap() > 0, "alice's demo orders: {env}");
+
+    // No key, or a bad key: 401.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    assert_eq!(rpc(&client, &demo.url, None, None, init.clone()).await.0, 401);
+    assert_eq!(rpc(&client, &demo.url, Some("tg_bad"), None, init).await.0, 401);
+}
+
+#[tokio::test]
+async fn anonymous_access_is_opt_in_and_low() {
+    let demo = start(&["--allow-anonymous", "guest"]);
+    let client = reqwest::Client::new();
+    let session = open_session(&client, &demo.url, None).await;
+    let env = execute(&client, &demo.url, None, &session, "query_travel_order", json!({})).await;
+    assert_eq!(env["error"]["code"], "PERMISSION_DENIED", "{env}");
+    let env = execute(&client, &demo.url, None, &session, "query_weather", json!({"city": "Oslo"})).await;
+    assert_eq!(env["success"], true, "{env}");
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"});
+    assert_eq!(
+        rpc(&client, &demo.url, Some("tg_bad"), None, ping).await.0,
+        401,
+        "a bad key is refused even so"
+    );
+}
