@@ -2,7 +2,9 @@
 //!
 //! - `cargo xtask codegen [--check]`: write (or check) the generated schemas and docs.
 //! - `cargo xtask layers`: check that crate dependencies only point down the layers.
+//! - `cargo xtask bench mcp`: toolgate against FastMCP over streamable HTTP (writes docs/bench-mcp.md).
 
+mod bench;
 mod codegen;
 mod layers;
 
@@ -21,7 +23,10 @@ fn main() -> Result<()> {
             eprintln!("layers: every dependency points down");
             Ok(())
         }
-        _ => bail!("usage: cargo xtask codegen [--check] | cargo xtask layers"),
+        ["bench", rest @ ..] => bench::run(rest),
+        _ => bail!(
+            "usage: cargo xtask codegen [--check] | cargo xtask layers | cargo xtask bench mcp [options]"
+        ),
     }
 }
 
