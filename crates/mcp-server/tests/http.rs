@@ -8,9 +8,12 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use common::{PROTOCOL, SseReader, TestServer, initialize};
-use mcp_server::{Exposure, HttpConfig, SessionMode};
+use std::sync::Arc;
+
+use mcp_server::{CredentialHook, Exposure, HttpConfig, SessionMode};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{Value, json};
+use tool_core::Caller;
 
 fn names(tools: &Value) -> Vec<String> {
     let mut names: Vec<String> =
@@ -766,5 +769,56 @@ async fn stateless_mode_answers_plain_json_without_sessions() {
         .await
         .unwrap();
     assert_eq!(delete.status(), 405);
+    server.stop().await;
+}
+
+/// Gives every caller a backend token, as a deployment would for pass-through.
+#[derive(Debug)]
+struct BackendTokens;
+
+#[tool_core::async_trait]
+impl CredentialHook for BackendTokens {
+    async fn credentials(&self, caller: Caller) -> Caller {
+        let token = format!("backend-token-of-{}", caller.user_id);
+        caller.with_token(token)
+    }
+}
+
+#[tokio::test]
+async fn the_credential_hook_gives_tools_a_pass_through_token() {
+    let server = TestServer::start_with(Exposure::Direct, HttpConfig::default(), |state| {
+        state.with_credentials(Arc::new(BackendTokens))
+    })
+    .await;
+    let (session, _) = server.open_session(&server.member).await;
+    let logged =
+        server.call(&server.member, &session, "log_meal", json!({"food": "pear", "calories": 60})).await;
+    assert_eq!(logged["structuredContent"]["result"]["has_token"], true);
+    assert!(!logged.to_string().contains("backend-token-of-"), "the token is not echoed");
+    server.stop().await;
+
+    let plain = TestServer::start(Exposure::Direct, HttpConfig::default()).await;
+    let (session, _) = plain.open_session(&plain.member).await;
+    let logged =
+        plain.call(&plain.member, &session, "log_meal", json!({"food": "pear", "calories": 60})).await;
+    assert_eq!(
+        logged["structuredContent"]["result"]["has_token"], false,
+        "the API key is never passed on as a token"
+    );
+    plain.stop().await;
+}
+
+#[tokio::test]
+async fn anonymous_access_is_opt_in_and_bad_keys_stay_refused() {
+    let config = HttpConfig { anonymous: Some(Caller::new("anon", "guest")), ..HttpConfig::default() };
+    let server = TestServer::start(Exposure::Meta, config).await;
+    let me = server.get(None, "/api/whoami").await;
+    assert_eq!(me.status, 200, "{}", me.text);
+    assert_eq!(me.json()["user_id"], "anon");
+    assert_eq!(me.json()["role"], "guest");
+    assert_eq!(server.get(None, "/trace").await.status, 403, "an anonymous guest may not read the trace");
+    assert_eq!(server.get(Some("tg_wrong"), "/api/whoami").await.status, 401, "a bad key is still refused");
+    let tools = server.get(None, "/api/tools").await.json();
+    assert_eq!(names(&tools), ["query_weather"]);
     server.stop().await;
 }

@@ -152,7 +152,9 @@ pub fn demo() -> Demo {
         .with_effect(Effect::Write { idempotent: true }),
         |ctx, params| {
             Box::pin(async move {
-                Ok(ToolOutput::json(json!({"logged": true, "user": ctx.caller.user_id, "meal": params})))
+                // Whether a pass-through token reached the tool (never its value).
+                let has_token = ctx.caller.token.is_some();
+                Ok(ToolOutput::json(json!({"logged": true, "user": ctx.caller.user_id, "has_token": has_token, "meal": params})))
             })
         },
     );

@@ -35,6 +35,15 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start(exposure: Exposure, config: HttpConfig) -> Self {
+        Self::start_with(exposure, config, |state| state).await
+    }
+
+    /// Start with a last say on the state (e.g. a credential hook).
+    pub async fn start_with(
+        exposure: Exposure,
+        config: HttpConfig,
+        adjust: impl FnOnce(HttpState) -> HttpState,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite:{}", dir.path().join("keys.db").display());
         let keys = KeyStore::connect(&url).await.unwrap();
@@ -43,8 +52,9 @@ impl TestServer {
         let member = keys.create("mia", "member").await.unwrap().key.expose().to_owned();
         let guest = keys.create("gus", "guest").await.unwrap().key.expose().to_owned();
         let demo = demo::demo();
-        let state =
-            HttpState::new(demo.gateway.clone(), keys.clone()).with_exposure(exposure).with_config(config);
+        let state = adjust(
+            HttpState::new(demo.gateway.clone(), keys.clone()).with_exposure(exposure).with_config(config),
+        );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let (stop, stopped) = oneshot::channel::<()>();
