@@ -100,6 +100,10 @@ impl Store {
             let pool = SqlitePoolOptions::new()
                 .max_connections(max_connections.max(1))
                 .acquire_timeout(Duration::from_secs(10))
+                // A broken connection surfaces as a transient error on use
+                // (UNAVAILABLE, retried for idempotent tools) instead of
+                // costing a ping on every acquire.
+                .test_before_acquire(false)
                 .connect_with(options)
                 .await?;
             Store { backend: Backend::Sqlite(pool) }
@@ -108,6 +112,7 @@ impl Store {
             let pool = PgPoolOptions::new()
                 .max_connections(max_connections.max(1))
                 .acquire_timeout(Duration::from_secs(10))
+                .test_before_acquire(false)
                 .connect_with(options)
                 .await?;
             Store { backend: Backend::Postgres(pool) }
@@ -176,5 +181,32 @@ impl BeginWrite for PgPool {
         &self,
     ) -> impl Future<Output = sqlx::Result<sqlx::Transaction<'static, sqlx::Postgres>>> + Send {
         self.begin()
+    }
+}
+
+/// [`BeginWrite`] on one connection, for a write followed by its read-back
+/// on the same connection (one pool acquire instead of two).
+pub(crate) trait BeginWriteOn {
+    type Db: sqlx::Database;
+    fn begin_write_on(
+        &mut self,
+    ) -> impl Future<Output = sqlx::Result<sqlx::Transaction<'_, Self::Db>>> + Send;
+}
+
+impl BeginWriteOn for sqlx::SqliteConnection {
+    type Db = sqlx::Sqlite;
+    fn begin_write_on(
+        &mut self,
+    ) -> impl Future<Output = sqlx::Result<sqlx::Transaction<'_, sqlx::Sqlite>>> + Send {
+        sqlx::Connection::begin_with(self, "BEGIN IMMEDIATE")
+    }
+}
+
+impl BeginWriteOn for sqlx::PgConnection {
+    type Db = sqlx::Postgres;
+    fn begin_write_on(
+        &mut self,
+    ) -> impl Future<Output = sqlx::Result<sqlx::Transaction<'_, sqlx::Postgres>>> + Send {
+        sqlx::Connection::begin(self)
     }
 }

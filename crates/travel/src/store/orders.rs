@@ -4,7 +4,9 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::{Value, json};
 
-use super::{BeginWrite, Store, dispatch};
+use std::future::Future;
+
+use super::{BeginWrite, BeginWriteOn, Store, dispatch};
 use crate::error::{Result, StoreError};
 use crate::model::OrderStatus;
 
@@ -87,8 +89,13 @@ pub struct NewOrder {
 /// What a submit did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SubmitOutcome {
-    /// A new order was committed; this is the row as it was meant to be written.
-    Created(OrderRow),
+    /// A new order was committed.
+    Created {
+        /// The row as it was meant to be written.
+        written: OrderRow,
+        /// The row as read back after the commit (`None`: it was not there).
+        stored: Option<Box<OrderRow>>,
+    },
     /// An identical active order existed; this is that order, as stored.
     Duplicate(OrderRow),
 }
@@ -142,6 +149,77 @@ const MOVE_TO_SUBMITTED: &str = "UPDATE travel_orders \
      SET status = 'SUBMITTED', approval_id = $1, process_instance_id = $2, updated_at = $3 \
      WHERE id = $4 AND status = 'DRAFT'";
 
+/// PostgreSQL does both steps in one round trip: the approval insert in a
+/// data-modifying CTE, the move to SUBMITTED in the main statement.
+const APPROVE_AND_SUBMIT_PG: &str = "WITH a AS (INSERT INTO travel_approvals \
+     (order_id, user_id, process_instance_id, status, created_at, updated_at) \
+     VALUES ($1, $2, $3, 'PENDING', $4, $4) RETURNING id) \
+     UPDATE travel_orders o SET status = 'SUBMITTED', approval_id = a.id, process_instance_id = $3, updated_at = $4 \
+     FROM a WHERE o.id = $1 AND o.status = 'DRAFT' RETURNING a.id";
+
+macro_rules! order_by_id {
+    () => {
+        concat!(order_select!(), "WHERE o.id = $1 AND o.user_id = $2")
+    };
+}
+
+/// Inside the submit transaction, after the DRAFT order is written: create
+/// its PENDING approval and move the order to SUBMITTED with the approval id.
+/// `Some(approval_id)`, or `None` when the order was no longer DRAFT.
+pub(crate) trait ApproveAndSubmit {
+    fn approve_and_submit<'c>(
+        &'c mut self,
+        order_id: i64,
+        user_id: &'c str,
+        process_instance_id: &'c str,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = sqlx::Result<Option<i64>>> + Send + 'c;
+}
+
+impl ApproveAndSubmit for sqlx::SqliteConnection {
+    async fn approve_and_submit<'c>(
+        &'c mut self,
+        order_id: i64,
+        user_id: &'c str,
+        process_instance_id: &'c str,
+        now: DateTime<Utc>,
+    ) -> sqlx::Result<Option<i64>> {
+        let approval_id: i64 = sqlx::query_scalar(INSERT_APPROVAL)
+            .bind(order_id)
+            .bind(user_id)
+            .bind(process_instance_id)
+            .bind(now)
+            .fetch_one(&mut *self)
+            .await?;
+        let moved = sqlx::query(MOVE_TO_SUBMITTED)
+            .bind(approval_id)
+            .bind(process_instance_id)
+            .bind(now)
+            .bind(order_id)
+            .execute(&mut *self)
+            .await?
+            .rows_affected();
+        Ok((moved == 1).then_some(approval_id))
+    }
+}
+
+impl ApproveAndSubmit for sqlx::PgConnection {
+    fn approve_and_submit<'c>(
+        &'c mut self,
+        order_id: i64,
+        user_id: &'c str,
+        process_instance_id: &'c str,
+        now: DateTime<Utc>,
+    ) -> impl Future<Output = sqlx::Result<Option<i64>>> + Send + 'c {
+        sqlx::query_scalar(APPROVE_AND_SUBMIT_PG)
+            .bind(order_id)
+            .bind(user_id)
+            .bind(process_instance_id)
+            .bind(now)
+            .fetch_optional(self)
+    }
+}
+
 impl Store {
     /// Create the order (DRAFT), its approval (PENDING) and move the order to
     /// SUBMITTED, in one transaction. Idempotent by the partial unique index
@@ -153,8 +231,11 @@ impl Store {
         // our insert and our select; then the insert is simply tried again.
         for _ in 0..3 {
             let now = Utc::now();
-            let created: Option<(i64, i64, String)> = dispatch!(self, |pool| {
-                let mut tx = pool.begin_write().await?;
+            let done: Option<(OrderRow, Option<Box<OrderRow>>)> = dispatch!(self, |pool| {
+                // One connection for the transaction and, after the commit,
+                // the read-back: a fresh query that sees what was stored.
+                let mut conn = pool.acquire().await?;
+                let mut tx = conn.begin_write_on().await?;
                 let id: Option<i64> = sqlx::query_scalar(INSERT_ORDER)
                     .bind(&new.user_id)
                     .bind(&new.fingerprint)
@@ -173,49 +254,42 @@ impl Store {
                     }
                     Some(id) => {
                         let process_instance_id = format!("PI-{}", uuid::Uuid::new_v4().simple());
-                        let approval_id: i64 = sqlx::query_scalar(INSERT_APPROVAL)
-                            .bind(id)
-                            .bind(&new.user_id)
-                            .bind(&process_instance_id)
-                            .bind(now)
-                            .fetch_one(&mut *tx)
-                            .await?;
-                        let moved = sqlx::query(MOVE_TO_SUBMITTED)
-                            .bind(approval_id)
-                            .bind(&process_instance_id)
-                            .bind(now)
-                            .bind(id)
-                            .execute(&mut *tx)
-                            .await?
-                            .rows_affected();
-                        if moved != 1 {
+                        let approval_id =
+                            (*tx).approve_and_submit(id, &new.user_id, &process_instance_id, now).await?;
+                        let Some(approval_id) = approval_id else {
                             tx.rollback().await?;
                             return Err(StoreError::Inconsistent(
                                 "the new order left DRAFT before it was submitted",
                             ));
-                        }
+                        };
                         tx.commit().await?;
-                        Some((id, approval_id, process_instance_id))
+                        let stored = sqlx::query_as::<_, OrderRow>(order_by_id!())
+                            .bind(id)
+                            .bind(&new.user_id)
+                            .fetch_optional(&mut *conn)
+                            .await?;
+                        let written = OrderRow {
+                            id,
+                            user_id: new.user_id.clone(),
+                            fingerprint: new.fingerprint.clone(),
+                            destination: new.destination.clone(),
+                            departure_city: new.departure_city.clone(),
+                            departure_date: new.departure_date,
+                            return_date: new.return_date,
+                            purpose: new.purpose.clone(),
+                            status: OrderStatus::Submitted.as_str().to_string(),
+                            approval_id: Some(approval_id),
+                            process_instance_id: Some(process_instance_id),
+                            approval_status: Some("PENDING".to_string()),
+                            created_at: now,
+                            updated_at: now,
+                        };
+                        Some((written, stored.map(Box::new)))
                     }
                 }
             });
-            if let Some((id, approval_id, process_instance_id)) = created {
-                return Ok(SubmitOutcome::Created(OrderRow {
-                    id,
-                    user_id: new.user_id.clone(),
-                    fingerprint: new.fingerprint.clone(),
-                    destination: new.destination.clone(),
-                    departure_city: new.departure_city.clone(),
-                    departure_date: new.departure_date,
-                    return_date: new.return_date,
-                    purpose: new.purpose.clone(),
-                    status: OrderStatus::Submitted.as_str().to_string(),
-                    approval_id: Some(approval_id),
-                    process_instance_id: Some(process_instance_id),
-                    approval_status: Some("PENDING".to_string()),
-                    created_at: now,
-                    updated_at: now,
-                }));
+            if let Some((written, stored)) = done {
+                return Ok(SubmitOutcome::Created { written, stored });
             }
             if let Some(existing) = self.active_order_by_fingerprint(&new.user_id, &new.fingerprint).await? {
                 return Ok(SubmitOutcome::Duplicate(existing));
@@ -243,7 +317,7 @@ impl Store {
 
     /// One order of this user (another user's order is `None`).
     pub async fn get_order(&self, user_id: &str, order_id: i64) -> Result<Option<OrderRow>> {
-        const SQL: &str = concat!(order_select!(), "WHERE o.id = $1 AND o.user_id = $2");
+        const SQL: &str = order_by_id!();
         let row = dispatch!(self, |pool| {
             sqlx::query_as::<_, OrderRow>(SQL).bind(order_id).bind(user_id).fetch_optional(pool).await?
         });

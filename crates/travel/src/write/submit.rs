@@ -168,13 +168,8 @@ pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResul
                 existing: order,
             }))
         }
-        SubmitOutcome::Created(written) => {
-            // Verify in a fresh query, not in the transaction that wrote it.
-            let stored = shared
-                .store
-                .get_order(user, written.id)
-                .await
-                .map_err(|e| e.to_tool_error("reading back the submitted order"))?;
+        SubmitOutcome::Created { written, stored } => {
+            // `stored` was read after the commit, in a fresh query.
             let Some(stored) = stored else {
                 return Err(verify_failed("the travel order", json!({"order_id": written.id}), Vec::new()));
             };
