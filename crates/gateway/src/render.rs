@@ -8,9 +8,16 @@ use tool_core::Envelope;
 use crate::Gateway;
 
 /// The compiled result templates, one per tool that has one.
-#[derive(Default)]
 pub(crate) struct Templates {
     env: Environment<'static>,
+}
+
+impl Default for Templates {
+    fn default() -> Self {
+        // `Environment::new()` has the builtin filters and tests (`length`,
+        // `join`, `default`, ...); `Environment::default()` is empty.
+        Self { env: Environment::new() }
+    }
 }
 
 impl Templates {

@@ -64,7 +64,7 @@ async fn success_has_result_metadata_and_rendered_text() {
     assert_eq!(env.metadata.tool, "search_flights");
     assert_eq!(env.metadata.attempts, 1);
     assert!(env.error.is_none());
-    assert_eq!(gw.render_result(&env), "2 flights from PAR to OSL.");
+    assert_eq!(gw.render_result(&env), "2 flights from PAR to OSL (AF1, SK2).");
 }
 
 #[tokio::test]

@@ -43,7 +43,7 @@ pub fn search_flights() -> ToolSpec {
     .with_domain("travel")
     .with_tags(["flights", "search"])
     .with_role("member")
-    .with_result_template("{{ result.count }} flights from {{ result.from }} to {{ result.to }}.")
+    .with_result_template("{{ result.count }} flights from {{ result.from }} to {{ result.to }}{% if result.legs | length > 1 %} ({{ result.legs | join(\", \") }}){% endif %}.")
 }
 
 pub fn gateway_with(extra: Vec<Arc<dyn Tool>>) -> Gateway {
@@ -55,7 +55,9 @@ pub fn gateway_builder(extra: Vec<Arc<dyn Tool>>) -> gateway::GatewayBuilder {
     let write_calls = Arc::new(AtomicU32::new(0));
     let mut tools = vec![
         tool(search_flights(), |_ctx, p| async move {
-            Ok(ToolOutput::json(json!({"from": p["from"], "to": p["to"], "count": 2})))
+            Ok(ToolOutput::json(
+                json!({"from": p["from"], "to": p["to"], "count": 2, "legs": ["AF1", "SK2"]}),
+            ))
         }),
         tool(
             ToolSpec::new(
