@@ -88,7 +88,8 @@ fn discovery_commands() {
     let db = dir.path().join("t.db");
     let (code, out, _) = toolgate(&db, &["tools", "--filter", "nutrition"]);
     assert_eq!(code, 0);
-    assert_eq!(out.lines().count(), 2, "{out}");
+    let names: Vec<&str> = out.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(names, ["query_nutrition", "run_daily_nutrition_review", "update_nutrition"], "{out}");
     let (code, out, _) = toolgate(&db, &["tools", "--role", "guest"]);
     assert_eq!(code, 0);
     assert!(out.starts_with("query_weather"), "{out}");
