@@ -9,6 +9,7 @@
 use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
 
+use gateway::schema_gen::export;
 use gateway::{CallOptions, Filter, Gateway};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult,
@@ -143,7 +144,7 @@ impl McpServer {
     /// The server instructions for this caller: the gateway's catalog, which
     /// is written for the meta-tools; in direct and scoped modes a note first
     /// says how its rules map onto tools that are called directly.
-    fn instructions(&self, caller: &Caller) -> String {
+    pub fn instructions(&self, caller: &Caller) -> String {
         let catalog = self.inner.gateway.catalog(caller);
         if self.inner.exposure.is_direct() { format!("{DIRECT_NOTE}\n\n{catalog}") } else { catalog }
     }
@@ -166,6 +167,7 @@ impl McpServer {
         // Dropping this future (on cancellation) drops the tool's future with it.
         let call = async {
             if direct {
+                let args = unwrap_args(gateway, name, args);
                 gateway.execute(&ctx, name, args, &CallOptions::default()).await
             } else {
                 gateway.call_meta(&ctx, name, args).await
@@ -250,8 +252,20 @@ fn clip(text: &str) -> String {
 
 /// A tool spec as an MCP tool: schema, annotations from the effect, the
 /// envelope as output schema.
+///
+/// A schema whose root is a union (a route table's `oneOf` per operation) is
+/// published wrapped under one `request` property, as the Anthropic export
+/// does: clients that forward MCP schemas to model APIs (which refuse a root
+/// union) can then use the tool; [`unwrap_args`] undoes it on the way in.
 pub(crate) fn mcp_tool(spec: &ToolSpec) -> Option<Tool> {
-    let Value::Object(schema) = &spec.input_schema else {
+    let wrapped;
+    let published = if export::needs_wrapper(&spec.input_schema) {
+        wrapped = export::anthropic(spec)["input_schema"].take();
+        &wrapped
+    } else {
+        &spec.input_schema
+    };
+    let Value::Object(schema) = published else {
         return None;
     };
     let annotations = ToolAnnotations::new()
@@ -267,6 +281,22 @@ pub(crate) fn mcp_tool(spec: &ToolSpec) -> Option<Tool> {
         .with_raw_output_schema(ENVELOPE_SCHEMA.clone())
         .with_annotations(annotations),
     )
+}
+
+/// The JSON object `tools/list` carries for a tool, exactly as this server
+/// sends it (for measuring what a model reads, e.g. the token budget).
+pub fn tool_listing(spec: &ToolSpec) -> Value {
+    mcp_tool(spec).and_then(|tool| serde_json::to_value(tool).ok()).unwrap_or(Value::Null)
+}
+
+/// Arguments for a tool whose schema [`mcp_tool`] published wrapped:
+/// `{"request": {...}}` becomes `{...}`; anything else is passed as is
+/// (a client may also send the unwrapped form).
+fn unwrap_args(gateway: &gateway::Gateway, name: &str, args: Value) -> Value {
+    match gateway.spec(name) {
+        Some(spec) if export::needs_wrapper(&spec.input_schema) => export::unwrap(args),
+        _ => args,
+    }
 }
 
 /// Methods whose params rmcp could not read: it hands them over as custom

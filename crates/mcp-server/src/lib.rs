@@ -86,7 +86,7 @@ mod stdio;
 
 pub use error::{Error, Result};
 pub use exposure::{Exposure, ParseExposureError};
-pub use handler::{CATALOG_PROMPT, GUIDE_PROMPT_PREFIX, McpServer};
+pub use handler::{CATALOG_PROMPT, GUIDE_PROMPT_PREFIX, McpServer, tool_listing};
 pub use http::{CredentialHook, DEFAULT_LISTEN, HttpConfig, HttpState, SessionMode, http_router, serve_http};
 pub use keys::{CreatedKey, KEY_PREFIX, KeyInfo, KeyStore, MIGRATIONS_TABLE, VerifiedKey};
 pub use stdio::{serve_io, serve_stdio};

@@ -8,8 +8,9 @@ use std::fmt::Write as _;
 
 use anyhow::{Result, anyhow};
 use gateway::{Filter, Gateway};
+use mcp_server::{Exposure, McpServer};
 use serde_json::{Value, json};
-use tool_core::{Caller, Envelope, ToolSpec};
+use tool_core::{Caller, ToolSpec};
 
 /// One exposure mode's first-call context.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,12 +35,9 @@ pub struct Report {
 /// The name of the tokenizer the figures use.
 pub const TOKENIZER: &str = "o200k_base (tiktoken-rs)";
 
-/// What `tools/list` carries for one tool: the MCP tool object with the
-/// envelope as its output schema, as the server sends it.
+/// What `tools/list` carries for one tool, exactly as the server sends it.
 fn listed(spec: &ToolSpec) -> Value {
-    let mut tool = schema_gen::export::mcp(spec);
-    tool["outputSchema"] = Envelope::json_schema();
-    tool
+    mcp_server::tool_listing(spec)
 }
 
 fn first_call_context(instructions: &str, tools: &[ToolSpec]) -> String {
@@ -54,18 +52,20 @@ pub fn report(gateway: &Gateway) -> Result<Report> {
     let caller = Caller::new("budget", gateway.policy().hierarchy().highest());
     let mut rows = Vec::new();
 
-    let meta = first_call_context(&gateway.catalog(&caller), &gateway.meta_specs());
+    let server = |exposure: Exposure| McpServer::new(gateway.clone(), exposure);
+    let meta = first_call_context(&server(Exposure::Meta).instructions(&caller), &gateway.meta_specs());
     rows.push(Row { mode: "meta".into(), tools: 3, bytes: meta.len(), tokens: count(&meta) });
 
     let all = gateway.discover(&caller, &Filter::default());
-    let direct = first_call_context(&gateway.catalog(&caller), &all);
+    let direct = first_call_context(&server(Exposure::Direct).instructions(&caller), &all);
     rows.push(Row { mode: "direct".into(), tools: all.len(), bytes: direct.len(), tokens: count(&direct) });
 
     let domains: BTreeSet<String> = all.iter().map(|s| s.domain.clone()).collect();
     for domain in domains {
         let scoped = caller.clone().with_domains([domain.clone()]);
         let tools = gateway.discover(&scoped, &Filter::default());
-        let text = first_call_context(&gateway.catalog(&scoped), &tools);
+        let instructions = server(Exposure::Scoped(vec![domain.clone()])).instructions(&scoped);
+        let text = first_call_context(&instructions, &tools);
         rows.push(Row {
             mode: format!("scoped:{domain}"),
             tools: tools.len(),

@@ -164,3 +164,28 @@ async fn anonymous_access_is_opt_in_and_low() {
         "a bad key is refused even so"
     );
 }
+
+#[tokio::test]
+async fn direct_mode_publishes_route_tables_without_a_root_union() {
+    let demo = start(&["--expose", "direct"]);
+    let client = reqwest::Client::new();
+    let alice = key_of(&demo.banner, "alice");
+    let session = open_session(&client, &demo.url, Some(&alice)).await;
+    let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+    let (_, _, value) = rpc(&client, &demo.url, Some(&alice), Some(&session), list).await;
+    let tools = value["result"]["tools"].as_array().expect("tools");
+    let nutrition = tools.iter().find(|t| t["name"] == "query_nutrition").expect("query_nutrition is listed");
+    let schema = &nutrition["inputSchema"];
+    for union in ["oneOf", "anyOf", "allOf"] {
+        assert!(schema.get(union).is_none(), "root {union} in {schema}");
+    }
+    assert_eq!(schema["required"], json!(["request"]), "{schema}");
+    for args in [
+        json!({"request": {"op": "day_summary", "date": "2026-07-15"}}),
+        json!({"op": "day_summary", "date": "2026-07-15"}),
+    ] {
+        let call = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "query_nutrition", "arguments": args}});
+        let (_, _, value) = rpc(&client, &demo.url, Some(&alice), Some(&session), call).await;
+        assert_eq!(value["result"]["structuredContent"]["success"], true, "{value}");
+    }
+}
