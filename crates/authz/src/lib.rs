@@ -200,8 +200,11 @@ impl Policy {
 
     /// A policy from configuration; every role it names must exist.
     pub fn from_config(config: AuthzConfig) -> Result<Self> {
-        let hierarchy =
-            if config.roles.is_empty() { RoleHierarchy::default() } else { RoleHierarchy::new(config.roles)? };
+        let hierarchy = if config.roles.is_empty() {
+            RoleHierarchy::default()
+        } else {
+            RoleHierarchy::new(config.roles)?
+        };
         for (tool, role) in &config.overrides {
             if hierarchy.rank(role).is_none() {
                 return Err(Error::UnknownRole {
