@@ -421,3 +421,14 @@ async fn cancelling_bookings_follows_the_same_rules() {
         assert_eq!(json(&cancelled)["page"]["total"], 2, "{b:?}");
     }
 }
+
+#[tokio::test]
+async fn an_in_memory_database_works_for_embedding_and_tests() {
+    let store = travel::connect("sqlite::memory:").await.unwrap();
+    let tools = Tools::new(store, TravelConfig::default());
+    let u = user("mem");
+    let out = tools.ok(&u, "submit_travel_approval", trip("Hangzhou", 4, 5, "in memory")).await;
+    let id = json(&out)["order_id"].as_i64().unwrap();
+    let shown = tools.ok(&u, "query_travel_order", json!({"order_id": id})).await;
+    assert_eq!(json(&shown)["order"]["status"], "SUBMITTED");
+}

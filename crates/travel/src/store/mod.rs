@@ -97,8 +97,13 @@ impl Store {
                 .synchronous(SqliteSynchronous::Normal)
                 .foreign_keys(true)
                 .busy_timeout(Duration::from_secs(10));
+            // An in-memory database lives in one connection: keep exactly one, forever.
+            let memory = url.contains(":memory:") || url.contains("mode=memory");
             let pool = SqlitePoolOptions::new()
-                .max_connections(max_connections.max(1))
+                .max_connections(if memory { 1 } else { max_connections.max(1) })
+                .min_connections(u32::from(memory))
+                .idle_timeout((!memory).then_some(Duration::from_secs(600)))
+                .max_lifetime((!memory).then_some(Duration::from_secs(1800)))
                 .acquire_timeout(Duration::from_secs(10))
                 // A broken connection surfaces as a transient error on use
                 // (UNAVAILABLE, retried for idempotent tools) instead of
