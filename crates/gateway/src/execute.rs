@@ -229,7 +229,7 @@ fn check_params(entry: &Entry, params: &Value) -> Result<(), ToolError> {
             })
             .collect();
         if !injected.is_empty() {
-            return Err(ToolError::invalid_params(injected));
+            return Err(ToolError::invalid_params(hide_secrets(injected)));
         }
     }
     let mut errors = entry.validator.validate(params).err().unwrap_or_default();
@@ -243,7 +243,28 @@ fn check_params(entry: &Entry, params: &Value) -> Result<(), ToolError> {
         .filter(|e| !errors.iter().any(|s| s.pointer == e.pointer))
         .collect();
     errors.extend(extra);
-    if errors.is_empty() { Ok(()) } else { Err(ToolError::invalid_params(errors)) }
+    if errors.is_empty() { Ok(()) } else { Err(ToolError::invalid_params(hide_secrets(errors))) }
+}
+
+/// An error about a secret-looking field (`api_key`, `token`, ...) never
+/// repeats the value: not in `actual`, not in the message (which may quote it).
+fn hide_secrets(errors: Vec<FieldError>) -> Vec<FieldError> {
+    errors
+        .into_iter()
+        .map(|mut e| {
+            let secret = e.pointer.split('/').any(crate::trace::is_secret)
+                || e.message.split('`').skip(1).step_by(2).any(crate::trace::is_secret);
+            if secret && !matches!(e.actual, Value::Null) {
+                let field = e.pointer.rsplit('/').next().unwrap_or_default().to_owned();
+                e.actual = Value::String("[redacted]".into());
+                e.message = format!(
+                    "`{field}` is not valid (expected {}); its value is not repeated here",
+                    e.expected
+                );
+            }
+            e
+        })
+        .collect()
 }
 
 /// Run under the timeout, retrying transient failures of retry-safe tools.

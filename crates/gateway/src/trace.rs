@@ -50,7 +50,7 @@ impl TraceEvent {
 }
 
 /// Whether a parameter name holds a secret.
-fn is_secret(key: &str) -> bool {
+pub(crate) fn is_secret(key: &str) -> bool {
     let k: String =
         key.chars().filter(|c| c.is_ascii_alphanumeric()).flat_map(|c| c.to_lowercase()).collect();
     ["key", "token", "secret", "password", "passwd", "credential", "authorization", "cookie"]

@@ -382,3 +382,18 @@ async fn cross_field_checks_join_the_schema_errors_in_one_answer() {
         errors.as_array().unwrap().iter().map(|e| e["pointer"].as_str().unwrap()).collect();
     assert_eq!(pointers, ["/city", "/back"]);
 }
+
+#[tokio::test]
+async fn invalid_params_never_repeat_a_secret() {
+    let gw = gateway_with(vec![]);
+    for params in [
+        json!({"provider": "acme", "api_key": 12345678}),
+        json!({"provider": "acme", "apikey": "sk-live-zzz", "api_key": "x"}),
+        json!({"provider": "acme", "api_key": "sk-live-zzz", "token": "sk-live-zzz"}),
+    ] {
+        let env = gw.execute(&ctx("guest"), "save_secret", params.clone(), &CallOptions::default()).await;
+        assert_eq!(codes(&env), Some(ErrorCode::InvalidParams), "{params}");
+        let text = env.to_value().to_string();
+        assert!(!text.contains("sk-live-zzz") && !text.contains("12345678"), "{text}");
+    }
+}
