@@ -38,6 +38,8 @@ mod response;
 
 pub use encode::{encode_component, fill_path};
 pub use executor::{HttpExecutor, HttpOptions, Prepared};
+/// The URL type of [`Prepared::url`] and [`HttpExecutor::base_url`].
+pub use reqwest::Url;
 
 /// Why an executor or its tools could not be built.
 #[derive(Debug, thiserror::Error)]
