@@ -60,7 +60,7 @@ pub(crate) fn summarize(errors: &[FieldError]) -> String {
         .iter()
         .map(|e| {
             let at = if e.pointer.is_empty() { "(root)" } else { &e.pointer };
-            format!("{at}: {}", e.message)
+            format!("{at}: {}", e.message.trim_end_matches('.'))
         })
         .collect();
     format!("{head}: {}. Fix all of them and call again.", parts.join("; "))
