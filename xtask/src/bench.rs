@@ -782,6 +782,10 @@ async fn bench_mcp(options: Options) -> Result<()> {
 
     let versions = Versions {
         toolgate: output_of(&toolgate, &["--version"]),
+        commit: output_of(
+            Path::new("git"),
+            &["-C", &root.display().to_string(), "describe", "--always", "--dirty"],
+        ),
         rustc: output_of(Path::new("rustc"), &["--version"]),
         python: output_of(&venv_python(&root), &["--version"]),
         python_packages: output_of(
@@ -831,6 +835,7 @@ async fn bench_mcp(options: Options) -> Result<()> {
 #[derive(Debug)]
 struct Versions {
     toolgate: String,
+    commit: String,
     rustc: String,
     python: String,
     python_packages: String,
@@ -881,8 +886,8 @@ impl Report<'_> {
         );
         let _ = writeln!(
             out,
-            "- toolgate: `{}` (release build), {}.",
-            self.versions.toolgate, self.versions.rustc
+            "- toolgate: `{}`, release build of `{}` (`-dirty`: with uncommitted changes in the tree), {}.",
+            self.versions.toolgate, self.versions.commit, self.versions.rustc
         );
         let _ = writeln!(out, "- FastMCP: {}; {}.", self.versions.python, self.versions.python_packages);
         let _ = writeln!(
