@@ -434,9 +434,10 @@ fn rss_kib(pid: u32) -> Result<(u64, u64)> {
 // ---------------------------------------------------------------------------
 // Load
 
-/// Why an answer does not count as a success, or `None` when it does.
-fn check_answer(content_type: &str, body: &[u8]) -> Option<String> {
-    let Ok(text) = std::str::from_utf8(body) else { return Some("the body is not UTF-8".into()) };
+/// The envelope's own `metadata.duration_ms` of a successful answer, or why
+/// the answer does not count as a success.
+fn check_answer(content_type: &str, body: &[u8]) -> Result<f64, String> {
+    let Ok(text) = std::str::from_utf8(body) else { return Err("the body is not UTF-8".into()) };
     let message: Value = if content_type.starts_with("text/event-stream") {
         let found = text
             .lines()
@@ -445,30 +446,31 @@ fn check_answer(content_type: &str, body: &[u8]) -> Option<String> {
             .find(|m| m.get("result").is_some() || m.get("error").is_some());
         match found {
             Some(m) => m,
-            None => return Some(format!("no JSON-RPC answer in the event stream: {text:.300}")),
+            None => return Err(format!("no JSON-RPC answer in the event stream: {text:.300}")),
         }
     } else {
         match serde_json::from_str(text) {
             Ok(m) => m,
-            Err(e) => return Some(format!("not JSON ({e}): {text:.300}")),
+            Err(e) => return Err(format!("not JSON ({e}): {text:.300}")),
         }
     };
     if let Some(error) = message.get("error") {
-        return Some(format!("JSON-RPC error: {error}"));
+        return Err(format!("JSON-RPC error: {error}"));
     }
     let result = &message["result"];
     if result["isError"] != json!(false) {
-        return Some(format!("isError is not false: {:.300}", result.to_string()));
+        return Err(format!("isError is not false: {:.300}", result.to_string()));
     }
     let envelope = &result["structuredContent"];
     if envelope["success"] != json!(true) || envelope["result"]["city"] != json!("Oslo") {
-        return Some(format!("not a successful envelope for Oslo: {:.300}", envelope.to_string()));
+        return Err(format!("not a successful envelope for Oslo: {:.300}", envelope.to_string()));
     }
-    None
+    Ok(envelope["metadata"]["duration_ms"].as_f64().unwrap_or(f64::NAN))
 }
 
-/// One call: its duration up to the last byte of the answer, or why it failed.
-async fn call_once(client: &reqwest::Client, endpoint: &Endpoint) -> Result<Duration, String> {
+/// One call: its duration up to the last byte of the answer and the
+/// envelope's own `duration_ms`, or why it failed.
+async fn call_once(client: &reqwest::Client, endpoint: &Endpoint) -> Result<(Duration, f64), String> {
     let body = endpoint.call_body();
     let started = Instant::now();
     let response = endpoint.request(client, body).send().await.map_err(|e| format!("request: {e}"))?;
@@ -480,10 +482,7 @@ async fn call_once(client: &reqwest::Client, endpoint: &Endpoint) -> Result<Dura
     if status != reqwest::StatusCode::OK {
         return Err(format!("HTTP {status}: {:.300}", String::from_utf8_lossy(&bytes)));
     }
-    match check_answer(&content_type, &bytes) {
-        None => Ok(elapsed),
-        Some(why) => Err(why),
-    }
+    check_answer(&content_type, &bytes).map(|inner| (elapsed, inner))
 }
 
 /// The result of one round.
@@ -495,6 +494,8 @@ struct Round {
     elapsed: Duration,
     /// Per-request durations in nanoseconds (successes only).
     samples: Vec<u64>,
+    /// The envelopes' own `duration_ms` (successes only).
+    inner_ms: Vec<f64>,
 }
 
 fn client(concurrency: usize) -> Result<reqwest::Client> {
@@ -525,9 +526,10 @@ async fn load(
             let mut round = Round::default();
             while issued.fetch_add(1, Ordering::Relaxed) < count && Instant::now() < deadline {
                 match call_once(&client, &endpoint).await {
-                    Ok(d) => {
+                    Ok((d, inner)) => {
                         round.ok += 1;
                         round.samples.push(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+                        round.inner_ms.push(inner);
                     }
                     Err(why) => {
                         round.failed += 1;
@@ -545,6 +547,7 @@ async fn load(
                 total.ok += r.ok;
                 total.failed += r.failed;
                 total.samples.extend(r.samples);
+                total.inner_ms.extend(r.inner_ms);
                 if total.first_failure.is_none() {
                     total.first_failure = r.first_failure;
                 }
@@ -570,6 +573,7 @@ struct Cell {
     failed: u64,
     first_failure: Option<String>,
     samples: Vec<u64>,
+    inner_ms: Vec<f64>,
     rss_after_kib: Vec<u64>,
 }
 
@@ -597,6 +601,13 @@ impl Cell {
         #[allow(clippy::cast_precision_loss)]
         let ms = v[rank - 1] as f64 / 1e6;
         ms
+    }
+
+    /// The median of the envelopes' own `duration_ms`.
+    fn inner_median_ms(&self) -> f64 {
+        let mut v: Vec<f64> = self.inner_ms.iter().copied().filter(|d| d.is_finite()).collect();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
     }
 }
 
@@ -772,6 +783,7 @@ async fn bench_mcp(options: Options) -> Result<()> {
                     cell.first_failure = result.first_failure;
                 }
                 cell.samples.extend(result.samples);
+                cell.inner_ms.extend(result.inner_ms);
                 cell.rss_after_kib.push(rss);
                 max_load = max_load.max(one_minute_load());
             }
@@ -905,7 +917,9 @@ impl Report<'_> {
              round is {} requests or {} s, whichever comes first, after {} uncounted warm-up calls per server. \
              Only answers with HTTP 200, `isError: false` and an envelope with `success: true` count. req/s is \
              the median of the rounds (range in brackets); p50/p99 are exact percentiles over every counted \
-             request of all rounds (time to the last byte of the answer); RSS is VmRSS of the server process \
+             request of all rounds (time to the last byte of the answer); in-tool p50 is the median of the \
+             envelope's own `metadata.duration_ms` (toolgate: the gateway pipeline from policy check to \
+             envelope; FastMCP: the tool function's body only); RSS is VmRSS of the server process \
              idle after start, and the largest after a round.\n",
             o.rounds, o.requests, o.seconds, o.warmup
         );
@@ -913,9 +927,9 @@ impl Report<'_> {
         let _ = writeln!(
             out,
             "| server | HTTP mode, exposure | conc. | counted (failed) | req/s median [min–max] | p50 ms | p99 ms | \
-             RSS idle → max MiB |"
+             in-tool p50 ms | RSS idle → max MiB |"
         );
-        let _ = writeln!(out, "|---|---|--:|--:|--:|--:|--:|--:|");
+        let _ = writeln!(out, "|---|---|--:|--:|--:|--:|--:|--:|--:|");
         for (index, server) in self.servers.iter().enumerate() {
             for &concurrency in &o.concurrency {
                 let Some(cell) = self.cells.get(&(index, concurrency)) else { continue };
@@ -925,7 +939,7 @@ impl Report<'_> {
                 let _ = writeln!(
                     out,
                     "| {bold}{}{bold} | {} | {concurrency} | {} ({}) | {bold}{:.0}{bold} [{min:.0}–{max:.0}] | {:.3} | \
-                     {:.3} | {} → {} |",
+                     {:.3} | {:.3} | {} → {} |",
                     server.variant.server(),
                     server.variant.mode(),
                     cell.ok,
@@ -933,6 +947,7 @@ impl Report<'_> {
                     cell.median_rps(),
                     cell.quantile_ms(0.50),
                     cell.quantile_ms(0.99),
+                    cell.inner_median_ms(),
                     mib(server.rss_idle_kib),
                     mib(cell.rss_after_kib.iter().copied().max().unwrap_or(0)),
                 );
