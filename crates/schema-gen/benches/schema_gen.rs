@@ -5,7 +5,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use schema_gen::{Field, FieldType, Method, Route, RouteTable, Validator};
+use schema_gen::{RouteTable, Validator};
 use serde_json::json;
 
 fn five_fields() -> (Validator, serde_json::Value) {
@@ -28,31 +28,9 @@ fn five_fields() -> (Validator, serde_json::Value) {
     (Validator::new(&schema).expect("compiles"), instance)
 }
 
-fn table(ops: usize) -> RouteTable {
-    let routes = (0..ops)
-        .map(|i| Route {
-            op: format!("get_thing_{i}"),
-            method: Method::Get,
-            path: format!("/things/{i}/{{thing_id}}/items/{{date}}"),
-            summary: format!("Items of thing kind {i} on one day"),
-            fields: vec![
-                Field::new("date", FieldType::String).format("date").describe("The day, YYYY-MM-DD"),
-                Field::new("limit", FieldType::Integer).describe("At most this many"),
-                Field::new("status", FieldType::String).required(),
-                Field::new("include_archived", FieldType::Boolean),
-                Field::new("min_score", FieldType::Number),
-            ],
-        })
-        .collect();
-    RouteTable {
-        tool: "query_things".into(),
-        description: "Read things.".into(),
-        domain: "things".into(),
-        required_role: "guest".into(),
-        tags: vec![],
-        routes,
-    }
-}
+#[path = "../tests/fixtures/big_table.rs"]
+mod big_table_fixture;
+use big_table_fixture::big_table as table;
 
 fn validation(c: &mut Criterion) {
     let (v, instance) = five_fields();

@@ -8,7 +8,7 @@ mod validate;
 
 use std::path::PathBuf;
 
-use schema_gen::{Field, FieldType, Method, Route, RouteTable};
+use schema_gen::RouteTable;
 use serde_json::Value;
 use tool_core::ToolSpec;
 
@@ -27,32 +27,9 @@ pub(crate) fn measurements() -> RouteTable {
     RouteTable::load(data("measurements.json")).unwrap()
 }
 
-/// A synthetic read table with `n` operations of five fields each.
-pub(crate) fn big_table(n: usize) -> RouteTable {
-    let routes = (0..n)
-        .map(|i| Route {
-            op: format!("get_thing_{i}"),
-            method: Method::Get,
-            path: format!("/things/{i}/{{thing_id}}/items/{{date}}"),
-            summary: format!("Items of thing kind {i} on one day"),
-            fields: vec![
-                Field::new("date", FieldType::String).format("date").describe("The day"),
-                Field::new("limit", FieldType::Integer).describe("At most this many"),
-                Field::new("status", FieldType::String).required(),
-                Field::new("include_archived", FieldType::Boolean),
-                Field::new("min_score", FieldType::Number),
-            ],
-        })
-        .collect();
-    RouteTable {
-        tool: "query_things".into(),
-        description: "Read things.".into(),
-        domain: "things".into(),
-        required_role: "guest".into(),
-        tags: vec![],
-        routes,
-    }
-}
+#[path = "../fixtures/big_table.rs"]
+mod big_table_fixture;
+pub(crate) use big_table_fixture::big_table;
 
 /// Every spec the tests generate: route tables and typed tools.
 pub(crate) fn all_specs() -> Vec<ToolSpec> {
