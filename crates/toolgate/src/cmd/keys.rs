@@ -1,0 +1,56 @@
+//! `toolgate keys`: create, list and revoke API keys (stored hashed). Needs
+//! only the key store, not the whole app.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use toolgate::Config;
+
+use super::check_role;
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum Action {
+    /// Make a key for a user and role; the key is printed once.
+    Create {
+        /// The user the key acts for.
+        #[arg(long)]
+        user: String,
+        /// The role it carries.
+        #[arg(long)]
+        role: String,
+    },
+    /// List keys (ids, users, roles; never the keys).
+    List,
+    /// Revoke a key by its id.
+    Revoke {
+        /// The key's id, from `keys list`.
+        id: String,
+    },
+}
+
+pub(crate) async fn run(action: Action, config: &Config) -> Result<ExitCode> {
+    let store = mcp_server::KeyStore::connect(&toolgate::wiring::sqlite_create(&config.database.url)).await?;
+    match action {
+        Action::Create { user, role } => {
+            let policy = authz::Policy::from_config(config.authz.clone())?;
+            check_role(policy.hierarchy(), &role, "")?;
+            let created = store.create(&user, &role).await?;
+            println!("{}\t{}", created.id, created.key.expose());
+            eprintln!("this key is shown once; it is stored only as a hash");
+        }
+        Action::List => {
+            for key in store.list().await? {
+                let state = if key.revoked_at.is_some() { "revoked" } else { "active" };
+                println!("{}\t{}\t{}\t{}\t{}", key.id, key.user_id, key.role, key.created_at, state);
+            }
+        }
+        Action::Revoke { id } => {
+            if !store.revoke(&id).await? {
+                eprintln!("no active key `{id}`");
+                return Ok(ExitCode::from(1));
+            }
+            println!("revoked {id}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

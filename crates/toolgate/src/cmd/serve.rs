@@ -1,0 +1,110 @@
+//! `toolgate serve`: MCP over streamable HTTP (or stdio) for the wired gateway.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use tool_core::Caller;
+use toolgate::{App, Config};
+
+use super::check_role;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The demo: demo users of each role with fresh API keys, demo data,
+    /// and a client configuration to paste (default database: sqlite:toolgate-demo.db).
+    #[arg(long)]
+    pub(crate) demo: bool,
+    /// Where to listen (default: the configuration's, 127.0.0.1:8377).
+    #[arg(long)]
+    listen: Option<String>,
+    /// Serve MCP on stdin/stdout as `--user`/`--role` instead of HTTP.
+    #[arg(long)]
+    stdio: bool,
+    /// How tools appear: meta (default), direct, or scoped:DOMAIN[,DOMAIN].
+    #[arg(long)]
+    expose: Option<String>,
+    /// With --stdio: the user every call acts for.
+    #[arg(long, requires = "stdio")]
+    user: Option<String>,
+    /// With --stdio: that user's role.
+    #[arg(long, requires = "stdio")]
+    role: Option<String>,
+    /// Requests without an Authorization header act as user `anonymous`
+    /// with this role (for clients that cannot send headers, such as the
+    /// MCP conformance suite). Off by default.
+    #[arg(long)]
+    allow_anonymous: Option<String>,
+    /// Stateless HTTP (no MCP sessions; every POST stands alone).
+    #[arg(long)]
+    stateless: bool,
+}
+
+pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
+    let app = App::start(config).await?;
+    let expose = args.expose.unwrap_or_else(|| config.server.expose.clone());
+    let exposure: mcp_server::Exposure =
+        expose.parse().map_err(|e| anyhow::anyhow!("--expose {expose}: {e}"))?;
+    if args.stdio {
+        let (Some(user), Some(role)) = (args.user, args.role) else {
+            bail!(
+                "--stdio needs --user and --role: stdio has no API keys, the identity is whoever starts it"
+            );
+        };
+        check_role(app.gateway.policy().hierarchy(), &role, "")?;
+        let mut caller = Caller::new(user.clone(), role);
+        caller.token = app.fitness_token(&user).await?;
+        mcp_server::serve_stdio(app.gateway.clone(), caller, exposure).await?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let keys = mcp_server::KeyStore::connect(&toolgate::wiring::sqlite_create(&config.database.url)).await?;
+    let demo_keys = if args.demo { toolgate::serve::demo_setup(&app, &keys).await? } else { Vec::new() };
+    let mut http = mcp_server::HttpConfig {
+        max_body_bytes: config.server.max_body_bytes,
+        sessions: if args.stateless {
+            mcp_server::SessionMode::Stateless
+        } else {
+            mcp_server::SessionMode::Stateful
+        },
+        ..mcp_server::HttpConfig::default()
+    };
+    http.allowed_hosts.extend(config.server.allowed_hosts.iter().cloned());
+    if let Some(role) = args.allow_anonymous {
+        check_role(app.gateway.policy().hierarchy(), &role, "--allow-anonymous: ")?;
+        http.anonymous = Some(Caller::new("anonymous", role));
+    }
+    let listen = args.listen.unwrap_or_else(|| config.server.listen.clone());
+    let listener =
+        tokio::net::TcpListener::bind(&listen).await.with_context(|| format!("listening on {listen}"))?;
+    let url = format!("http://{}", listener.local_addr()?);
+    if args.demo {
+        print!("{}", toolgate::serve::demo_banner(&url, &demo_keys));
+    }
+    println!("toolgate serving MCP at {url}/mcp ({exposure} exposure); Ctrl-C stops it");
+    let _ = std::io::stdout().flush();
+    let state = toolgate::serve::http_state(&app, keys, exposure, http);
+    mcp_server::serve_http(listener, state, shutdown_signal()).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}
