@@ -13,6 +13,7 @@ use std::path::PathBuf;
 mod describe;
 pub mod export;
 mod table;
+mod tool;
 mod typed;
 mod validate;
 mod walk;
@@ -21,6 +22,7 @@ pub use table::{
     DATE_PATTERN, Field, FieldType, Items, Method, OP_FIELD, Route, RouteTable, merge_required,
     path_variables,
 };
+pub use tool::{PLAIN_TEXT, PLAIN_TEXT_WORDS, TypedTool, tool_fn};
 pub use typed::{close_objects, typed_schema};
 pub use validate::{SchemaError, Validator};
 

@@ -4,29 +4,91 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{NaiveDate, NaiveDateTime};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// A transport option (outbound or return leg).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Largest number of candidates per list.
+pub(crate) const MAX_CANDIDATES: usize = 100;
+/// Longest candidate id, so that summaries stay small.
+pub(crate) const MAX_ID: u32 = 32;
+/// The pattern of a local date-time, YYYY-MM-DDTHH:MM (seconds optional).
+const DATETIME_PATTERN: &str = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$";
+
+/// flight or train.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Mode {
+    Flight,
+    Train,
+}
+
+impl Mode {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Mode::Flight => "flight",
+            Mode::Train => "train",
+        }
+    }
+}
+
+/// A flight or train (outbound or return leg).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Transport {
+    /// Unique among all transports (outbound and return), at most 32 characters, e.g. "CA1501".
+    #[schemars(length(min = 1, max = MAX_ID), pattern(schema_gen::PLAIN_TEXT))]
     pub(crate) id: String,
-    pub(crate) mode: String,
+    /// flight or train.
+    pub(crate) mode: Mode,
+    /// Ticket price in the policy currency.
+    #[schemars(range(min = 0, max = 10_000_000))]
     pub(crate) price: f64,
+    /// Door-to-door travel time in minutes.
+    #[schemars(range(min = 1, max = 10000))]
     pub(crate) duration_minutes: i64,
+    /// Local departure time, YYYY-MM-DDTHH:MM.
+    #[serde(deserialize_with = "datetime")]
+    #[schemars(with = "String", regex(pattern = DATETIME_PATTERN))]
     pub(crate) depart: NaiveDateTime,
+    /// Local arrival time, YYYY-MM-DDTHH:MM.
+    #[serde(deserialize_with = "datetime")]
+    #[schemars(with = "String", regex(pattern = DATETIME_PATTERN))]
     pub(crate) arrive: NaiveDateTime,
+    /// Travel class, e.g. economy, premium_economy, business, first (flights) or second, first, business (trains).
+    #[schemars(length(min = 1, max = MAX_ID), pattern(schema_gen::PLAIN_TEXT))]
     pub(crate) class: String,
 }
 
-/// A hotel option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A hotel stay.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub(crate) struct Hotel {
+    /// Unique among hotels, at most 32 characters.
+    #[schemars(length(min = 1, max = MAX_ID), pattern(schema_gen::PLAIN_TEXT))]
     pub(crate) id: String,
+    /// Hotel name, for the user.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 200), pattern(schema_gen::PLAIN_TEXT))]
     pub(crate) name: Option<String>,
+    /// Price per night in the policy currency.
+    #[schemars(range(min = 0, max = 1_000_000))]
     pub(crate) price_per_night: f64,
+    /// First night, YYYY-MM-DD: must be the outbound arrival day.
+    #[schemars(with = "String", regex(pattern = schema_gen::DATE_PATTERN), extend("format" = "date"))]
     pub(crate) check_in: NaiveDate,
+    /// Check-out day, YYYY-MM-DD: must be the return departure day.
+    #[schemars(with = "String", regex(pattern = schema_gen::DATE_PATTERN), extend("format" = "date"))]
     pub(crate) check_out: NaiveDate,
+}
+
+/// `YYYY-MM-DDTHH:MM` or `YYYY-MM-DDTHH:MM:SS`, local time of the place.
+pub(crate) fn parse_datetime(text: &str) -> Option<NaiveDateTime> {
+    NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M")
+        .or_else(|_| NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S"))
+        .ok()
+}
+
+fn datetime<'de, D: serde::Deserializer<'de>>(d: D) -> Result<NaiveDateTime, D::Error> {
+    let text = String::deserialize(d)?;
+    parse_datetime(&text).ok_or_else(|| serde::de::Error::custom("not a date-time YYYY-MM-DDTHH:MM"))
 }
 
 /// Weights of the composite score; normalized to sum to 1.
@@ -63,13 +125,15 @@ pub(crate) struct Limits {
 }
 
 impl Limits {
-    fn class_allowed(&self, mode: &str, class: &str) -> bool {
-        let list = if mode == "train" { &self.train_classes } else { &self.flight_classes };
-        list.iter().any(|c| c.eq_ignore_ascii_case(class.trim()))
+    fn class_allowed(&self, mode: Mode, class: &str) -> bool {
+        self.allowed(mode).iter().any(|c| c.eq_ignore_ascii_case(class.trim()))
     }
 
-    fn allowed(&self, mode: &str) -> &[String] {
-        if mode == "train" { &self.train_classes } else { &self.flight_classes }
+    fn allowed(&self, mode: Mode) -> &[String] {
+        match mode {
+            Mode::Train => &self.train_classes,
+            Mode::Flight => &self.flight_classes,
+        }
     }
 }
 
@@ -176,8 +240,9 @@ struct Combo {
 }
 
 /// Plan: build every combination, drop the impossible ones, score the rest,
-/// pick the proposals. `limits: None` skips the policy checks.
-pub(crate) fn plan(req: &Request, limits: Option<&Limits>) -> Outcome {
+/// pick the proposals. `limits: None` skips the policy checks. `report` hears
+/// how many combinations are done, once per outbound candidate.
+pub(crate) fn plan(req: &Request, limits: Option<&Limits>, report: &dyn Fn(usize)) -> Outcome {
     let weights = req.weights.normalized();
     let t_score = |id: &str| req.transport_scores.get(id).copied();
     let h_score = |id: &str| req.hotel_scores.get(id).copied();
@@ -242,6 +307,7 @@ pub(crate) fn plan(req: &Request, limits: Option<&Limits>) -> Outcome {
                 });
             }
         }
+        report((oi + 1) * req.hotels.len() * req.returns.len());
     }
     stats.feasible = combos.len() as u64;
     let missing_scores: Vec<String> = missing.into_iter().collect();
@@ -307,7 +373,7 @@ pub(crate) fn plan(req: &Request, limits: Option<&Limits>) -> Outcome {
 }
 
 fn transport_ok(t: &Transport, limits: Option<&Limits>) -> bool {
-    limits.is_none_or(|l| l.class_allowed(&t.mode, &t.class))
+    limits.is_none_or(|l| l.class_allowed(t.mode, &t.class))
 }
 
 fn min_max(values: impl Iterator<Item = f64>) -> (f64, f64) {
@@ -355,13 +421,13 @@ pub(crate) fn breaches(o: &Transport, h: &Hotel, r: &Transport, limits: &Limits)
         });
     }
     for (leg, t) in [("outbound", o), ("return", r)] {
-        if !limits.class_allowed(&t.mode, &t.class) {
+        if !limits.class_allowed(t.mode, &t.class) {
             out.push(Breach::ClassNotAllowed {
                 leg: leg.into(),
                 transport_id: t.id.clone(),
-                mode: t.mode.clone(),
+                mode: t.mode.as_str().into(),
                 class: t.class.clone(),
-                allowed: limits.allowed(&t.mode).to_vec(),
+                allowed: limits.allowed(t.mode).to_vec(),
             });
         }
     }
@@ -405,7 +471,7 @@ mod tests {
     fn t(id: &str, price: f64, minutes: i64, depart: &str, arrive: &str, class: &str) -> Transport {
         Transport {
             id: id.into(),
-            mode: "flight".into(),
+            mode: Mode::Flight,
             price,
             duration_minutes: minutes,
             depart: dt(depart),
@@ -457,7 +523,7 @@ mod tests {
 
     #[test]
     fn drops_impossible_combinations_and_flags_breaches() {
-        let out = plan(&request(), Some(&limits()));
+        let out = plan(&request(), Some(&limits()), &|_| {});
         assert_eq!(out.stats.combinations, 12);
         // R2 leaves before any arrival: 2 × 3 dropped; H3 starts the day after arrival: 2 × 1 dropped.
         assert_eq!(out.stats.dropped_return_before_arrival, 6);
@@ -483,10 +549,10 @@ mod tests {
     fn weights_move_the_balanced_pick() {
         let mut req = request();
         req.weights = Weights { price: 0.0, time: 0.0, preference: 1.0 };
-        let out = plan(&req, None);
+        let out = plan(&req, None, &|_| {});
         assert_eq!(out.proposals[3].hotel.id, "H2");
         req.weights = Weights { price: 1.0, time: 0.0, preference: 0.0 };
-        let out = plan(&req, None);
+        let out = plan(&req, None, &|_| {});
         assert_eq!(out.proposals[3].hotel.id, "H1");
         assert!(out.proposals.iter().all(|p| p.breaches.is_empty()), "no limits, no breaches");
     }
@@ -496,7 +562,7 @@ mod tests {
         let mut req = request();
         req.returns.truncate(0);
         req.returns.push(t("R2", 600.0, 135, "2027-03-10T09:00", "2027-03-10T11:15", "economy"));
-        let out = plan(&req, Some(&limits()));
+        let out = plan(&req, Some(&limits()), &|_| {});
         assert_eq!(out.stats.feasible, 0);
         assert!(out.proposals.is_empty() && out.best_compliant.is_none());
     }

@@ -2,38 +2,39 @@
 //! transaction, idempotently (database unique index + `ON CONFLICT`), then
 //! read the order back and compare.
 
+use std::sync::Arc;
+
 use chrono::{NaiveDate, Utc};
 use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use tool_core::{Effect, Params, Signal, ToolError, ToolOutput, ToolResult, ToolSpec};
+use tool_core::{Effect, FieldError, Signal, Tool, ToolOutput, ToolResult, ToolSpec};
 
 use super::verify_failed;
-use crate::common::{MAX_CITY, MAX_TEXT, Shared, text};
-use crate::schema::schema_for;
+use crate::read::conflicts::dates_in_order;
+use crate::shared::{Call, MAX_CITY, MAX_TEXT, Shared, rule, tool};
 use crate::store::orders::NewOrder;
 use crate::store::policies::city_key;
 use crate::store::{OrderRow, SubmitOutcome};
 
 /// Parameters of `submit_travel_approval`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // schema only: values are read with tool_core::Params
+#[derive(Debug, Deserialize, JsonSchema)]
 struct Input {
     /// Where the trip goes, e.g. "Shanghai".
-    #[schemars(length(min = 1, max = 100))]
+    #[schemars(length(min = 1, max = MAX_CITY), pattern(schema_gen::PLAIN_TEXT))]
     destination: String,
     /// Where the trip starts, e.g. "Beijing".
-    #[schemars(length(min = 1, max = 100))]
+    #[schemars(length(min = 1, max = MAX_CITY), pattern(schema_gen::PLAIN_TEXT))]
     departure_city: String,
     /// First day of the trip, YYYY-MM-DD, today or later.
-    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"), extend("format" = "date"))]
-    departure_date: String,
+    #[schemars(with = "String", regex(pattern = schema_gen::DATE_PATTERN), extend("format" = "date"))]
+    departure_date: NaiveDate,
     /// Last day of the trip, YYYY-MM-DD, on or after departure_date.
-    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"), extend("format" = "date"))]
-    return_date: String,
+    #[schemars(with = "String", regex(pattern = schema_gen::DATE_PATTERN), extend("format" = "date"))]
+    return_date: NaiveDate,
     /// Why the trip is needed, in the user's words (at most 500 characters).
-    #[schemars(length(min = 1, max = 500))]
+    #[schemars(length(min = 1, max = MAX_TEXT))]
     purpose: String,
 }
 
@@ -48,12 +49,17 @@ resubmit, show it with query_travel_order. Example: {\"destination\": \"Shanghai
 \"Beijing\", \"departure_date\": \"2027-03-10\", \"return_date\": \"2027-03-14\", \"purpose\": \"Customer workshop \
 at ACME\"}.";
 
-pub(crate) fn spec() -> ToolSpec {
-    ToolSpec::new("submit_travel_approval", DESCRIPTION, schema_for::<Input>())
+pub(crate) fn tool_for(shared: &Arc<Shared>) -> Arc<dyn Tool> {
+    let spec = ToolSpec::new("submit_travel_approval", DESCRIPTION, json!({}))
         .with_effect(Effect::Write { idempotent: true })
         .with_role("member")
         .with_tags(["travel", "order", "approval"])
         .with_timeout(std::time::Duration::from_secs(15))
+        .with_result_template(
+            "Order {{ result.order_id }} {% if result.duplicate %}already existed{% else %}submitted{% endif %}: \
+             {{ result.order.departure_city }} → {{ result.order.destination }}, {{ result.order.departure_date }} to \
+             {{ result.order.return_date }}, status {{ result.status }}, approval {{ result.process_instance_id }}.",
+        )
         .with_example(
             "a week in Shanghai",
             json!({
@@ -63,7 +69,43 @@ pub(crate) fn spec() -> ToolSpec {
                 "return_date": "2027-03-14",
                 "purpose": "Customer workshop at ACME"
             }),
-        )
+        );
+    tool(shared, spec, Some(rules), run)
+}
+
+fn rules(input: &Input) -> Vec<FieldError> {
+    let (from, to) = (input.departure_date, input.return_date);
+    let today = Utc::now().date_naive();
+    let mut errors = Vec::new();
+    if from < today {
+        errors.push(rule(
+            "departure_date",
+            "today or a later date",
+            from.to_string(),
+            format!("`departure_date` {from} is in the past (today is {today}); trips are submitted before they start"),
+        ));
+    }
+    errors.extend(dates_in_order(from, to));
+    // Free text keeps tabs and newlines, but not NUL (no database stores it) or nothing at all.
+    let purpose = &input.purpose;
+    if purpose.trim().is_empty() || purpose.contains('\0') {
+        errors.push(rule(
+            "purpose",
+            "text with a visible character and no NUL",
+            purpose,
+            "`purpose` is blank or contains a NUL (\\u0000) character; say why the trip is needed".into(),
+        ));
+    }
+    if city_key(&input.destination) == city_key(&input.departure_city) {
+        let d = &input.destination;
+        errors.push(rule(
+            "destination",
+            "a city other than departure_city",
+            d,
+            format!("`destination` {d:?} is the departure city; a trip goes somewhere else"),
+        ));
+    }
+    errors
 }
 
 /// The idempotency fingerprint: SHA-256 of the canonical parameters (cities
@@ -87,66 +129,10 @@ pub(crate) fn fingerprint(
     hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
 }
 
-/// Checked parameters.
-#[derive(Debug)]
-pub(crate) struct Parsed {
-    destination: String,
-    departure_city: String,
-    from: NaiveDate,
-    to: NaiveDate,
-    purpose: String,
-}
-
-pub(crate) fn parse(mut p: Params<'_>) -> Result<Parsed, ToolError> {
-    let destination = text(&mut p, "destination", true, MAX_CITY);
-    let departure_city = text(&mut p, "departure_city", true, MAX_CITY);
-    let from = p.required_date("departure_date");
-    let to = p.required_date("return_date");
-    let purpose = text(&mut p, "purpose", true, MAX_TEXT);
-    let today = Utc::now().date_naive();
-    if let Some(from) = from {
-        p.check(
-            from >= today,
-            "departure_date",
-            "today or a later date",
-            format!("`departure_date` {from} is in the past (today is {today}); trips are submitted before they start"),
-        );
-    }
-    if let (Some(from), Some(to)) = (from, to) {
-        p.check(
-            from <= to,
-            "return_date",
-            "a date on or after departure_date",
-            format!("`return_date` {to} is before `departure_date` {from}; the trip must end on or after it starts"),
-        );
-    }
-    if let (Some(d), Some(c)) = (destination, departure_city) {
-        p.check(
-            city_key(d) != city_key(c),
-            "destination",
-            "a city other than departure_city",
-            format!("`destination` {d:?} is the departure city; a trip goes somewhere else"),
-        );
-    }
-    p.finish()?;
-    let (Some(destination), Some(departure_city), Some(from), Some(to), Some(purpose)) =
-        (destination, departure_city, from, to, purpose)
-    else {
-        return Err(ToolError::internal());
-    };
-    Ok(Parsed {
-        destination: destination.to_string(),
-        departure_city: departure_city.to_string(),
-        from,
-        to,
-        purpose: purpose.to_string(),
-    })
-}
-
-pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResult {
-    let Parsed { destination, departure_city, from, to, purpose } = input;
+async fn run(call: Call, input: Input) -> ToolResult {
+    let Input { destination, departure_city, departure_date: from, return_date: to, purpose } = input;
     let new = NewOrder {
-        user_id: user.to_string(),
+        user_id: call.user,
         fingerprint: fingerprint(&destination, &departure_city, &from.to_string(), &to.to_string(), &purpose),
         destination,
         departure_city,
@@ -154,8 +140,12 @@ pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResul
         return_date: to,
         purpose,
     };
-    let outcome =
-        shared.store.submit_order(&new).await.map_err(|e| e.to_tool_error("submitting the travel order"))?;
+    let outcome = call
+        .shared
+        .store
+        .submit_order(&new)
+        .await
+        .map_err(|e| e.to_tool_error("submitting the travel order"))?;
     match outcome {
         SubmitOutcome::Duplicate(existing) => {
             let order = existing.to_json();

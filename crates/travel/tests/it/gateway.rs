@@ -2,9 +2,9 @@
 //! `ToolSpec::check`, every schema compiles), contracts (effects, roles,
 //! descriptions, examples that validate), and calls end to end.
 
-mod common;
+use crate::common;
 
-use common::{backends, day, trip, user};
+use crate::common::{backends, day, trip, user};
 use gateway::{CallOptions, Gateway};
 use serde_json::{Value, json};
 use tool_core::{Caller, Effect, ErrorCode, ToolContext};
@@ -140,9 +140,9 @@ async fn bad_input_through_the_gateway_lists_every_problem() {
     assert_eq!(pointers(&env), ["/destination", "/return_date"], "{env:?}");
     let tools = travel::tools(b.store().await, TravelConfig::default());
     let submit = tools.iter().find(|t| t.spec().name == "submit_travel_approval").unwrap();
-    let mut found: Vec<String> = submit.check_params(&params).into_iter().map(|e| e.pointer).collect();
-    found.sort();
-    assert_eq!(found, ["/destination", "/return_date"]);
+    // `check_params` answers only what the schema cannot say; the gateway joins both.
+    let found: Vec<String> = submit.check_params(&params).into_iter().map(|e| e.pointer).collect();
+    assert_eq!(found, ["/return_date"]);
     assert!(submit.check_params(&trip("Wuhan", 3, 4, "fine")).is_empty());
     let env = gw
         .execute(&ctx(&u), "submit_travel_approval", json!({"user_id": "bob", "destination": "Wuhan"}), &opts)

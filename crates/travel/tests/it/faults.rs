@@ -3,12 +3,12 @@
 //! (no partial order, opaque message, a log line), the connection killed
 //! inside the transaction (UNAVAILABLE), and a database that went away.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Backend, Raw, Tools, backends, json, logs, trip, user};
+use crate::common::{Backend, Raw, Tools, backends, json, logs, trip, user};
 use tool_core::ErrorCode;
 use travel::TravelConfig;
 

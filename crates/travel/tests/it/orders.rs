@@ -2,13 +2,11 @@
 //! PostgreSQL: submit, idempotency, verification, isolation between users,
 //! bad input, verbatim text, listing, conflicts and cancellation.
 
-mod common;
-
-use common::{Tools, backends, day, json, pointers, trip, user};
+use crate::common::{Tools, backends, day, json, pointers, trip, user};
 use serde_json::json;
 use tool_core::ErrorCode;
 use travel::TravelConfig;
-use travel::model::BookingStatus;
+use travel::model::{BookingKind, BookingStatus};
 use travel::store::NewBooking;
 
 #[tokio::test]
@@ -185,7 +183,7 @@ async fn users_never_see_or_touch_each_others_records() {
             .insert_booking(&NewBooking {
                 user_id: bob.clone(),
                 order_id: Some(bobs),
-                kind: "train".into(),
+                kind: BookingKind::Train,
                 status: BookingStatus::Reserved,
                 provider: "China Railway".into(),
                 reference: "E1".into(),
@@ -289,12 +287,12 @@ async fn conflicts_are_overlaps_with_active_orders() {
     }
 }
 
-fn booking(user: &str, order_id: i64, kind: &str, status: BookingStatus) -> NewBooking {
+fn booking(user: &str, order_id: i64, kind: BookingKind, status: BookingStatus) -> NewBooking {
     let d = chrono::Utc::now().date_naive() + chrono::Duration::days(12);
     NewBooking {
         user_id: user.into(),
         order_id: Some(order_id),
-        kind: kind.into(),
+        kind,
         status,
         provider: "Air China".into(),
         reference: "PNR1".into(),
@@ -316,11 +314,18 @@ async fn cancelling_orders_confirms_approved_ones_and_names_impossible_states() 
         let approved =
             json(&tools.ok(&u, "submit_travel_approval", submit(12)).await)["order_id"].as_i64().unwrap();
         store.decide_order(approved, true).await.unwrap();
-        let flight =
-            store.insert_booking(&booking(&u, approved, "flight", BookingStatus::Ticketed)).await.unwrap();
-        let hotel =
-            store.insert_booking(&booking(&u, approved, "hotel", BookingStatus::Reserved)).await.unwrap();
-        store.insert_booking(&booking(&u, approved, "train", BookingStatus::Cancelled)).await.unwrap();
+        let flight = store
+            .insert_booking(&booking(&u, approved, BookingKind::Flight, BookingStatus::Ticketed))
+            .await
+            .unwrap();
+        let hotel = store
+            .insert_booking(&booking(&u, approved, BookingKind::Hotel, BookingStatus::Reserved))
+            .await
+            .unwrap();
+        store
+            .insert_booking(&booking(&u, approved, BookingKind::Train, BookingStatus::Cancelled))
+            .await
+            .unwrap();
 
         // APPROVED without force: need_confirm, nothing changes.
         let out = tools.ok(&u, "cancel_travel_order", json!({"order_id": approved})).await;
@@ -390,10 +395,16 @@ async fn cancelling_bookings_follows_the_same_rules() {
             json(&tools.ok(&u, "submit_travel_approval", trip("Tokyo", 15, 18, "t")).await)["order_id"]
                 .as_i64()
                 .unwrap();
-        let ticket =
-            store.insert_booking(&booking(&u, order, "flight", BookingStatus::Ticketed)).await.unwrap();
-        let room = store.insert_booking(&booking(&u, order, "hotel", BookingStatus::Reserved)).await.unwrap();
-        let used = store.insert_booking(&booking(&u, order, "train", BookingStatus::Used)).await.unwrap();
+        let ticket = store
+            .insert_booking(&booking(&u, order, BookingKind::Flight, BookingStatus::Ticketed))
+            .await
+            .unwrap();
+        let room = store
+            .insert_booking(&booking(&u, order, BookingKind::Hotel, BookingStatus::Reserved))
+            .await
+            .unwrap();
+        let used =
+            store.insert_booking(&booking(&u, order, BookingKind::Train, BookingStatus::Used)).await.unwrap();
 
         let listed = tools.ok(&u, "query_booking_record", json!({"order_id": order, "kind": "flight"})).await;
         assert_eq!(json(&listed)["bookings"][0]["booking_id"], ticket, "{b:?}");
