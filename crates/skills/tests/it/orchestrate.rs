@@ -2,13 +2,11 @@
 //! (stop and continue), parallel (order kept, bound honoured), routing, and
 //! the step and whole-run time limits.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{Log, Registry, ctx, echo, failing, sleeping, spec, tool};
+use crate::common::{Log, Registry, ctx, echo, failing, sleeping, spec, tool};
 use serde_json::{Value, json};
 use skills::{Skill, SkillTool, StepRunner, orchestrate};
 use tool_core::{Effect, Envelope, ErrorCode, ProgressSink, Tool, ToolContext, ToolOutput};

@@ -1,11 +1,9 @@
 //! Rendered guides, snapshot at two roles: what a guest and a manager read.
 
-mod common;
-
 use std::collections::BTreeMap;
 
+use crate::common::{View, write_skill};
 use authz::Policy;
-use common::{View, write_skill};
 use serde_json::json;
 use skills::{NOT_AVAILABLE, SkillSet, UNKNOWN_TOOL, render_guide};
 use tool_core::{Caller, Effect, ToolSpec};

@@ -2,9 +2,7 @@
 //! structured errors, and any JSON input to an orchestration gives a result
 //! or a structured error; never a panic.
 
-mod common;
-
-use common::{Log, Registry, ctx, echo, spec};
+use crate::common::{Log, Registry, ctx, echo, spec};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 use skills::Skill;

@@ -1,9 +1,7 @@
 //! Every signal kind reaches the envelope (on success and on failure), and a
 //! call in OpenAI strict form is unwrapped by the gateway before validation.
 
-mod common;
-
-use common::{ctx, object, tool};
+use crate::common::{ctx, object, tool};
 use gateway::{CallOptions, Gateway, RouteHandler, RouteTable, RouteTool};
 use serde_json::{Value, json};
 use std::sync::Arc;

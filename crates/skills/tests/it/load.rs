@@ -1,12 +1,10 @@
 //! Loading SKILL.md files from real folders: every bad input gets one clear
 //! message naming the file, line, field and fix, and the other skills still load.
 
-mod common;
-
 use std::path::Path;
 
+use crate::common::{spec, write_skill};
 use authz::Policy;
-use common::{spec, write_skill};
 use serde_json::json;
 use skills::{ErrorKind, Mode, OnError, Severity, Skill, SkillError, SkillSet};
 use tool_core::{Effect, ToolSpec};

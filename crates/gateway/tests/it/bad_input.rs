@@ -1,8 +1,6 @@
 //! Any JSON value as parameters gets an envelope, never a panic.
 
-mod common;
-
-use common::{ctx, gateway_with};
+use crate::common::{ctx, gateway_with};
 use gateway::CallOptions;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -122,7 +120,7 @@ async fn configurable_limits_answer_invalid_params() {
     let limits = gateway::Limits { max_param_bytes: 64, max_depth: 2, ..gateway::Limits::default() };
     let gw = gateway::Gateway::builder()
         .limits(limits)
-        .tools(vec![common::tool(
+        .tools(vec![crate::common::tool(
             tool_core::ToolSpec::new(
                 "echo_value",
                 "Echo.",

@@ -1,9 +1,7 @@
 //! Skills through the gateway: guides filtered by role, and `run_<skill>`
 //! tools whose steps run through the same pipeline as direct calls.
 
-mod common;
-
-use common::{ctx, gateway_with};
+use crate::common::{ctx, gateway_with};
 use gateway::{CallOptions, Gateway};
 use serde_json::json;
 use skills::SkillSet;
@@ -46,7 +44,7 @@ fn gateway_with_skills() -> (Gateway, tempfile::TempDir) {
     let tools: Vec<_> = base.all_specs().into_iter().map(|s| s.name).collect();
     assert!(tools.contains(&"search_flights".to_string()));
     // Rebuild with the skills (the common tools plus the skill set).
-    let gw = common::gateway_builder(vec![]).skills(set).build().unwrap();
+    let gw = crate::common::gateway_builder(vec![]).skills(set).build().unwrap();
     (gw, dir)
 }
 
@@ -123,7 +121,7 @@ async fn a_skill_naming_a_missing_tool_is_left_out_and_reported() {
     std::fs::write(dir.path().join("flight-check/SKILL.md"), FLIGHT_CHECK).unwrap();
     let (set, errors) = SkillSet::load_dir(dir.path());
     assert!(errors.is_empty(), "{errors:?}");
-    let gw = common::gateway_builder(vec![]).skills(set).build().unwrap();
+    let gw = crate::common::gateway_builder(vec![]).skills(set).build().unwrap();
     assert!(gw.skill_set().get("broken-one").is_none());
     assert!(gw.skill_set().get("flight-check").is_some());
     let problem = gw.skill_problems().iter().find(|p| p.is_error()).expect("a reported error");
