@@ -209,3 +209,109 @@ where
         self.redact(rules(&value), params)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use schemars::JsonSchema;
+    use serde::Deserialize;
+    use serde_json::{Value, json};
+    use tool_core::{ErrorCode, FieldError, Tool, ToolSpec};
+
+    use super::{PLAIN_TEXT, tool_fn};
+
+    /// The README's example input.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    struct Greet {
+        /// Who to greet.
+        #[schemars(length(min = 1, max = 40), pattern(PLAIN_TEXT))]
+        name: String,
+        /// How many times, 1 to 3.
+        #[schemars(range(min = 1, max = 3))]
+        times: u8,
+    }
+
+    #[derive(Debug, Deserialize, JsonSchema)]
+    struct Login {
+        /// The account.
+        #[schemars(length(min = 1, max = 20))]
+        user: String,
+        /// The secret.
+        #[schemars(length(min = 8), extend("writeOnly" = true))]
+        password: String,
+    }
+
+    fn pointers(params: Value, f: impl Fn(&Value) -> Result<(), tool_core::ToolError>) -> Vec<String> {
+        let err = f(&params).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidParams);
+        let errors: Vec<FieldError> = serde_json::from_value(err.details.unwrap()["errors"].clone()).unwrap();
+        errors.into_iter().map(|e| e.pointer).collect()
+    }
+
+    fn greet() -> super::TypedTool<
+        Greet,
+        impl Fn(tool_core::ToolContext, Greet) -> std::future::Ready<Result<Value, tool_core::ToolError>>
+        + Send
+        + Sync,
+    > {
+        let spec = ToolSpec::new("greet_person", "Greet someone. Returns {text}.", json!({"ignored": true}));
+        tool_fn(spec, |_ctx, g: Greet| std::future::ready(Ok(json!({"text": g.name})))).with_rules(
+            |g| match g.name == "nobody" {
+                true => vec![FieldError::new("/name", "a person", &json!(g.name), "greet a person")],
+                false => vec![],
+            },
+        )
+    }
+
+    #[test]
+    fn the_schema_comes_from_the_type_and_checks_every_call() {
+        let tool = greet();
+        let schema = &tool.spec().input_schema;
+        assert_eq!(schema["properties"]["name"]["maxLength"], 40);
+        assert_eq!(schema["properties"]["times"]["maximum"], 3);
+        assert_eq!(schema["additionalProperties"], false);
+        assert!(tool.parse(&json!({"name": "Ada", "times": 2})).is_ok());
+        let p = pointers(json!({"name": "", "times": 9, "extra": 1}), |v| tool.parse(v).map(drop));
+        assert_eq!(p, ["/name", "/times", "/extra"], "one error per value, every value at once");
+    }
+
+    #[test]
+    fn rules_join_schema_errors_and_check_params_says_only_theirs() {
+        let tool = greet();
+        // The name's rule fails, and the schema refuses `times` (a u8 it still reads).
+        let p = pointers(json!({"name": "nobody", "times": 9}), |v| tool.parse(v).map(drop));
+        assert_eq!(p, ["/times", "/name"]);
+        let extra = tool.check_params(&json!({"name": "nobody", "times": 1}));
+        assert_eq!(extra.iter().map(|e| e.pointer.as_str()).collect::<Vec<_>>(), ["/name"]);
+    }
+
+    #[test]
+    fn control_and_bidi_characters_are_refused_in_words() {
+        let tool = greet();
+        for name in ["Ad\u{202E}a", "Ada\u{0007}", "   ", "\u{2066}x"] {
+            let err = tool.parse(&json!({"name": name, "times": 1})).unwrap_err();
+            let text = err.message;
+            assert!(text.contains("bidirectional"), "{name:?}: {text}");
+            assert!(!text.contains("\\u0000"), "no regex in the message: {text}");
+        }
+        assert!(tool.parse(&json!({"name": "Zoë 北京 — O'Brien", "times": 1})).is_ok());
+    }
+
+    #[test]
+    fn a_tool_with_a_secret_echoes_no_value() {
+        let spec = ToolSpec::new("log_in", "Log in. Returns {ok}.", json!({}));
+        let tool = tool_fn(spec, |_ctx, _l: Login| std::future::ready(Ok(json!({"ok": true}))));
+        let err = tool
+            .parse(&json!({"user": "ada", "password": "hunter2", "pasword": "hunter2-typo"}))
+            .unwrap_err();
+        let text = serde_json::to_string(&err.details).unwrap() + &err.message;
+        assert!(!text.contains("hunter2"), "{text}");
+        assert!(text.contains("[redacted]"), "{text}");
+    }
+
+    #[test]
+    fn a_session_field_is_explained() {
+        let tool = greet();
+        let err = tool.parse(&json!({"name": "Ada", "times": 1, "user_id": "bob"})).unwrap_err();
+        assert!(err.message.contains("session"), "{}", err.message);
+    }
+}

@@ -14,7 +14,7 @@ use crate::store::bookings::BookingFilter;
 /// Parameters of `query_travel_order`.
 #[derive(Debug, Deserialize, JsonSchema)]
 struct Input {
-    /// One order by its id (from submit_travel_approval or an earlier listing). Omit it to list orders.
+    /// One order by its id (from submit_travel_approval or an earlier listing); then give no listing filters (status, page, page_size). Omit it to list orders.
     #[schemars(range(min = 1))]
     order_id: Option<i64>,
     /// List only orders in this status. Not allowed together with order_id.

@@ -21,7 +21,6 @@ struct OrderInput {
     #[schemars(range(min = 1))]
     order_id: i64,
     /// Set to true only after the user confirmed cancelling an APPROVED order (default false).
-    #[serde(default)]
     force: Option<bool>,
 }
 
@@ -32,7 +31,6 @@ struct BookingInput {
     #[schemars(range(min = 1))]
     booking_id: i64,
     /// Set to true only after the user confirmed cancelling a TICKETED booking, which may cost a fee (default false).
-    #[serde(default)]
     force: Option<bool>,
 }
 
