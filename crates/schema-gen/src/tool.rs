@@ -254,12 +254,11 @@ mod tests {
         + Sync,
     > {
         let spec = ToolSpec::new("greet_person", "Greet someone. Returns {text}.", json!({"ignored": true}));
-        tool_fn(spec, |_ctx, g: Greet| std::future::ready(Ok(json!({"text": g.name})))).with_rules(
-            |g| match g.name == "nobody" {
+        tool_fn(spec, |_ctx, g: Greet| std::future::ready(Ok(json!({"text": g.name.repeat(g.times.into())}))))
+            .with_rules(|g| match g.name == "nobody" {
                 true => vec![FieldError::new("/name", "a person", &json!(g.name), "greet a person")],
                 false => vec![],
-            },
-        )
+            })
     }
 
     #[test]
@@ -299,7 +298,9 @@ mod tests {
     #[test]
     fn a_tool_with_a_secret_echoes_no_value() {
         let spec = ToolSpec::new("log_in", "Log in. Returns {ok}.", json!({}));
-        let tool = tool_fn(spec, |_ctx, _l: Login| std::future::ready(Ok(json!({"ok": true}))));
+        let tool = tool_fn(spec, |_ctx, l: Login| {
+            std::future::ready(Ok(json!({"ok": l.user.len() + l.password.len() > 0})))
+        });
         let err = tool
             .parse(&json!({"user": "ada", "password": "hunter2", "pasword": "hunter2-typo"}))
             .unwrap_err();
