@@ -3,5 +3,6 @@
 //! gets a compact summary and a `plan_id`, and `review_planner_result`
 //! judges the proposals from the stored plan.
 
+pub(crate) mod candidates;
 pub(crate) mod planner;
 pub(crate) mod tools;

@@ -9,9 +9,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tool_core::{Effect, FieldError, Tool, ToolError, ToolOutput, ToolResult, ToolSpec};
 
-use super::planner::{
-    self, Hotel, Limits, MAX_CANDIDATES, Outcome, Proposal, Request, Stats, Transport, Weights,
-};
+use super::candidates::MAX_CANDIDATES;
+use super::planner::{self, Hotel, Limits, Outcome, Proposal, Request, Stats, Transport, Weights};
 use crate::read::policy::resolve;
 use crate::shared::{Call, MAX_CITY, Shared, rule, rule_at, tool};
 
