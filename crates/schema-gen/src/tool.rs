@@ -72,7 +72,7 @@ impl<I, F> fmt::Debug for TypedTool<I, F> {
 /// use tool_core::{Tool, ToolSpec};
 ///
 /// /// Parameters of `greet_person`.
-/// #[derive(Deserialize, JsonSchema)]
+/// #[derive(Debug, Deserialize, JsonSchema)]
 /// struct Greet {
 ///     /// Who to greet.
 ///     #[schemars(length(min = 1, max = 40))]

@@ -16,7 +16,8 @@
 //! # async fn demo() -> Result<(), travel::StoreError> {
 //! let store = travel::connect("sqlite:travel.db").await?;
 //! travel::seed_demo(&store).await?;
-//! let tools = travel::tools(store, travel::TravelConfig::from_env());
+//! let config = travel::TravelConfig::default().with_weather_url("http://127.0.0.1:9100/weather");
+//! let tools = travel::tools(store, config);
 //! assert_eq!(tools.len(), 11);
 //! # Ok(()) }
 //! ```
