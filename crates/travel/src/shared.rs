@@ -33,7 +33,7 @@ pub(crate) struct Shared {
     pub(crate) store: Store,
     pub(crate) config: TravelConfig,
     pub(crate) plans: PlanStore,
-    pub(crate) http: Option<reqwest::Client>,
+    pub(crate) weather: Option<Result<crate::read::weather::Provider, String>>,
     pub(crate) cipher: Result<Cipher, NoCipher>,
 }
 
@@ -50,19 +50,13 @@ impl fmt::Debug for Shared {
 
 impl Shared {
     pub(crate) fn new(store: Store, config: TravelConfig) -> Self {
-        let http = match reqwest::Client::builder().timeout(config.weather_timeout).build() {
-            Ok(client) => Some(client),
-            Err(e) => {
-                tracing::error!(target: "travel::weather", error = %e, "could not build the HTTP client");
-                None
-            }
-        };
+        let weather = crate::read::weather::provider(&config);
         let cipher = Cipher::from_secret(config.secret_key.as_ref());
         if matches!(cipher, Err(NoCipher::Malformed)) {
             tracing::warn!(target: "travel::crypto", "the configured API-key encryption key is not 64 hex characters");
         }
         let plans = PlanStore::new(&config.plan_store, store.clone());
-        Self { store, config, plans, http, cipher }
+        Self { store, config, plans, weather, cipher }
     }
 }
 

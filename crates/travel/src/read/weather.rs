@@ -2,20 +2,26 @@
 //!
 //! Provider contract: `GET {weather_url}?city=<city>&date=<YYYY-MM-DD>` answers
 //! 200 with a JSON object (the forecast, passed through), 404 when the city is
-//! unknown. One request per day asked, each under the configured time limit
-//! (8 s by default). No provider configured: the tool
-//! succeeds with an `unavailable` signal rather than failing, because an
-//! UNAVAILABLE error is transient and would be retried for nothing.
+//! unknown. The request goes through `http-tools` (one request per day asked,
+//! each within the configured limit, 8 s by default, and the call's deadline;
+//! the body is read streaming up to 64 KiB; the answers map as for every HTTP
+//! tool). No provider configured: the tool succeeds with an `unavailable`
+//! signal rather than failing, because an UNAVAILABLE error is transient and
+//! would be retried for nothing.
 
 use std::sync::Arc;
 
 use chrono::{Duration, NaiveDate, Utc};
+use http_tools::{HttpExecutor, HttpOptions};
+use schema_gen::{Method, Route};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tool_core::{Effect, ErrorCode, Signal, Tool, ToolError, ToolOutput, ToolResult, ToolSpec};
+use tool_core::{
+    Effect, ErrorCode, Payload, Signal, Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec,
+};
 
-use crate::config::ENV_WEATHER_URL;
+use crate::config::{ENV_WEATHER_URL, TravelConfig};
 use crate::shared::{Call, MAX_CITY, Shared, tool};
 
 /// Days after today that are still served.
@@ -83,7 +89,7 @@ async fn run(call: Call, input: Input) -> ToolResult {
                 }));
         }
     }
-    let (Some(base), Some(http)) = (shared.config.weather_url.as_deref(), shared.http.as_ref()) else {
+    let Some(provider) = shared.weather.as_ref() else {
         let mut out = json!({"city": city, "available": false});
         if let Some(date) = date {
             out["date"] = json!(date.to_string());
@@ -96,9 +102,10 @@ async fn run(call: Call, input: Input) -> ToolResult {
             ),
         }));
     };
-    let timeout = shared.config.weather_timeout;
+    let provider = provider.as_ref().map_err(|why| ToolError::unavailable(why.clone()).transient(false))?;
+    let (ctx, timeout) = (&call.ctx, shared.config.weather_timeout);
     if let Some(date) = date {
-        let forecast = fetch(http, base, city, date, timeout).await?;
+        let forecast = fetch(provider, ctx, city, date, timeout).await?;
         return Ok(ToolOutput::json(
             json!({"city": city, "date": date.to_string(), "served": true, "forecast": forecast}),
         ));
@@ -106,9 +113,9 @@ async fn run(call: Call, input: Input) -> ToolResult {
     // The default: the three days served, asked in parallel.
     let day = |n: i64| today + Duration::days(n);
     let (a, b, c) = tokio::join!(
-        fetch(http, base, city, day(0), timeout),
-        fetch(http, base, city, day(1), timeout),
-        fetch(http, base, city, day(2), timeout),
+        fetch(provider, ctx, city, day(0), timeout),
+        fetch(provider, ctx, city, day(1), timeout),
+        fetch(provider, ctx, city, day(2), timeout),
     );
     let days: Vec<Value> = [(day(0), a?), (day(1), b?), (day(2), c?)]
         .into_iter()
@@ -117,64 +124,71 @@ async fn run(call: Call, input: Input) -> ToolResult {
     Ok(ToolOutput::json(json!({"city": city, "served": true, "days": days})))
 }
 
+/// The provider as an http-tools executor: its deadline, streamed size
+/// limit and answer mapping (`PARSE_ERROR` for a body that is not JSON, 5xx,
+/// timeouts, refused connections) are the ones every HTTP tool has.
+pub(crate) struct Provider {
+    executor: HttpExecutor,
+    route: Route,
+}
+
+impl std::fmt::Debug for Provider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Provider").field("url", &self.executor.base_url().as_str()).finish()
+    }
+}
+
+/// The provider of `config`: `None` without a URL, an error message for a URL that cannot be used.
+pub(crate) fn provider(config: &TravelConfig) -> Option<Result<Provider, String>> {
+    let url = config.weather_url.as_deref()?;
+    let options = HttpOptions::default()
+        .timeout(config.weather_timeout)
+        .backend_name("the weather provider")
+        .max_response_bytes(MAX_BODY);
+    let route = Route {
+        op: "get_forecast".into(),
+        method: Method::Get,
+        path: String::new(),
+        summary: "The forecast of one city on one day".into(),
+        fields: Vec::new(),
+    };
+    Some(HttpExecutor::new(url, options).map(|executor| Provider { executor, route }).map_err(|e| {
+        tracing::error!(target: "travel::weather", error = %e, "the weather provider URL cannot be used");
+        format!("the weather provider URL configured in {ENV_WEATHER_URL} (or [weather] url) cannot be used")
+    }))
+}
+
 async fn fetch(
-    http: &reqwest::Client,
-    base: &str,
+    provider: &Provider,
+    ctx: &ToolContext,
     city: &str,
     date: NaiveDate,
     timeout: std::time::Duration,
 ) -> Result<Value, ToolError> {
-    let mut url = reqwest::Url::parse(base).map_err(|e| {
-        tracing::error!(target: "travel::weather", error = %e, "the weather provider URL does not parse");
-        ToolError::unavailable(format!(
-            "the weather provider URL configured in {ENV_WEATHER_URL} is not a valid URL"
-        ))
-        .transient(false)
-    })?;
-    url.query_pairs_mut().append_pair("city", city).append_pair("date", &date.to_string());
-    let unreachable = |e: reqwest::Error| {
-        tracing::warn!(target: "travel::weather", error = %e, timeout = e.is_timeout(), "weather provider request failed");
-        if e.is_timeout() {
-            ToolError::unavailable(format!(
-                "the weather provider did not answer within {} s; try again later",
-                timeout.as_secs_f64()
+    let params = json!({"city": city, "date": date.to_string()});
+    let prepared = provider.executor.prepare(&provider.route, &params)?;
+    // The configured limit, cut short by the call's own deadline.
+    let left = ctx.deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+    let budget = left.map_or(timeout, |left| timeout.min(left.saturating_sub(left / 20)));
+    // The provider takes no credentials: the caller's token is never sent to it.
+    let answer = provider.executor.send(prepared, "", budget, &params).await.map_err(|e| {
+        tracing::warn!(target: "travel::weather", code = e.code.as_str(), "weather provider request failed");
+        if e.code == ErrorCode::NotFound {
+            ToolError::not_found(format!(
+                "the weather provider does not know the city {city:?}; check the spelling or use a nearby larger city"
             ))
         } else {
-            ToolError::unavailable("the weather provider cannot be reached right now; try again later")
+            e
         }
-    };
-    let response = http.get(url).send().await.map_err(unreachable)?;
-    let status = response.status();
-    if status == reqwest::StatusCode::NOT_FOUND {
-        return Err(ToolError::not_found(format!(
-            "the weather provider does not know the city {city:?}; check the spelling or use a nearby larger city"
-        )));
-    }
-    if status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS {
-        tracing::warn!(target: "travel::weather", %status, "weather provider answered an error");
-        return Err(ToolError::unavailable(format!(
-            "the weather provider answered HTTP {}; try again later",
-            status.as_u16()
-        )));
-    }
-    if !status.is_success() {
-        tracing::warn!(target: "travel::weather", %status, "weather provider refused the request");
-        return Err(ToolError::execution(format!(
-            "the weather provider refused the request (HTTP {})",
-            status.as_u16()
-        )));
-    }
-    let body = response.bytes().await.map_err(unreachable)?;
-    if body.len() > MAX_BODY {
-        return Err(ToolError::execution(
-            "the weather provider answered more than 64 KiB; it is not a forecast",
-        ));
-    }
-    match serde_json::from_slice::<Value>(&body) {
-        Ok(forecast @ Value::Object(_)) => Ok(forecast),
-        _ => Err(ToolError::new(
-            ErrorCode::ParseError,
-            "the weather provider answered something that is not a JSON object; no forecast available",
-        )),
+    })?;
+    match answer.payload {
+        Payload::Json(mut v) => match v["payload"].take() {
+            forecast @ Value::Object(_) => Ok(forecast),
+            _ => Err(ToolError::new(
+                ErrorCode::ParseError,
+                "the weather provider answered JSON that is not an object; no forecast available",
+            )),
+        },
+        Payload::Text(_) => Err(ToolError::internal()),
     }
 }

@@ -104,9 +104,9 @@ async fn a_hanging_provider_times_out_after_the_configured_limit() {
     let started = Instant::now();
     let err = tools.err(&user("w"), "query_weather", json!({"city": "Hangzhou", "date": day(1)})).await;
     let took = started.elapsed();
-    assert_eq!(err.code, ErrorCode::Unavailable, "{err:?}");
+    assert_eq!(err.code, ErrorCode::Timeout, "{err:?}");
     assert!(err.transient, "a timeout may be tried again");
-    assert!(err.message.contains("did not answer within 0.3 s"), "{}", err.message);
+    assert!(err.message.contains("within 300 ms"), "{}", err.message);
     assert!(took >= Duration::from_millis(300), "waited the limit: {took:?}");
     assert!(took < Duration::from_secs(5), "and not the default 8 s: {took:?}");
     // The tool's own gateway timeout follows the configured limit.
@@ -144,8 +144,8 @@ async fn provider_failures_map_to_the_right_codes() {
     let err = tools.err(&u, "query_weather", json!({"city": "Atlantis"})).await;
     assert_eq!(err.code, ErrorCode::NotFound);
     let err = tools.err(&u, "query_weather", json!({"city": "Brokenville"})).await;
-    assert_eq!(err.code, ErrorCode::Unavailable);
-    assert!(err.transient);
+    assert_eq!(err.code, ErrorCode::ExecutionError, "a 5xx, as every HTTP tool answers it: {err:?}");
+    assert!(err.transient, "a read may be tried again");
     let err = tools.err(&u, "query_weather", json!({"city": "Textville"})).await;
     assert_eq!(err.code, ErrorCode::ParseError, "a body that is not JSON");
 
@@ -160,6 +160,29 @@ async fn provider_failures_map_to_the_right_codes() {
     );
     let err = tools.err(&u, "query_weather", json!({"city": "Hangzhou"})).await;
     assert_eq!(err.code, ErrorCode::Unavailable);
+
+    // A URL that cannot be used is said once, and not worth retrying.
+    let tools = Tools::new(b.store().await, TravelConfig::default().with_weather_url("ftp://example.org/w"));
+    let err = tools.err(&u, "query_weather", json!({"city": "Hangzhou"})).await;
+    assert_eq!(err.code, ErrorCode::Unavailable);
+    assert!(!err.transient && err.message.contains("weather"), "{err:?}");
+}
+
+#[tokio::test]
+async fn a_provider_answer_larger_than_64_kib_is_refused_while_streaming() {
+    async fn huge() -> String {
+        "x".repeat(200 * 1024)
+    }
+    let app = Router::new().route("/forecast", get(huge));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let b = common::sqlite();
+    let config = TravelConfig::default().with_weather_url(format!("http://{addr}/forecast"));
+    let tools = Tools::new(b.store().await, config);
+    let err = tools.err(&user("w"), "query_weather", json!({"city": "Hangzhou", "date": day(0)})).await;
+    assert_eq!(err.code, ErrorCode::ExecutionError, "{err:?}");
+    assert!(err.message.contains("65536 bytes"), "{}", err.message);
 }
 
 #[tokio::test]
