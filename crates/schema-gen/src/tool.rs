@@ -8,10 +8,12 @@
 //! before the departure) run on the typed value and join the schema's errors
 //! in one `INVALID_PARAMS` answer.
 
+use std::any::TypeId;
+use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -96,13 +98,31 @@ where
     F: Fn(ToolContext, I) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<O, ToolError>> + Send + 'static,
 {
-    spec.input_schema = typed_schema::<I>();
-    let validator = Validator::new(&spec.input_schema)
-        .unwrap_or_else(|e| panic!("the input schema of `{}` does not compile: {e}", spec.name));
+    let (schema, validator) = compiled::<I>(&spec.name);
+    spec.input_schema = schema;
     let secret = spec.input_schema["properties"]
         .as_object()
         .is_some_and(|props| props.values().any(|p| p["writeOnly"] == true));
     TypedTool { spec, validator, rules: None, secret, f, _input: PhantomData }
+}
+
+/// The schema of `I` and its validator, derived and compiled once per type
+/// and process: building the same tools again (one set per store, per test)
+/// costs a clone, not a regex compilation.
+fn compiled<I: JsonSchema + 'static>(tool: &str) -> (Value, Validator) {
+    type Cache = Mutex<HashMap<TypeId, (Value, Validator)>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let cache = CACHE.get_or_init(Cache::default);
+    if let Some(hit) = cache.lock().ok().and_then(|c| c.get(&TypeId::of::<I>()).cloned()) {
+        return hit;
+    }
+    let schema = typed_schema::<I>();
+    let validator = Validator::new(&schema)
+        .unwrap_or_else(|e| panic!("the input schema of `{tool}` does not compile: {e}"));
+    if let Ok(mut c) = cache.lock() {
+        c.insert(TypeId::of::<I>(), (schema.clone(), validator.clone()));
+    }
+    (schema, validator)
 }
 
 impl<I, F> TypedTool<I, F>

@@ -15,6 +15,10 @@ pub enum StoreError {
     /// Applying the travel migrations failed.
     #[error("migration error: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The database failed at or after the COMMIT of a write: the write may
+    /// or may not have been stored.
+    #[error("outcome unknown: {0}")]
+    OutcomeUnknown(#[source] sqlx::Error),
     /// A write did not do what it had to (e.g. a row changed under it); it was rolled back.
     #[error("inconsistent write: {0}")]
     Inconsistent(&'static str),
@@ -83,6 +87,21 @@ impl StoreError {
     pub(crate) fn to_tool_error(&self, operation: &str) -> ToolError {
         match self {
             StoreError::Database(e) => db_error(operation, e),
+            StoreError::OutcomeUnknown(e) => {
+                tracing::error!(target: "travel::store", operation, error = %e, "travel store failed at or after commit");
+                ToolError::new(
+                    ErrorCode::Unavailable,
+                    format!(
+                        "the travel database stopped answering while {operation} was being committed, so it may or \
+                         may not have been saved. Repeating the identical call is safe: it creates nothing new, and \
+                         answers the saved record if there is one"
+                    ),
+                )
+                .with_details(serde_json::json!({"outcome": "unknown", "safe_to_repeat": true}))
+                // Not repeated by the gateway at once: the repeat should come
+                // after the creating call's moment (see `write::submit::JUST_WRITTEN`).
+                .transient(false)
+            }
             StoreError::Inconsistent(why) => {
                 tracing::error!(target: "travel::store", operation, error = why, "travel store write rolled back");
                 ToolError::new(

@@ -129,8 +129,8 @@ macro_rules! active {
 
 const INSERT_ORDER: &str = concat!(
     "INSERT INTO travel_orders \
-     (user_id, fingerprint, destination, departure_city, departure_date, return_date, purpose, status, created_at, updated_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'DRAFT', $8, $8) \
+     (user_id, fingerprint, destination, departure_city, departure_date, return_date, purpose, status, created_at, updated_at, answered) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'DRAFT', $8, $8, FALSE) \
      ON CONFLICT (user_id, fingerprint) WHERE status IN ",
     active!(),
     " DO NOTHING RETURNING id"
@@ -257,12 +257,14 @@ impl Store {
                                 "the new order left DRAFT before it was submitted",
                             ));
                         };
-                        tx.commit().await?;
+                        // From here on the order may exist: a failure is an unknown outcome, not "nothing changed".
+                        tx.commit().await.map_err(StoreError::OutcomeUnknown)?;
                         let stored = sqlx::query_as::<_, OrderRow>(order_by_id!())
                             .bind(id)
                             .bind(&new.user_id)
                             .fetch_optional(&mut *conn)
-                            .await?;
+                            .await
+                            .map_err(StoreError::OutcomeUnknown)?;
                         let written = OrderRow {
                             id,
                             user_id: new.user_id.clone(),
@@ -291,6 +293,38 @@ impl Store {
             }
         }
         Err(StoreError::Inconsistent("an identical order kept appearing and disappearing during the submit"))
+    }
+
+    /// Record that the submit which created this order answered it.
+    pub async fn mark_answered(&self, user_id: &str, order_id: i64) -> Result<()> {
+        const SQL: &str =
+            "UPDATE travel_orders SET answered = TRUE WHERE id = $1 AND user_id = $2 AND answered = FALSE";
+        dispatch!(self, |pool| {
+            sqlx::query(SQL).bind(order_id).bind(user_id).execute(pool).await?;
+        });
+        Ok(())
+    }
+
+    /// Claim an order its creating submit never answered, created between
+    /// `not_before` and `not_after`: true for exactly one caller (compare-and-set).
+    pub async fn claim_unanswered(
+        &self,
+        user_id: &str,
+        order_id: i64,
+        not_before: DateTime<Utc>,
+        not_after: DateTime<Utc>,
+    ) -> Result<bool> {
+        const SQL: &str = "UPDATE travel_orders SET answered = TRUE \
+             WHERE id = $1 AND user_id = $2 AND answered = FALSE AND created_at >= $3 AND created_at <= $4";
+        let n = dispatch!(self, |pool| sqlx::query(SQL)
+            .bind(order_id)
+            .bind(user_id)
+            .bind(not_before)
+            .bind(not_after)
+            .execute(pool)
+            .await?
+            .rows_affected());
+        Ok(n == 1)
     }
 
     /// The caller's active order with this fingerprint.

@@ -42,7 +42,9 @@ const DESCRIPTION: &str = "Submit a business trip for approval: creates the trav
 process in one step. Call it once the user has confirmed destination, departure city, dates and purpose (check \
 conflicts and policy first). Returns `{order_id, process_instance_id, status: \"SUBMITTED\", order: {...}, \
 verified: true}`. Safe to repeat: an identical submit while the first order is still active (SUBMITTED or APPROVED) \
-creates nothing new and returns the existing order with `duplicate: true` and a `duplicate` signal. Dates are \
+creates nothing new and returns the existing order with `duplicate: true` and a `duplicate` signal. If a submit \
+failed saying the outcome is unknown, repeat the identical call: when the order was saved it answers it as a \
+success with `recovered: true`. Dates are \
 YYYY-MM-DD real calendar dates; departure_date must not be in the past and return_date must not precede it; text is \
 stored exactly as given. VERIFY_FAILED means the order was written but did not read back as written: do not \
 resubmit, show it with query_travel_order. Example: {\"destination\": \"Shanghai\", \"departure_city\": \
@@ -108,6 +110,18 @@ fn rules(input: &Input) -> Vec<FieldError> {
     errors
 }
 
+/// When a submit finds the caller's identical active order, that order was
+/// "just written" by a call that lost its answer (and is answered as this
+/// call's success, `recovered: true`) when all of these hold: its creating
+/// submit never answered it (the `answered` column is still false), it was
+/// created at least [`JUST_WRITTEN_GRACE`] and at most [`JUST_WRITTEN`] ago,
+/// and this call is the first to claim it (compare-and-set). Otherwise it is
+/// a repeat of an answered submit: `duplicate`.
+pub(crate) const JUST_WRITTEN: chrono::Duration = chrono::Duration::minutes(10);
+/// How long the creating call has to answer before its order counts as
+/// unanswered: submits racing the same trip see it as a duplicate.
+pub(crate) const JUST_WRITTEN_GRACE: chrono::Duration = chrono::Duration::seconds(1);
+
 /// The idempotency fingerprint: SHA-256 of the canonical parameters (cities
 /// case- and space-folded, dates normalized, purpose trimmed), as hex. The
 /// user is a separate column of the unique index.
@@ -132,7 +146,7 @@ pub(crate) fn fingerprint(
 async fn run(call: Call, input: Input) -> ToolResult {
     let Input { destination, departure_city, departure_date: from, return_date: to, purpose } = input;
     let new = NewOrder {
-        user_id: call.user,
+        user_id: call.user.clone(),
         fingerprint: fingerprint(&destination, &departure_city, &from.to_string(), &to.to_string(), &purpose),
         destination,
         departure_city,
@@ -140,14 +154,22 @@ async fn run(call: Call, input: Input) -> ToolResult {
         return_date: to,
         purpose,
     };
-    let outcome = call
-        .shared
-        .store
-        .submit_order(&new)
-        .await
-        .map_err(|e| e.to_tool_error("submitting the travel order"))?;
+    let store = &call.shared.store;
+    let outcome =
+        store.submit_order(&new).await.map_err(|e| e.to_tool_error("submitting the travel order"))?;
     match outcome {
         SubmitOutcome::Duplicate(existing) => {
+            let now = Utc::now();
+            let claimed = store
+                .claim_unanswered(&call.user, existing.id, now - JUST_WRITTEN, now - JUST_WRITTEN_GRACE)
+                .await
+                .map_err(|e| e.to_tool_error("reading the travel order"))?;
+            if claimed {
+                // An earlier identical call wrote it and never answered: this call's success.
+                let mut out = answer(&existing, false);
+                out["recovered"] = json!(true);
+                return Ok(ToolOutput::json(out));
+            }
             let order = existing.to_json();
             Ok(ToolOutput::json(answer(&existing, true)).with_signal(Signal::Duplicate {
                 message: format!(
@@ -166,6 +188,10 @@ async fn run(call: Call, input: Input) -> ToolResult {
             let mismatches = compare(&written, &stored);
             if !mismatches.is_empty() {
                 return Err(verify_failed("the travel order", stored.to_json(), mismatches));
+            }
+            if let Err(e) = store.mark_answered(&call.user, stored.id).await {
+                // The order is stored and verified; a retry would only answer it as recovered.
+                tracing::warn!(target: "travel::store", error = %e, "could not mark the order answered");
             }
             Ok(ToolOutput::json(answer(&stored, false)))
         }

@@ -443,3 +443,38 @@ async fn an_in_memory_database_works_for_embedding_and_tests() {
     let shown = tools.ok(&u, "query_travel_order", json!({"order_id": id})).await;
     assert_eq!(json(&shown)["order"]["status"], "SUBMITTED");
 }
+
+/// Issue 9: a submit whose COMMIT succeeded but whose answer was lost leaves
+/// the order unanswered; the caller's identical retry gets it as its own
+/// success, once, and later repeats get `duplicate`.
+#[tokio::test]
+async fn a_retry_after_a_lost_answer_gets_the_order_as_its_success() {
+    for b in backends() {
+        let store = b.store().await;
+        let tools = Tools::new(store.clone(), TravelConfig::default());
+        let u = user("lost");
+        let params = trip("Xiamen", 7, 9, "Lost answer");
+        let first = tools.ok(&u, "submit_travel_approval", params.clone()).await;
+        let id = json(&first)["order_id"].clone();
+        // What a lost answer leaves behind: committed, never answered.
+        let raw = b.raw().await;
+        raw.exec(&format!("UPDATE travel_orders SET answered = FALSE WHERE user_id = '{u}'")).await;
+        // Within the grace second it is a racing identical submit: duplicate.
+        let racing = tools.ok(&u, "submit_travel_approval", params.clone()).await;
+        assert_eq!(json(&racing)["duplicate"], true, "{b:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        let retry = tools.ok(&u, "submit_travel_approval", params.clone()).await;
+        let r = json(&retry);
+        assert_eq!(r["order_id"], id, "{b:?}");
+        assert_eq!(
+            (r["duplicate"].clone(), r["recovered"].clone()),
+            (json!(false), json!(true)),
+            "{b:?}: {r}"
+        );
+        assert!(retry.signals.is_empty(), "{b:?}: no duplicate signal: {:?}", retry.signals);
+        // Claimed once: the next identical submit is a duplicate again.
+        let again = tools.ok(&u, "submit_travel_approval", params).await;
+        assert_eq!(json(&again)["duplicate"], true, "{b:?}");
+        assert_eq!(raw.count("travel_orders", &u).await, 1, "{b:?}: one order throughout");
+    }
+}
