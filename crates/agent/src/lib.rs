@@ -24,7 +24,6 @@ mod run;
 mod store;
 
 use gateway::Gateway;
-use tokio_util::sync::CancellationToken;
 use tool_core::Caller;
 
 pub use config::{AgentConfig, Exposure, ToolCalling};
@@ -32,6 +31,8 @@ pub use event::{Event, StopReason, Usage};
 pub use model::{ChatClient, ModelError, ModelErrorKind};
 pub use run::{MAX_MESSAGE_CHARS, Outcome, RunRequest};
 pub use store::{ConversationStore, MIGRATIONS_TABLE, StoreError, StoredMessage};
+/// Cancels a run (re-exported so that callers need no tokio-util of their own).
+pub use tokio_util::sync::CancellationToken;
 
 /// Why a run could not start (errors during a run are events).
 #[derive(Debug, thiserror::Error)]

@@ -104,6 +104,21 @@ impl App {
     }
 }
 
+impl App {
+    /// The agent over this deployment's gateway, with its conversations in
+    /// the deployment's database. Fails when no model is configured.
+    pub async fn agent(&self, config: &Config) -> Result<agent::Agent> {
+        let agent_config = config.agent.to_config(|name| std::env::var(name).ok())?;
+        let url = sqlite_create(&config.database.url);
+        let store = agent::ConversationStore::connect(&url)
+            .await
+            .with_context(|| format!("connecting the conversation store at {}", redact_url(&url)))?;
+        let agent =
+            agent::Agent::new(self.gateway.clone(), agent_config).context("building the model client")?;
+        Ok(agent.with_store(store))
+    }
+}
+
 /// Load skills from a folder, or the shipped ones when none is given.
 pub fn load_skills(dir: Option<&Path>, hierarchy: &authz::RoleHierarchy) -> (SkillSet, Vec<SkillError>) {
     match dir {
