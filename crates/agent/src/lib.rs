@@ -59,9 +59,7 @@ impl AgentError {
     /// A message safe to show: database details stay in the logs.
     pub fn public_message(&self) -> String {
         match self {
-            AgentError::Store(
-                StoreError::Database(_) | StoreError::Migrate(_) | StoreError::UnsupportedUrl,
-            ) => {
+            AgentError::Store(StoreError::Database(_)) => {
                 tracing::error!(error = %self, "conversation store failed");
                 "the conversation store is not available right now".to_owned()
             }
