@@ -18,14 +18,14 @@ use crate::common::TestServer;
 
 /// One scripted turn: SSE text, or an endless trickle of tokens.
 #[derive(Clone)]
-enum Turn {
+pub(crate) enum Turn {
     Sse(String),
     Endless,
 }
 
-struct Model {
+pub(crate) struct Model {
     url: String,
-    requests: Arc<AtomicUsize>,
+    pub(crate) requests: Arc<AtomicUsize>,
     /// Endless streams whose body was dropped (the agent went away).
     dropped: Arc<AtomicUsize>,
 }
@@ -44,7 +44,7 @@ fn sse(chunks: &[Value]) -> Turn {
     Turn::Sse(text)
 }
 
-fn call_turn(tool: &str, params: Value) -> Turn {
+pub(crate) fn call_turn(tool: &str, params: Value) -> Turn {
     let args = json!({"tool_name": tool, "parameters": params}).to_string();
     sse(&[
         json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "type": "function",
@@ -53,7 +53,7 @@ fn call_turn(tool: &str, params: Value) -> Turn {
     ])
 }
 
-fn text_turn(words: &[&str]) -> Turn {
+pub(crate) fn text_turn(words: &[&str]) -> Turn {
     let mut chunks: Vec<Value> =
         words.iter().map(|w| json!({"choices": [{"index": 0, "delta": {"content": w}}]})).collect();
     chunks.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}));
@@ -63,7 +63,7 @@ fn text_turn(words: &[&str]) -> Turn {
     sse(&chunks)
 }
 
-async fn model(turns: Vec<Turn>) -> Model {
+pub(crate) async fn model(turns: Vec<Turn>) -> Model {
     let turns = Arc::new(Mutex::new(VecDeque::from(turns)));
     let requests = Arc::new(AtomicUsize::new(0));
     let dropped = Arc::new(AtomicUsize::new(0));
@@ -97,7 +97,7 @@ async fn model(turns: Vec<Turn>) -> Model {
     Model { url, requests, dropped }
 }
 
-async fn server_with_agent(model: &Model, dir: &tempfile::TempDir) -> TestServer {
+pub(crate) async fn server_with_agent(model: &Model, dir: &tempfile::TempDir) -> TestServer {
     let store = ConversationStore::connect(&format!("sqlite:{}", dir.path().join("chat.db").display()))
         .await
         .unwrap();
