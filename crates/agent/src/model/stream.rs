@@ -272,4 +272,57 @@ mod tests {
         let err = assemble("error: {\"code\": 500, \"message\": \"slot unavailable\"}\n\n").unwrap_err();
         assert_eq!((err.kind, err.message.as_str()), (ModelErrorKind::Server, "slot unavailable"));
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_give_a_turn_or_an_error_never_a_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+            let mut decoder = SseDecoder::default();
+            let mut asm = Assembler::default();
+            for payload in decoder.push(&bytes).into_iter().chain(decoder.finish()) {
+                if asm.apply(&payload).is_err() {
+                    return Ok(());
+                }
+            }
+            let _ = asm.finish();
+        }
+
+        #[test]
+        fn any_json_chunk_is_accepted_or_refused(value in arb_json()) {
+            let mut asm = Assembler::default();
+            let _ = asm.apply(&value.to_string());
+            let _ = asm.apply(&serde_json::json!({"choices": [{"delta": value.clone(), "message": value}]}).to_string());
+            let _ = asm.finish();
+        }
+    }
+
+    fn arb_json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| serde_json::json!(n)),
+            "[a-z_ {}\\[\\]\"]{0,12}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::btree_map(
+                    prop_oneof![
+                        Just("tool_calls".to_owned()),
+                        Just("content".to_owned()),
+                        Just("index".to_owned()),
+                        Just("function".to_owned()),
+                        Just("arguments".to_owned()),
+                        Just("name".to_owned()),
+                        Just("id".to_owned()),
+                        Just("choices".to_owned()),
+                        Just("error".to_owned())
+                    ],
+                    inner,
+                    0..4
+                )
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
 }

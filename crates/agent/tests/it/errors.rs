@@ -109,3 +109,19 @@ async fn a_malformed_stream_is_a_model_error() {
     assert_eq!(outcome.unwrap().stop_reason, StopReason::ModelError);
     assert!(error_message(&events).contains("model malformed"), "{}", error_message(&events));
 }
+
+#[tokio::test]
+async fn a_server_that_ignores_stream_is_read_as_one_completion() {
+    let call = serde_json::json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+        "role": "assistant", "content": null, "tool_calls": [{"id": "j1", "type": "function",
+        "function": {"name": "query_weather", "arguments": "{\"city\": \"Oslo\"}"}}]}}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}});
+    let answer = serde_json::json!({"choices": [{"index": 0, "finish_reason": "stop",
+        "message": {"role": "assistant", "content": "Sunny."}}]});
+    let server = ModelServer::start(vec![Reply::Json(call), Reply::Json(answer)]).await;
+    let agent = Agent::new(test_gateway(1), crate::direct(&server)).unwrap();
+    let (outcome, events) = run(&agent, member(), "Oslo?").await;
+    let outcome = outcome.unwrap();
+    assert_eq!((outcome.answer.as_str(), outcome.usage.total_tokens), ("Sunny.", 10));
+    assert_eq!(names(&events), ["tool_call_started", "tool_call_finished", "token", "final"]);
+}

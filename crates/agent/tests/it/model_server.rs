@@ -24,6 +24,8 @@ pub enum Reply {
     Status(u16, String),
     /// One chunk per `every`, without end.
     Endless { every: Duration },
+    /// One `application/json` completion (a server that ignores `stream`).
+    Json(Value),
 }
 
 /// A received request: its JSON body and its `Authorization` header.
@@ -108,6 +110,9 @@ async fn answer(State(script): State<Arc<Mutex<Script>>>, headers: HeaderMap, bo
             let pieces: Vec<Result<Vec<u8>, std::io::Error>> =
                 text.into_bytes().chunks(17).map(|c| Ok(c.to_vec())).collect();
             sse(Body::from_stream(futures::stream::iter(pieces)))
+        }
+        Some(Reply::Json(body)) => {
+            (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
         }
         Some(Reply::Endless { every }) => {
             let stream = futures::stream::unfold(0u64, move |n| async move {
