@@ -1,8 +1,6 @@
 //! The library surface: connect, users and tokens, the in-process server, concurrent writes.
 
-mod common;
-
-use common::{Harness, unique_user};
+use crate::common::{Harness, unique_user};
 use reqwest::Method;
 use serde_json::json;
 
@@ -11,7 +9,11 @@ on_both_backends!(racing_writes_never_fail_or_duplicate, users_and_tokens);
 #[tokio::test]
 async fn unsupported_urls_are_refused() {
     for url in ["mysql://root@localhost/db", "fitness.db", "", "http://x"] {
-        assert!(matches!(fitness_api::connect(url).await, Err(fitness_api::Error::UnsupportedUrl)), "{url}");
+        let result = fitness_api::connect(url).await;
+        assert!(
+            matches!(result, Err(fitness_api::Error::Connect(db::Error::UnsupportedUrl { .. }))),
+            "{url}: {result:?}"
+        );
     }
 }
 

@@ -120,14 +120,13 @@ pub fn assert_error(answer: &(u16, Value), status: u16, code: &str, field: Optio
 }
 
 /// Runs each scenario `async fn name(h: &Harness)` on SQLite, and on PostgreSQL when configured.
-#[macro_export]
 macro_rules! on_both_backends {
     ($($name:ident),* $(,)?) => {
         mod sqlite {
             $(
                 #[tokio::test]
                 async fn $name() {
-                    let h = super::common::Harness::sqlite().await;
+                    let h = crate::common::Harness::sqlite().await;
                     super::$name(&h).await;
                 }
             )*
@@ -136,7 +135,7 @@ macro_rules! on_both_backends {
             $(
                 #[tokio::test]
                 async fn $name() {
-                    let Some(h) = super::common::Harness::postgres().await else { return };
+                    let Some(h) = crate::common::Harness::postgres().await else { return };
                     super::$name(&h).await;
                 }
             )*
