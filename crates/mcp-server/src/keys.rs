@@ -57,11 +57,11 @@ macro_rules! dispatch {
 }
 
 impl db::Classify for Error {
-    fn class(&self) -> db::ErrorClass {
+    fn database_error(&self) -> Option<&sqlx::Error> {
         match self {
-            Error::Database(e) => e.class(),
-            Error::Store(e) => e.class(),
-            _ => db::ErrorClass::Permanent,
+            Error::Database(e) => Some(e),
+            Error::Store(e) => e.database_error(),
+            _ => None,
         }
     }
 }

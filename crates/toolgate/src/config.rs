@@ -58,11 +58,14 @@ pub struct FitnessConfig {
     pub base_url: Option<String>,
     /// Time limit of one backend request, in milliseconds.
     pub timeout_ms: u64,
+    /// In-process API only: how long the one pass-through token per user
+    /// lives, in seconds (at least 60); it is replaced before it expires.
+    pub token_ttl_secs: u64,
 }
 
 impl Default for FitnessConfig {
     fn default() -> Self {
-        Self { base_url: None, timeout_ms: 10_000 }
+        Self { base_url: None, timeout_ms: 10_000, token_ttl_secs: 3_600 }
     }
 }
 

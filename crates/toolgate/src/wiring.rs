@@ -36,6 +36,8 @@ pub struct App {
     pub fitness_db: Option<fitness_api::Db>,
     /// The in-process fitness API, when no base URL is configured.
     pub fitness_server: Option<fitness_api::Server>,
+    /// How long a pass-through token of the in-process fitness API lives.
+    pub fitness_token_ttl: Duration,
     /// Problems found in the skills (bad files, unknown tools); the others still load.
     pub skill_problems: Vec<SkillError>,
 }
@@ -86,7 +88,15 @@ impl App {
         for problem in &skill_problems {
             tracing::warn!("{problem}");
         }
-        Ok(Self { db, gateway, travel: travel_store, fitness_db, fitness_server, skill_problems })
+        Ok(Self {
+            db,
+            gateway,
+            travel: travel_store,
+            fitness_db,
+            fitness_server,
+            fitness_token_ttl: Duration::from_secs(config.fitness.token_ttl_secs.max(60)),
+            skill_problems,
+        })
     }
 
     /// A pass-through token for a user of the in-process fitness API (demo and

@@ -28,11 +28,18 @@ pub(crate) fn is_transient(error: &sqlx::Error) -> bool {
 }
 
 impl db::Classify for StoreError {
+    fn database_error(&self) -> Option<&sqlx::Error> {
+        match self {
+            StoreError::Database(e) => Some(e),
+            StoreError::Connect(e) => e.database_error(),
+            StoreError::Inconsistent(_) => None,
+        }
+    }
+
     fn class(&self) -> db::ErrorClass {
         match self {
-            StoreError::Database(e) => e.class(),
             StoreError::Connect(e) => e.class(),
-            StoreError::Inconsistent(_) => db::ErrorClass::Permanent,
+            other => other.database_error().map_or(db::ErrorClass::Permanent, db::classify),
         }
     }
 }
