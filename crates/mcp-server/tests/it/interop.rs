@@ -9,16 +9,14 @@
 //!
 //! ```text
 //! python3 -m venv target/interop-venv && target/interop-venv/bin/pip install mcp
-//! TOOLGATE_PYTHON=target/interop-venv/bin/python cargo test -p mcp-server --test interop
+//! TOOLGATE_PYTHON=target/interop-venv/bin/python cargo test -p mcp-server --test it interop::
 //! ```
-
-mod common;
 
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::TestServer;
+use crate::common::TestServer;
 use mcp_server::{Exposure, HttpConfig, SessionMode};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/client_check.py");

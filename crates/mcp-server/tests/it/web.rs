@@ -11,16 +11,14 @@
 //! ```text
 //! apt-get install chromium
 //! mkdir -p target/e2e-node && npm install --prefix target/e2e-node playwright-core
-//! cargo test -p mcp-server --test web
+//! cargo test -p mcp-server --test it web::
 //! ```
-
-mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::TestServer;
+use crate::common::TestServer;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/web/page_check.cjs");
 

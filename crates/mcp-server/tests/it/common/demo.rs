@@ -1,7 +1,7 @@
 //! A small real gateway for the tests and the `stdio_demo` example: a few
 //! `tool_core::FnTool`s of every effect and role, and three skills.
 //!
-//! Shared by `tests/common/mod.rs` and `examples/stdio_demo.rs` (through
+//! Shared by `tests/it/common/mod.rs` and `examples/stdio_demo.rs` (through
 //! `#[path]`), so it uses only the crate's normal dependencies.
 
 #![allow(dead_code, unreachable_pub)]

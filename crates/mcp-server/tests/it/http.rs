@@ -2,12 +2,10 @@
 //! gateway of real `FnTool`s, an SQLite key store in a tempdir, and raw
 //! HTTP from reqwest.
 
-mod common;
-
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use common::{PROTOCOL, SseReader, TestServer, initialize};
+use crate::common::{PROTOCOL, SseReader, TestServer, initialize};
 use std::sync::Arc;
 
 use mcp_server::{CredentialHook, Exposure, HttpConfig, SessionMode};
@@ -759,7 +757,7 @@ async fn stateless_mode_answers_plain_json_without_sessions() {
         .header(CONTENT_TYPE, "application/json")
         .header("mcp-protocol-version", PROTOCOL);
     request = request.body(call.to_string());
-    let reply = common::Reply::read(request.send().await.unwrap()).await;
+    let reply = crate::common::Reply::read(request.send().await.unwrap()).await;
     assert_eq!(reply.status, 200, "{}", reply.text);
     assert!(
         reply.headers["content-type"].to_str().unwrap().starts_with("application/json"),

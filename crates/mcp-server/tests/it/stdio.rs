@@ -1,11 +1,9 @@
 //! MCP over a byte stream with a fixed caller: `serve_io` on an in-memory
 //! duplex pipe, spoken to line by line as a stdio client would.
 
-mod common;
-
 use std::time::Duration;
 
-use common::demo::demo;
+use crate::common::demo::demo;
 use mcp_server::{Exposure, serve_io};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -58,7 +56,7 @@ async fn a_stdio_session_as_the_configured_caller() {
     let (mut client, task) = start(Caller::new("local-user", "member"), Exposure::Meta);
     client
         .send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": common::PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}))
+            "params": {"protocolVersion": crate::common::PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}))
         .await;
     let init = client.until(1).await.pop().unwrap();
     let instructions = init["result"]["instructions"].as_str().unwrap();
@@ -118,7 +116,7 @@ async fn a_scoped_stdio_session_sees_only_its_domains() {
         start(Caller::new("local-user", "admin"), Exposure::Scoped(vec!["weather".into()]));
     client
         .send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": common::PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}))
+            "params": {"protocolVersion": crate::common::PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}))
         .await;
     client.until(1).await;
     client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
