@@ -29,7 +29,6 @@
 //! with `message` (5); [`http_router`] stacks them in this order.
 
 use std::collections::HashSet;
-use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -39,7 +38,6 @@ use axum::http::StatusCode;
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use gateway::Gateway;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -56,8 +54,11 @@ mod limits;
 mod message;
 mod origin;
 mod page;
+mod serve;
 mod session;
 mod trace;
+
+pub use serve::serve_http;
 
 /// Where `toolgate serve` listens unless told otherwise: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8377";
@@ -100,6 +101,29 @@ pub struct HttpConfig {
     /// default; meant for local tools that cannot send headers, such as the
     /// MCP conformance suite, on a loopback listener with a low role.
     pub anonymous: Option<Caller>,
+    /// Time a client has to send a request's headers, counted from when the
+    /// connection waits for a request, so it also closes silent new
+    /// connections and partial headers (slowloris). Default 10 s.
+    pub header_timeout: Duration,
+    /// A kept-alive connection with no request running and no byte moving
+    /// for this long is closed. Keep it above `sse_keep_alive`. Default 60 s.
+    pub idle_timeout: Duration,
+    /// Most connections open at once; further ones wait in the listen
+    /// backlog until one closes. Default 1024.
+    pub max_connections: usize,
+    /// Most MCP sessions open at once (stateful mode); an `initialize` over
+    /// it is refused with a JSON-RPC error. Default 1000.
+    pub max_sessions: usize,
+    /// Most MCP sessions one API key may hold open. Default 32.
+    pub max_sessions_per_key: usize,
+    /// A session with no request for this long is closed. Default 5 min.
+    pub session_idle: Duration,
+    /// On shutdown, how long calls in flight may still finish; what is left
+    /// then is answered with a JSON-RPC error. Default 10 s.
+    pub drain_grace: Duration,
+    /// Trace events a `/trace` reader may fall behind before it is dropped
+    /// (it reconnects and gets a fresh stream). Default 256.
+    pub trace_buffer: usize,
 }
 
 impl Default for HttpConfig {
@@ -112,6 +136,14 @@ impl Default for HttpConfig {
             trace_role: None,
             sse_keep_alive: Some(Duration::from_secs(15)),
             anonymous: None,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 1024,
+            max_sessions: 1000,
+            max_sessions_per_key: 32,
+            session_idle: Duration::from_secs(300),
+            drain_grace: Duration::from_secs(10),
+            trace_buffer: 256,
         }
     }
 }
@@ -130,6 +162,18 @@ pub struct HttpState {
     /// Adds backend credentials (the pass-through token) to a verified caller.
     pub credentials: Option<Arc<dyn CredentialHook>>,
     shutdown: CancellationToken,
+    drain: Drain,
+}
+
+/// The two stages of a graceful shutdown, as the handlers see them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Drain {
+    /// Shutdown began: streams that are not calls (`/trace`, the standalone
+    /// GET stream) end, calls in flight go on.
+    pub(crate) started: CancellationToken,
+    /// The grace period is over: what is still running is answered with a
+    /// JSON-RPC error.
+    pub(crate) expired: CancellationToken,
 }
 
 /// Where a deployment gets the pass-through token its tools send to backends
@@ -151,6 +195,7 @@ impl HttpState {
             config: HttpConfig::default(),
             credentials: None,
             shutdown: CancellationToken::new(),
+            drain: Drain::default(),
         }
     }
 
@@ -218,12 +263,20 @@ pub fn http_router(state: HttpState) -> Router {
         .disable_allowed_origins();
     let factory_server = shared.server.clone();
     let factory = move || Ok(factory_server.clone());
-    let mut guard =
-        session::McpGuard { max_body_bytes: config.max_body_bytes, owners: None, in_flight: Arc::default() };
+    let mut guard = session::McpGuard {
+        max_body_bytes: config.max_body_bytes,
+        owners: None,
+        in_flight: Arc::default(),
+        drain: shared.state.drain.clone(),
+    };
     let mcp = match config.sessions {
         SessionMode::Stateful => {
-            let manager = Arc::new(LocalSessionManager::default());
-            guard.owners = Some(session::SessionOwners::new(manager.clone()));
+            let mut manager = LocalSessionManager::default();
+            manager.session_config.keep_alive = Some(config.session_idle);
+            let manager = Arc::new(manager);
+            let owners = Arc::new(session::SessionOwners::new(manager.clone(), config));
+            session::close_revoked(&owners, &shared.state.keys, &shared.state.shutdown);
+            guard.owners = Some(owners);
             Router::new().nest_service("/mcp", StreamableHttpService::new(factory, manager, rmcp_config))
         }
         SessionMode::Stateless => {
@@ -249,33 +302,6 @@ pub fn http_router(state: HttpState) -> Router {
         .route("/", get(page::index))
         .merge(protected)
         .layer(middleware::from_fn_with_state(shared, origin::guard_origin)) // 1
-}
-
-/// Serve the router on `listener` (TCP_NODELAY on every accepted socket)
-/// until `shutdown` resolves; then end sessions and streams and wait for
-/// requests in flight.
-pub async fn serve_http<F>(
-    listener: tokio::net::TcpListener,
-    state: HttpState,
-    shutdown: F,
-) -> std::io::Result<()>
-where
-    F: Future<Output = ()> + Send + 'static,
-{
-    let token = state.shutdown_token();
-    let router = http_router(state);
-    let listener = listener.tap_io(|tcp| {
-        // Small JSON-RPC answers must not wait for Nagle's algorithm.
-        if let Err(error) = tcp.set_nodelay(true) {
-            tracing::debug!(%error, "could not set TCP_NODELAY");
-        }
-    });
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            token.cancel();
-        })
-        .await
 }
 
 /// A JSON error response of this layer.

@@ -614,7 +614,7 @@ async fn a_cancelled_notification_stops_the_running_tool() {
     server.stop().await;
 }
 
-async fn wait_until(condition: impl Fn() -> bool) {
+pub(crate) async fn wait_until(condition: impl Fn() -> bool) {
     for _ in 0..400 {
         if condition() {
             return;
@@ -625,11 +625,18 @@ async fn wait_until(condition: impl Fn() -> bool) {
 }
 
 #[tokio::test]
-async fn the_trace_streams_redacted_events_to_admins_only() {
+async fn the_trace_streams_redacted_events_everyone_to_admins_own_calls_to_others() {
     let server = TestServer::default().await;
-    let denied = server.get(Some(&server.manager), "/trace").await;
-    assert_eq!(denied.status, 403);
-    assert_eq!(denied.json()["error"]["code"], "PERMISSION_DENIED");
+    let response = server
+        .client
+        .get(server.url("/trace"))
+        .header(AUTHORIZATION, format!("Bearer {}", server.manager))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200, "a manager may follow their own calls");
+    let mut own = SseReader::new(response);
+    assert_eq!(own.next(Duration::from_secs(10)).await.unwrap().0, "ready");
 
     let response = server
         .client
@@ -675,9 +682,28 @@ async fn the_trace_streams_redacted_events_to_admins_only() {
     assert_eq!(second["attempts"], 1);
     assert!(second["duration_ms"].as_f64().unwrap() >= 0.0);
 
-    // Shutting down ends the open trace stream instead of waiting for it.
+    // The manager's stream skipped mia's two calls and shows the manager's own.
+    let (manager_session, _) = server.open_session(&server.manager).await;
+    server
+        .call(
+            &server.manager,
+            &manager_session,
+            "execute_tool",
+            json!({"tool_name": "query_weather", "parameters": {"city": "Bergen"}}),
+        )
+        .await;
+    let (event, data) = own.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(event, "trace");
+    let mine: Value = serde_json::from_str(&data).unwrap();
+    assert_eq!(mine["user_id"], "max", "{data}");
+    assert_eq!(mine["params"]["city"], "Bergen");
+    let (_, data) = trace.next(Duration::from_secs(10)).await.unwrap();
+    assert!(data.contains("\"max\""), "the admin sees the manager's call too: {data}");
+
+    // Shutting down ends the open trace streams instead of waiting for them.
     server.stop().await;
     assert!(trace.next(Duration::from_secs(10)).await.is_none());
+    assert!(own.next(Duration::from_secs(10)).await.is_none());
 }
 
 #[tokio::test]
@@ -686,11 +712,12 @@ async fn the_json_api_shows_the_callers_view() {
     let me = server.get(Some(&server.member), "/api/whoami").await.json();
     assert_eq!(me["user_id"], "mia");
     assert_eq!(me["role"], "member");
-    assert_eq!(me["can_trace"], false);
+    assert_eq!(me["can_trace"], true, "everyone may follow their own calls");
+    assert_eq!(me["trace_scope"], "own");
     assert_eq!(me["exposure"], "meta");
     assert!(me["key_id"].as_str().unwrap().starts_with("key_"));
     assert!(!me.to_string().contains(&server.member), "the key is never echoed");
-    assert_eq!(server.get(Some(&server.admin), "/api/whoami").await.json()["can_trace"], true);
+    assert_eq!(server.get(Some(&server.admin), "/api/whoami").await.json()["trace_scope"], "all");
 
     let guest = server.get(Some(&server.guest), "/api/tools").await.json();
     assert_eq!(names(&guest), ["query_weather"]);

@@ -2,6 +2,7 @@
 //! and rmcp): a real server on 127.0.0.1:0, real key stores, real clients.
 
 mod common;
+mod harden;
 mod http;
 mod interop;
 mod keys;
