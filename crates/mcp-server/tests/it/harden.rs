@@ -396,7 +396,11 @@ async fn shutdown_lets_calls_finish_within_the_grace_period_then_answers_the_res
 async fn a_stalled_trace_reader_is_dropped_instead_of_buffered() {
     let config = HttpConfig { trace_buffer: 8, ..HttpConfig::default() };
     let server = TestServer::start(Exposure::Meta, config).await;
-    let mut reader = TcpStream::connect(server.addr).await.unwrap();
+    // A reader that does not read: a small receive window, so what the server
+    // cannot send stays with the server.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut reader = socket.connect(server.addr).await.unwrap();
     let admin = &server.admin;
     reader
         .write_all(
@@ -405,18 +409,17 @@ async fn a_stalled_trace_reader_is_dropped_instead_of_buffered() {
         )
         .await
         .unwrap();
-    let (session, _) = server.open_session(&server.member).await;
-    let big = "x".repeat(100_000);
-    let calls = 200;
+    // The response head and the `ready` event: the reader is subscribed. Then it stops reading.
+    let mut head = vec![0u8; 1024];
+    let n = reader.read(&mut head).await.unwrap();
+    assert!(String::from_utf8_lossy(&head[..n]).starts_with("HTTP/1.1 200"));
+    // Calls straight into the gateway, many and fast, each with a large parameter.
+    let big = "x".repeat(20_000);
+    let calls = 1000;
+    let ctx = tool_core::ToolContext::new(Caller::new("mia", "member"));
+    let options = gateway::CallOptions::default();
     for _ in 0..calls {
-        server
-            .call(
-                &server.member,
-                &session,
-                "execute_tool",
-                json!({"tool_name": "query_weather", "parameters": {"city": big}}),
-            )
-            .await;
+        server.gateway.execute(&ctx, "query_weather", json!({"city": big}), &options).await;
     }
     // Now read: what was queued and in socket buffers arrives, then the stream ends.
     // The response is chunked on a kept-alive connection: its end is the last, empty chunk.
@@ -433,9 +436,14 @@ async fn a_stalled_trace_reader_is_dropped_instead_of_buffered() {
     .await
     .is_ok();
     let text = String::from_utf8_lossy(&out);
+    // Two events per call: `start` and `end`.
     let delivered = text.matches("event: trace").count();
-    eprintln!("stalled trace reader: {delivered} of {calls} large events delivered before it was dropped");
+    let sent = 2 * calls;
+    eprintln!(
+        "stalled trace reader: {delivered} of {sent} events ({} KiB) delivered before it was dropped",
+        out.len() / 1024
+    );
     assert!(ended, "the stalled reader's stream ends");
-    assert!(delivered < calls, "{delivered}");
+    assert!(delivered < sent, "{delivered}");
     server.stop().await;
 }

@@ -25,6 +25,8 @@ pub struct TestServer {
     /// The key store's database, for a second store as another process would open it.
     pub keys_url: String,
     pub keys: KeyStore,
+    /// The gateway behind the server, for calls that skip HTTP.
+    pub gateway: gateway::Gateway,
     pub admin: String,
     pub manager: String,
     pub member: String,
@@ -72,6 +74,7 @@ impl TestServer {
             addr,
             keys_url: url,
             keys,
+            gateway: demo.gateway.clone(),
             admin,
             manager,
             member,
