@@ -24,15 +24,24 @@ impl Drop for Demo {
 }
 
 fn start(extra: &[&str]) -> Demo {
+    start_logged(extra, None)
+}
+
+/// Start the demo; with `log`, at `TOOLGATE_LOG=trace` with stderr in that file.
+fn start_logged(extra: &[&str], log: Option<&std::path::Path>) -> Demo {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("demo.db").display());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["--db", &db, "serve", "--demo", "--listen", "127.0.0.1:0"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command.args(["--db", &db, "serve", "--demo", "--listen", "127.0.0.1:0"]).args(extra);
+    match log {
+        Some(path) => {
+            command.env("TOOLGATE_LOG", "trace").stderr(std::fs::File::create(path).unwrap());
+        }
+        None => {
+            command.stderr(Stdio::null());
+        }
+    }
+    let mut child = command.stdout(Stdio::piped()).spawn().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut banner = String::new();
     let started = Instant::now();
@@ -187,5 +196,77 @@ async fn direct_mode_publishes_route_tables_without_a_root_union() {
         let call = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "query_nutrition", "arguments": args}});
         let (_, _, value) = rpc(&client, &demo.url, Some(&alice), Some(&session), call).await;
         assert_eq!(value["result"]["structuredContent"]["success"], true, "{value}");
+    }
+}
+
+/// Issue 9 (2): no log level prints a secret. The real binary at
+/// `TOOLGATE_LOG=trace`, a canary secret sent through every surface a client
+/// has, and the whole log searched for it.
+#[tokio::test]
+async fn no_log_level_prints_a_secret() {
+    const CANARY: &str = "sk-canary-3f9d1c";
+    const KEY_CANARY: &str = "tg_cafecafecafecafecafecafecafecafecafecafecafecafecafecafecafecafe";
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("stderr.log");
+    let demo = start_logged(&[], Some(&log));
+    let client = reqwest::Client::new();
+    let alice = key_of(&demo.banner, "alice");
+    let session = open_session(&client, &demo.url, Some(&alice)).await;
+    // A tool's secret parameter, a bad value beside it, a secret at the meta level,
+    // a bare string as parameters, a schema request, a notification, an unknown method.
+    execute(
+        &client,
+        &demo.url,
+        Some(&alice),
+        &session,
+        "save_flight_api_key",
+        json!({"provider": "amadeus", "api_key": CANARY}),
+    )
+    .await;
+    execute(
+        &client,
+        &demo.url,
+        Some(&alice),
+        &session,
+        "save_flight_api_key",
+        json!({"provider": "bad provider!", "api_key": CANARY, "password": CANARY}),
+    )
+    .await;
+    let calls = [
+        json!({"name": "execute_tool", "arguments": {"tool_name": "query_weather", "api_key": CANARY, "parameters": {"city": "Oslo"}}}),
+        json!({"name": "execute_tool", "arguments": {"tool_name": "query_weather", "parameters": format!("token={CANARY}")}}),
+        json!({"name": "get_tool_schema", "arguments": {"tool_name": "query_weather", "secret": CANARY}}),
+        json!({"name": "no_such_tool", "arguments": {"token": CANARY}}),
+    ];
+    for (i, params) in calls.into_iter().enumerate() {
+        let call = json!({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call", "params": params});
+        let (status, _, _) = rpc(&client, &demo.url, Some(&alice), Some(&session), call).await;
+        assert_ne!(status, 0);
+    }
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": CANARY, "progress": 1, "message": CANARY}});
+    let _ = rpc(&client, &demo.url, Some(&alice), Some(&session), note).await;
+    let odd = json!({"jsonrpc": "2.0", "id": 30, "method": "secret/method", "params": {"password": CANARY}});
+    let _ = rpc(&client, &demo.url, Some(&alice), Some(&session), odd).await;
+    for bad in [CANARY, KEY_CANARY] {
+        let (status, _, _) =
+            rpc(&client, &demo.url, Some(bad), None, json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+                .await;
+        assert_eq!(status, 401);
+    }
+    // The demo's own key is a secret too.
+    drop(demo);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("TRACE") || text.contains("DEBUG"),
+        "the server logged at trace level: {} bytes",
+        text.len()
+    );
+    for secret in [CANARY, &KEY_CANARY[3..], &alice[3..]] {
+        let at = text.find(secret);
+        assert!(
+            at.is_none(),
+            "{secret} is in the log: {}",
+            at.map(|i| &text[i.saturating_sub(300)..(i + 100).min(text.len())]).unwrap_or_default()
+        );
     }
 }
