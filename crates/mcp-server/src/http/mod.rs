@@ -3,7 +3,9 @@
 //!
 //! Every request passes, in this order:
 //!
-//! 1. the Host/Origin check (DNS rebinding): a Host that is not in
+//! 1. the Host/Origin check (DNS rebinding): two `Host` headers, or an
+//!    absolute-form target (`GET http://host/...`) naming another host than
+//!    the `Host` header or one not served here, are `400`; a Host that is not in
 //!    [`HttpConfig::allowed_hosts`], or an `Origin` that is neither one of
 //!    those hosts nor in [`HttpConfig::allowed_origins`], is `403`;
 //! 2. except for `/`, the bearer key: none or a bad one is `401` (with
@@ -11,22 +13,26 @@
 //! 3. the body limit: a `Content-Length` over [`HttpConfig::max_body_bytes`]
 //!    is `413` (rmcp enforces the same limit on streamed bodies);
 //! 4. on `/mcp` with sessions, the session owner: a session id made by
-//!    another user or role is answered `404` like an unknown one;
+//!    another user or role is answered like an unknown one (`404` with a
+//!    JSON-RPC error saying the session is unknown here); an `initialize`
+//!    beyond [`HttpConfig::max_sessions_per_key`] or
+//!    [`HttpConfig::max_sessions`] is `429` with JSON-RPC error `-32000`;
 //! 5. on `POST /mcp` with a JSON content type, the message itself: a body
 //!    that is not JSON is `400` with JSON-RPC error `-32700`; one that is
 //!    not a single JSON-RPC 2.0 message (bad `jsonrpc`, `id`, `method` or
-//!    `params`; a batch) is `400` with `-32600`; a request id that is
+//!    `params`; a batch; a member named twice in any object) is `400` with `-32600`; a request id that is
 //!    already in progress in the same session is `400` with `-32600`
 //!    (two answers with one id would be undeliverable).
 //!
 //! Errors of steps 1-3 are JSON: `{"error": {"code": "UNAUTHORIZED", "message": "..."}}`.
 //! What passes goes to rmcp, which answers wrong content types (`415`), a
-//! missing `Accept` (`406`), a missing session id (`400`), an unknown or
-//! stale one (`404`), an unsupported HTTP method (`405`), and unknown
+//! missing `Accept` (`406`), a missing session id (`400`), an unsupported
+//! HTTP method (`405`), and unknown
 //! JSON-RPC methods or bad params (JSON-RPC `-32601` / `-32602`).
 //!
 //! One file per step: `origin` (1), `auth` (2), `limits` (3), `session` (4)
-//! with `message` (5); [`http_router`] stacks them in this order.
+//! with `message` (5); [`http_router`] stacks them in this order. `serve`
+//! holds the connection level (cap, header and idle timeouts, the drain).
 
 use std::collections::HashSet;
 use std::sync::Arc;
