@@ -270,3 +270,100 @@ async fn no_log_level_prints_a_secret() {
         );
     }
 }
+
+/// A weather provider that answers every request after `delay` (a real HTTP
+/// server speaking the provider contract); its base URL.
+async fn slow_weather(delay: Duration) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/forecast", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut tcp, _)) = listener.accept().await else { return };
+            tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut buf = vec![0u8; 4096];
+                let _ = tcp.read(&mut buf).await;
+                tokio::time::sleep(delay).await;
+                let body = r#"{"summary":"sunny","temp_c":21}"#;
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = tcp.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    url
+}
+
+/// Issue 9 (11): SIGTERM drains. The real binary, a weather call in flight
+/// against a slow provider: within the grace period it finishes with its
+/// result; past it, the client gets a JSON-RPC error (not a cut stream).
+#[tokio::test]
+async fn sigterm_lets_calls_in_flight_finish_then_answers_the_rest() {
+    for (grace, provider_delay, finishes) in [(10, 1500, true), (1, 4000, false)] {
+        let weather = slow_weather(Duration::from_millis(provider_delay)).await;
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("toolgate.toml");
+        std::fs::write(&config, format!("[server]\ndrain_grace_secs = {grace}\n")).unwrap();
+        let db = format!("sqlite:{}", dir.path().join("demo.db").display());
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args([
+                "--config",
+                config.to_str().unwrap(),
+                "--db",
+                &db,
+                "serve",
+                "--demo",
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .env("TOOLGATE_WEATHER_URL", &weather)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut banner = String::new();
+        let url = loop {
+            let line = lines.next().expect("the server printed its address").unwrap();
+            banner.push_str(&line);
+            banner.push('\n');
+            if let Some(rest) = line.strip_prefix("toolgate serving MCP at ") {
+                break rest.split("/mcp").next().unwrap().to_owned();
+            }
+        };
+        let mut demo = Demo { child, url, banner, _dir: dir };
+        let client = reqwest::Client::new();
+        let alice = key_of(&demo.banner, "alice");
+        let session = open_session(&client, &demo.url, Some(&alice)).await;
+        let call = {
+            let (client, url, key, session) =
+                (client.clone(), demo.url.clone(), alice.clone(), session.clone());
+            tokio::spawn(async move {
+                let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                    "name": "execute_tool", "arguments": {"tool_name": "query_weather", "parameters": {"city": "Oslo"}}}});
+                rpc(&client, &url, Some(&key), Some(&session), call).await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let pid = demo.child.id().to_string();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        let (status, _, answer) = tokio::time::timeout(Duration::from_secs(20), call).await.unwrap().unwrap();
+        if finishes {
+            assert_eq!(status, 200, "{answer}");
+            let envelope = &answer["result"]["structuredContent"];
+            assert_eq!(envelope["success"], true, "finished within the grace period: {answer}");
+            assert_eq!(envelope["result"]["forecast"]["summary"], "sunny", "{answer}");
+        } else {
+            assert_eq!(answer["id"], 2, "{answer}");
+            assert_eq!(answer["error"]["code"], -32000, "{answer}");
+            assert!(answer["error"]["message"].as_str().unwrap().contains("shutting down"), "{answer}");
+        }
+        let exited = (0..100).find_map(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            demo.child.try_wait().unwrap()
+        });
+        assert!(exited.is_some_and(|s| s.success()), "the server exits 0 after draining: {exited:?}");
+    }
+}
