@@ -244,8 +244,12 @@ struct Shared {
 
 /// The whole HTTP surface as an axum router (see the module docs for the
 /// checks every request goes through). Serve it with [`serve_http`], or
-/// with `axum::serve` yourself (then set TCP_NODELAY and cancel
-/// [`HttpState::shutdown_token`] on shutdown).
+/// with `axum::serve` yourself: then set TCP_NODELAY, cancel
+/// [`HttpState::shutdown_token`] on shutdown, run
+/// [`KeyStore::watch_revocations`] so that keys revoked by other processes
+/// end their sessions, and know that the connection limits
+/// ([`HttpConfig::header_timeout`], [`HttpConfig::idle_timeout`],
+/// [`HttpConfig::max_connections`]) and the drain are [`serve_http`]'s.
 pub fn http_router(state: HttpState) -> Router {
     let hosts = state.config.allowed_hosts.iter().filter_map(|h| origin::HostRule::parse(h)).collect();
     let origins = state.config.allowed_origins.iter().filter_map(|o| origin::normalize_origin(o)).collect();
