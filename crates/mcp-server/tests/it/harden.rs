@@ -447,3 +447,22 @@ async fn a_stalled_trace_reader_is_dropped_instead_of_buffered() {
     assert!(delivered < sent, "{delivered}");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn idle_sessions_expire_and_give_their_place_back() {
+    let config = HttpConfig {
+        session_idle: Duration::from_millis(300),
+        max_sessions_per_key: 1,
+        ..HttpConfig::default()
+    };
+    let server = TestServer::start(Exposure::Meta, config).await;
+    let (first, _) = server.open_session(&server.member).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    // The expired session no longer counts against the key's cap of one.
+    let (second, _) = server.open_session(&server.member).await;
+    assert_ne!(first, second);
+    let expired = server.request(&server.member, &first, 2, "tools/list", json!({})).await;
+    assert_eq!(expired.status, 404, "{}", expired.text);
+    assert!(expired.json()["error"]["message"].as_str().unwrap().contains("unknown session"));
+    server.stop().await;
+}
