@@ -44,18 +44,23 @@ pub(super) async fn trace(State(shared): State<Arc<Shared>>, auth: Extension<Aut
     let drain = shared.state.drain.started.clone();
     let _ = tx.try_send(Event::default().event("ready").data("{}"));
     tokio::spawn(async move {
+        let mut watching = true;
         loop {
             let event = tokio::select! {
                 () = stop.cancelled() => return,
                 () = drain.cancelled() => return,
                 () = tx.closed() => return,
-                id = revoked.recv() => match id {
+                id = revoked.recv(), if watching => match id {
                     Ok(id) if id == key_id => {
                         let _ = tx.try_send(Event::default().event("revoked").data("{}"));
                         return;
                     }
                     Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
-                    Err(broadcast::error::RecvError::Closed) => std::future::pending().await,
+                    // No store left to announce revocations: keep serving the events.
+                    Err(broadcast::error::RecvError::Closed) => {
+                        watching = false;
+                        continue;
+                    }
                 },
                 event = events.recv() => match event {
                     Ok(event) if only.as_ref().is_none_or(|user| *user == event.user_id) => {
