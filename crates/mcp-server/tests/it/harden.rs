@@ -249,7 +249,8 @@ async fn sessions_are_capped_per_key_and_in_total_and_a_flood_stays_bounded() {
         "session flood: 1000 initialize, {opened} sessions, {capped} refused; RSS {before} KiB -> {after} KiB"
     );
     assert_eq!((opened, capped), (50, 950));
-    assert!(after.saturating_sub(before) < 64 * 1024, "RSS grew from {before} to {after} KiB");
+    // Uncapped, 1000 sessions took about 60 MB (issue 9: 4,000 took 239 MB).
+    assert!(after.saturating_sub(before) < 32 * 1024, "RSS grew from {before} to {after} KiB");
     server.stop().await;
 }
 
