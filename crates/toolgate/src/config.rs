@@ -30,19 +30,10 @@ pub struct Config {
     pub server: ServerConfig,
 }
 
-/// `[database]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct DatabaseConfig {
-    /// `sqlite:toolgate.db` (default, created when missing) or `postgres://...`.
-    pub url: String,
-}
-
-impl Default for DatabaseConfig {
-    fn default() -> Self {
-        Self { url: "sqlite:toolgate.db".into() }
-    }
-}
+/// `[database]`: one pool shared by every store of the process (travel,
+/// the in-process fitness API, the API keys); see [`db::DbConfig`] for each
+/// setting and its default.
+pub type DatabaseConfig = db::DbConfig;
 
 /// `[redis]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,11 +59,14 @@ pub struct FitnessConfig {
     pub base_url: Option<String>,
     /// Time limit of one backend request, in milliseconds.
     pub timeout_ms: u64,
+    /// In-process API only: how long the one pass-through token per user
+    /// lives, in seconds (at least 60); it is replaced before it expires.
+    pub token_ttl_secs: u64,
 }
 
 impl Default for FitnessConfig {
     fn default() -> Self {
-        Self { base_url: None, timeout_ms: 10_000 }
+        Self { base_url: None, timeout_ms: 10_000, token_ttl_secs: 3_600 }
     }
 }
 
@@ -258,6 +252,21 @@ mod tests {
         assert_eq!(config.server.expose, "direct", "a blank variable leaves the file's value");
         let err = config.apply_env(|n| (n == "TOOLGATE_PLAN_TTL_SECS").then(|| "-1".to_owned())).unwrap_err();
         assert!(err.to_string().contains("TOOLGATE_PLAN_TTL_SECS"));
+    }
+
+    #[test]
+    fn the_database_section_is_one_set_of_pool_settings() {
+        let config = Config::from_toml(
+            "[database]\nurl = \"postgres://u@h/db\"\nmax_connections = 6\nacquire_timeout_ms = 750\n\
+             sqlite_synchronous = \"normal\"",
+        )
+        .unwrap();
+        assert_eq!(config.database.max_connections, 6);
+        assert_eq!(config.database.acquire_timeout_ms, 750);
+        assert_eq!(config.database.sqlite_synchronous, db::Synchronous::Normal);
+        assert_eq!(config.database.connect_retry_secs, db::DbConfig::default().connect_retry_secs);
+        let err = Config::from_toml("[database]\nmax_conections = 6").unwrap_err().to_string();
+        assert!(err.contains("max_conections"), "{err}");
     }
 
     #[test]
