@@ -119,8 +119,11 @@ fn sqlite_sync() -> db::Synchronous {
 }
 
 async fn setup(name: &'static str, url: String, dir: Option<tempfile::TempDir>) -> Arc<Bench> {
-    let config =
-        db::DbConfig { max_connections: POOL, sqlite_synchronous: sqlite_sync(), ..db::DbConfig::new(url.clone()) };
+    let config = db::DbConfig {
+        max_connections: POOL,
+        sqlite_synchronous: sqlite_sync(),
+        ..db::DbConfig::new(url.clone())
+    };
     let store = travel::Store::open(db::Db::connect(&config).await.unwrap()).await.unwrap();
     eprintln!("{name}: synchronous={:?}", sqlite_sync());
     let tools = travel::tools(store, travel::TravelConfig::default());
