@@ -75,6 +75,34 @@ pub struct CreatedKey {
     pub key: Secret,
 }
 
+/// What a key may see: a named toolset and a set of domains, each
+/// narrowing every surface exactly as the server-wide scoped exposure does.
+/// The default narrows nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct KeyScope {
+    /// A toolset of the deployment's policy (e.g. `read_only`).
+    pub toolset: Option<String>,
+    /// Only tools of these domains; `None` for every domain.
+    pub domains: Option<Vec<String>>,
+}
+
+impl KeyScope {
+    fn apply(&self, mut caller: Caller) -> Caller {
+        caller.toolset = self.toolset.clone();
+        caller.domains = self.domains.clone();
+        caller
+    }
+
+    fn domains_text(&self) -> Option<String> {
+        self.domains.as_ref().map(|d| d.join(","))
+    }
+
+    fn from_columns(toolset: Option<String>, domains: Option<String>) -> Self {
+        let domains = domains.map(|d| d.split(',').filter(|s| !s.is_empty()).map(str::to_owned).collect());
+        Self { toolset, domains }
+    }
+}
+
 /// A stored key as listed: no secret, no digest.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct KeyInfo {
@@ -84,6 +112,8 @@ pub struct KeyInfo {
     pub user_id: String,
     /// The role it carries.
     pub role: String,
+    /// What it may see.
+    pub scope: KeyScope,
     /// When it was made (RFC 3339, UTC).
     pub created_at: String,
     /// When it was revoked, if it was.
@@ -95,7 +125,7 @@ pub struct KeyInfo {
 pub struct VerifiedKey {
     /// The key's public id (safe to log).
     pub id: String,
-    /// The caller the key acts as (user and role; nothing else set).
+    /// The caller the key acts as (user, role and the key's scope; nothing else set).
     pub caller: Caller,
 }
 
@@ -169,8 +199,21 @@ impl KeyStore {
     /// and nowhere else. The role is not checked against a hierarchy here:
     /// the caller (the CLI) knows the policy.
     pub async fn create(&self, user_id: &str, role: &str) -> Result<CreatedKey> {
+        self.create_scoped(user_id, role, &KeyScope::default()).await
+    }
+
+    /// [`create`](Self::create) with a scope: the key's caller sees only the
+    /// toolset's tools of the scope's domains (the toolset and domain names
+    /// are checked by the caller, which knows the policy).
+    pub async fn create_scoped(&self, user_id: &str, role: &str, scope: &KeyScope) -> Result<CreatedKey> {
         check_name("user id", user_id)?;
         check_name("role", role)?;
+        for name in scope.toolset.iter().chain(scope.domains.iter().flatten()) {
+            check_name("scope", name)?;
+            if name.contains(',') {
+                return Err(Error::Invalid("a toolset or domain name has no commas".into()));
+            }
+        }
         let mut secret = [0u8; KEY_BYTES];
         rand::rng().fill_bytes(&mut secret);
         let key = format!("{KEY_PREFIX}{}", hex::encode(secret));
@@ -178,15 +221,18 @@ impl KeyStore {
         rand::rng().fill_bytes(&mut id_bytes);
         let id = format!("key_{}", hex::encode(id_bytes));
         let now = now();
-        const SQL: &str = "INSERT INTO toolgate_api_keys (id, user_id, role, key_hash, created_at) \
-                           VALUES ($1, $2, $3, $4, $5)";
+        const SQL: &str = "INSERT INTO toolgate_api_keys (id, user_id, role, key_hash, created_at, toolset, domains) \
+                           VALUES ($1, $2, $3, $4, $5, $6, $7)";
         let hash = digest(&key);
+        let domains = scope.domains_text();
         dispatch!(self, |pool| sqlx::query(SQL)
             .bind(&id)
             .bind(user_id)
             .bind(role)
             .bind(&hash)
             .bind(&now)
+            .bind(&scope.toolset)
+            .bind(&domains)
             .execute(pool)
             .await
             .map(|_| ())?);
@@ -196,16 +242,17 @@ impl KeyStore {
 
     /// Every key, oldest first, revoked ones included; no secrets.
     pub async fn list(&self) -> Result<Vec<KeyInfo>> {
-        const SQL: &str =
-            "SELECT id, user_id, role, created_at, revoked_at FROM toolgate_api_keys ORDER BY created_at, id";
-        let rows: Vec<(String, String, String, String, Option<String>)> =
-            dispatch!(self, |pool| sqlx::query_as(SQL).fetch_all(pool).await?);
+        const SQL: &str = "SELECT id, user_id, role, created_at, revoked_at, toolset, domains \
+                           FROM toolgate_api_keys ORDER BY created_at, id";
+        type Row = (String, String, String, String, Option<String>, Option<String>, Option<String>);
+        let rows: Vec<Row> = dispatch!(self, |pool| sqlx::query_as(SQL).fetch_all(pool).await?);
         Ok(rows
             .into_iter()
-            .map(|(id, user_id, role, created_at, revoked_at)| KeyInfo {
+            .map(|(id, user_id, role, created_at, revoked_at, toolset, domains)| KeyInfo {
                 id,
                 user_id,
                 role,
+                scope: KeyScope::from_columns(toolset, domains),
                 created_at,
                 revoked_at,
             })
@@ -239,16 +286,19 @@ impl KeyStore {
         if let Some(hit) = self.cached(&hash) {
             return Ok(Some(hit));
         }
-        const SQL: &str = "SELECT id, user_id, role, key_hash FROM toolgate_api_keys WHERE key_hash = $1 AND revoked_at IS NULL";
-        let row: Option<(String, String, String, String)> =
+        const SQL: &str = "SELECT id, user_id, role, key_hash, toolset, domains FROM toolgate_api_keys \
+                           WHERE key_hash = $1 AND revoked_at IS NULL";
+        type Row = (String, String, String, String, Option<String>, Option<String>);
+        let row: Option<Row> =
             dispatch!(self, |pool| sqlx::query_as(SQL).bind(&hash).fetch_optional(pool).await?);
-        let Some((id, user_id, role, stored)) = row else {
+        let Some((id, user_id, role, stored, toolset, domains)) = row else {
             return Ok(None);
         };
         if !constant_time_eq(stored.as_bytes(), hash.as_bytes()) {
             return Ok(None);
         }
-        let verified = VerifiedKey { id, caller: Caller::new(user_id, role) };
+        let caller = KeyScope::from_columns(toolset, domains).apply(Caller::new(user_id, role));
+        let verified = VerifiedKey { id, caller };
         if !self.cache_ttl.is_zero()
             && let Ok(mut cache) = self.cache.lock()
         {

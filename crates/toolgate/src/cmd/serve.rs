@@ -82,7 +82,14 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
     }
     println!("toolgate serving MCP at {url}/mcp ({exposure} exposure); Ctrl-C stops it");
     let _ = std::io::stdout().flush();
-    let state = toolgate::serve::http_state(&app, keys, exposure, http);
+    let mut state = toolgate::serve::http_state(&app, keys, exposure, http);
+    if config.agent.base_url.is_some() {
+        state = state.with_agent(app.agent(config).await?);
+        println!(
+            "chat at {url}/api/chat (and on the web page) with model {}",
+            config.agent.model.as_deref().unwrap_or("")
+        );
+    }
     mcp_server::serve_http(listener, state, shutdown_signal()).await?;
     Ok(ExitCode::SUCCESS)
 }
