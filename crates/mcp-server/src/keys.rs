@@ -26,16 +26,12 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use db::{Db, DbConfig, MigrationSet};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
 use tool_core::{Caller, Secret};
 
 use crate::error::{Error, Result};
@@ -51,20 +47,23 @@ const DIGEST_DOMAIN: &[u8] = b"toolgate-api-key:v1:";
 const MAX_CACHED: usize = 10_000;
 const MAX_NAME_LEN: usize = 200;
 
-/// Run `$body` with `$pool` bound to the concrete pool of the store's backend.
+/// Run `$body` with `$pool` bound to the concrete pool of the store's
+/// backend (`db::on_pool!`: a dead connection makes the body run again on a
+/// fresh one).
 macro_rules! dispatch {
     ($store:expr, |$pool:ident| $body:expr) => {
-        match &$store.backend {
-            Backend::Sqlite($pool) => $body,
-            Backend::Postgres($pool) => $body,
-        }
+        ::db::on_pool!($store.db, Error, |$pool| $body)
     };
 }
 
-#[derive(Clone, Debug)]
-enum Backend {
-    Sqlite(SqlitePool),
-    Postgres(PgPool),
+impl db::Classify for Error {
+    fn database_error(&self) -> Option<&sqlx::Error> {
+        match self {
+            Error::Database(e) => Some(e),
+            Error::Store(e) => e.database_error(),
+            _ => None,
+        }
+    }
 }
 
 /// A key that was just made. The plaintext is shown once: only its digest is stored.
@@ -140,18 +139,17 @@ struct Cached {
 /// Cheap to clone; clones share the pool and the cache.
 #[derive(Clone)]
 pub struct KeyStore {
-    backend: Backend,
+    db: Db,
     cache: Arc<Mutex<HashMap<String, Cached>>>,
     cache_ttl: Duration,
 }
 
 impl fmt::Debug for KeyStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let backend = match self.backend {
-            Backend::Sqlite(_) => "sqlite",
-            Backend::Postgres(_) => "postgres",
-        };
-        f.debug_struct("KeyStore").field("backend", &backend).field("cache_ttl", &self.cache_ttl).finish()
+        f.debug_struct("KeyStore")
+            .field("backend", &self.db.backend().as_str())
+            .field("cache_ttl", &self.cache_ttl)
+            .finish()
     }
 }
 
@@ -162,35 +160,17 @@ impl KeyStore {
     /// `sqlite::memory:` (one connection, for tests), or
     /// `postgres://user@host:port/db`.
     pub async fn connect(url: &str) -> Result<Self> {
-        let backend = if url.starts_with("sqlite:") {
-            let memory = url.contains(":memory:") || url.contains("mode=memory");
-            let options = SqliteConnectOptions::from_str(url)?
-                .create_if_missing(true)
-                .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(SqliteSynchronous::Normal)
-                .busy_timeout(Duration::from_secs(10));
-            let pool = SqlitePoolOptions::new()
-                // An in-memory database lives and dies with its one connection.
-                .max_connections(if memory { 1 } else { 8 })
-                .min_connections(if memory { 1 } else { 0 })
-                .idle_timeout(if memory { None } else { Some(Duration::from_secs(600)) })
-                .max_lifetime(if memory { None } else { Some(Duration::from_secs(1800)) })
-                .acquire_timeout(Duration::from_secs(10))
-                .connect_with(options)
-                .await?;
-            Backend::Sqlite(pool)
-        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let options = PgConnectOptions::from_str(url)?.application_name("toolgate-keys");
-            let pool = PgPoolOptions::new()
-                .max_connections(8)
-                .acquire_timeout(Duration::from_secs(10))
-                .connect_with(options)
-                .await?;
-            Backend::Postgres(pool)
-        } else {
-            return Err(Error::UnsupportedUrl);
-        };
-        let store = Self { backend, cache: Arc::default(), cache_ttl: Duration::from_secs(30) };
+        let db = Db::connect(&DbConfig::new(url)).await.map_err(|e| match e {
+            db::Error::UnsupportedUrl { .. } => Error::UnsupportedUrl,
+            other => Error::Store(other),
+        })?;
+        Self::open(db).await
+    }
+
+    /// The key store on an open pool (shared with the process's other
+    /// stores): applies the key store's migrations.
+    pub async fn open(db: Db) -> Result<Self> {
+        let store = Self { db, cache: Arc::default(), cache_ttl: Duration::from_secs(30) };
         store.migrate().await?;
         Ok(store)
     }
@@ -204,10 +184,14 @@ impl KeyStore {
 
     /// Apply the migrations (idempotent; [`KeyStore::connect`] already did).
     pub async fn migrate(&self) -> Result<()> {
-        let mut migrator = sqlx::migrate!("./migrations");
-        migrator.dangerous_set_table_name(MIGRATIONS_TABLE);
-        migrator.set_ignore_missing(true);
-        dispatch!(self, |pool| migrator.run(pool).await?);
+        self.db
+            .migrate(MigrationSet {
+                owner: "mcp-server keys",
+                table: MIGRATIONS_TABLE,
+                sqlite: sqlx::migrate!("./migrations"),
+                postgres: sqlx::migrate!("./migrations"),
+            })
+            .await?;
         Ok(())
     }
 
@@ -337,7 +321,7 @@ impl KeyStore {
 
     /// Close the pool.
     pub async fn close(&self) {
-        dispatch!(self, |pool| pool.close().await)
+        self.db.close().await
     }
 }
 

@@ -36,7 +36,8 @@ pub(crate) enum Action {
 }
 
 pub(crate) async fn run(action: Action, config: &Config) -> Result<ExitCode> {
-    let store = mcp_server::KeyStore::connect(&toolgate::wiring::sqlite_create(&config.database.url)).await?;
+    let db = toolgate::wiring::connect_db(&config.database).await?;
+    let store = mcp_server::KeyStore::open(db).await?;
     match action {
         Action::Create { user, role, toolset, domains } => {
             let policy = authz::Policy::from_config(config.authz.clone())?;
