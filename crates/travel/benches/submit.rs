@@ -44,8 +44,8 @@ enum Bare {
 }
 
 const BARE_INSERT: &str = "INSERT INTO travel_orders \
-     (user_id, fingerprint, destination, departure_city, departure_date, return_date, purpose, status, created_at, updated_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'SUBMITTED', $8, $8)";
+     (id, user_id, fingerprint, destination, departure_city, departure_date, return_date, purpose, status, created_at, updated_at) \
+     VALUES ($9, $1, $2, $3, $4, $5, $6, $7, 'SUBMITTED', $8, $8)";
 
 impl Bench {
     fn next(&self) -> u64 {
@@ -98,6 +98,8 @@ impl Bench {
                     .bind(to)
                     .bind(&purpose)
                     .bind(now)
+                    // Ids are supplied by the insert (no counter); 53 random bits never collide here.
+                    .bind((rand::random::<u64>() >> 11) as i64)
                     .execute(&mut *tx)
                     .await
                     .unwrap();

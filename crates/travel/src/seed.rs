@@ -7,7 +7,7 @@ use chrono::{Duration, NaiveDate, Utc};
 use crate::error::Result;
 use crate::model::{ApprovalStatus, BookingKind, BookingStatus, OrderStatus};
 use crate::store::bookings::NewBooking;
-use crate::store::{BeginWrite, PolicyRow, Store, dispatch};
+use crate::store::{BeginWrite, PolicyRow, Store, dispatch, ids};
 
 /// The demo users and their traveller levels.
 pub const DEMO_USERS: [(&str, &str); 3] = [("alice", "staff"), ("bob", "manager"), ("carol", "executive")];
@@ -239,10 +239,10 @@ pub async fn seed_demo(store: &Store) -> Result<bool> {
     }
     const CLAIM: &str = "INSERT INTO travel_seed_marks (name, applied_at) VALUES ($1, $2) \
          ON CONFLICT (name) DO NOTHING RETURNING name";
-    const ORDER: &str = "INSERT INTO travel_orders (user_id, fingerprint, destination, departure_city, departure_date, \
-         return_date, purpose, status, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING id";
-    const APPROVAL: &str = "INSERT INTO travel_approvals (order_id, user_id, process_instance_id, status, created_at, updated_at) \
-         VALUES ($1, $2, $3, $4, $5, $5) RETURNING id";
+    const ORDER: &str = "INSERT INTO travel_orders (id, user_id, fingerprint, destination, departure_city, departure_date, \
+         return_date, purpose, status, created_at, updated_at) VALUES ($10, $1, $2, $3, $4, $5, $6, $7, $8, $9, $9) RETURNING id";
+    const APPROVAL: &str = "INSERT INTO travel_approvals (id, order_id, user_id, process_instance_id, status, created_at, updated_at) \
+         VALUES ($6, $1, $2, $3, $4, $5, $5) RETURNING id";
     const LINK: &str = "UPDATE travel_orders SET approval_id = $1, process_instance_id = $2 WHERE id = $3";
     let now = Utc::now();
     let today = now.date_naive();
@@ -250,55 +250,96 @@ pub async fn seed_demo(store: &Store) -> Result<bool> {
         let from = today + Duration::days(o.start_in_days);
         (from, from + Duration::days(o.days))
     };
-    let order_ids: Option<Vec<i64>> = dispatch!(store, |pool| {
-        let mut tx = pool.begin_write().await?;
-        let claimed: Option<String> =
-            sqlx::query_scalar(CLAIM).bind("travel-demo-v1").bind(now).fetch_optional(&mut *tx).await?;
-        if claimed.is_none() {
-            tx.rollback().await?;
-            None
-        } else {
-            let mut ids = Vec::new();
-            for (i, o) in ORDERS.iter().enumerate() {
-                let (from, to) = dates(o);
-                let fp = crate::write::submit::fingerprint(
-                    o.to,
-                    o.from,
-                    &from.to_string(),
-                    &to.to_string(),
-                    o.purpose,
-                );
-                let id: i64 = sqlx::query_scalar(ORDER)
-                    .bind(o.user)
-                    .bind(&fp)
-                    .bind(o.to)
-                    .bind(o.from)
-                    .bind(from)
-                    .bind(to)
-                    .bind(o.purpose)
-                    .bind(o.status)
-                    .bind(now)
-                    .fetch_one(&mut *tx)
-                    .await?;
-                if let Some(approval) = o.approval {
-                    let pi = format!("PI-demo-{}-{i}", o.user);
-                    let approval_id: i64 = sqlx::query_scalar(APPROVAL)
-                        .bind(id)
-                        .bind(o.user)
-                        .bind(&pi)
-                        .bind(approval)
-                        .bind(now)
-                        .fetch_one(&mut *tx)
-                        .await?;
-                    sqlx::query(LINK).bind(approval_id).bind(&pi).bind(id).execute(&mut *tx).await?;
+    /// What one seeding transaction did.
+    enum Seeded {
+        /// Another process (or an earlier start) seeded this database.
+        AlreadyDone,
+        /// A fresh id hit an existing one; everything was rolled back.
+        IdCollision,
+        /// The orders were written; their ids, in [`ORDERS`] order.
+        Orders(Vec<i64>),
+    }
+    let mut order_ids = None;
+    for _ in 0..ids::ATTEMPTS {
+        let seeded = dispatch!(store, |pool| {
+            let mut tx = pool.begin_write().await?;
+            let claimed: Option<String> =
+                sqlx::query_scalar(CLAIM).bind("travel-demo-v1").bind(now).fetch_optional(&mut *tx).await?;
+            if claimed.is_none() {
+                tx.rollback().await?;
+                Seeded::AlreadyDone
+            } else {
+                // The inserts as one fallible step, so that an id collision
+                // (opaque ids, see `store::ids`) rolls back and tries fresh ids.
+                let written: sqlx::Result<Vec<i64>> = async {
+                    let mut order_ids = Vec::new();
+                    for (i, o) in ORDERS.iter().enumerate() {
+                        let (from, to) = dates(o);
+                        let fp = crate::write::submit::fingerprint(
+                            o.to,
+                            o.from,
+                            &from.to_string(),
+                            &to.to_string(),
+                            o.purpose,
+                        );
+                        let id: i64 = sqlx::query_scalar(ORDER)
+                            .bind(o.user)
+                            .bind(&fp)
+                            .bind(o.to)
+                            .bind(o.from)
+                            .bind(from)
+                            .bind(to)
+                            .bind(o.purpose)
+                            .bind(o.status)
+                            .bind(now)
+                            .bind(ids::time_ordered())
+                            .fetch_one(&mut *tx)
+                            .await?;
+                        if let Some(approval) = o.approval {
+                            let pi = format!("PI-demo-{}-{i}", o.user);
+                            let approval_id: i64 = sqlx::query_scalar(APPROVAL)
+                                .bind(id)
+                                .bind(o.user)
+                                .bind(&pi)
+                                .bind(approval)
+                                .bind(now)
+                                .bind(ids::time_ordered())
+                                .fetch_one(&mut *tx)
+                                .await?;
+                            sqlx::query(LINK).bind(approval_id).bind(&pi).bind(id).execute(&mut *tx).await?;
+                        }
+                        order_ids.push(id);
+                    }
+                    Ok(order_ids)
                 }
-                ids.push(id);
+                .await;
+                match written {
+                    Ok(written) => {
+                        tx.commit().await?;
+                        Seeded::Orders(written)
+                    }
+                    Err(e) if ids::is_id_collision(&e) => {
+                        tx.rollback().await?;
+                        Seeded::IdCollision
+                    }
+                    Err(e) => return Err(e.into()),
+                }
             }
-            tx.commit().await?;
-            Some(ids)
+        });
+        match seeded {
+            Seeded::AlreadyDone => return Ok(false),
+            Seeded::IdCollision => continue,
+            Seeded::Orders(written) => {
+                order_ids = Some(written);
+                break;
+            }
         }
-    });
-    let Some(order_ids) = order_ids else { return Ok(false) };
+    }
+    let Some(order_ids) = order_ids else {
+        return Err(crate::error::StoreError::Inconsistent(
+            "no free demo order ids after several fresh ones",
+        ));
+    };
     for (index, kind, status, provider, reference, description, price) in BOOKINGS {
         let o = &ORDERS[index];
         let (from, to) = dates(o);

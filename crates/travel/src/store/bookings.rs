@@ -4,7 +4,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::{Value, json};
 
 use super::orders::CancelOutcome;
-use super::{Store, dispatch};
+use super::{Store, dispatch, ids};
 use crate::error::{Result, StoreError};
 use crate::model::{BookingKind, BookingStatus};
 
@@ -120,27 +120,39 @@ impl Store {
     /// Insert a booking; returns its id.
     pub async fn insert_booking(&self, new: &NewBooking) -> Result<i64> {
         const SQL: &str = "INSERT INTO travel_bookings \
-             (user_id, order_id, kind, status, provider, reference, description, start_date, end_date, price, currency, created_at, updated_at) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12) RETURNING id";
+             (id, user_id, order_id, kind, status, provider, reference, description, start_date, end_date, price, currency, created_at, updated_at) \
+             VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12) RETURNING id";
         let now = Utc::now();
-        let id: i64 = dispatch!(self, |pool| {
-            sqlx::query_scalar(SQL)
-                .bind(&new.user_id)
-                .bind(new.order_id)
-                .bind(new.kind)
-                .bind(new.status)
-                .bind(&new.provider)
-                .bind(&new.reference)
-                .bind(&new.description)
-                .bind(new.start_date)
-                .bind(new.end_date)
-                .bind(new.price)
-                .bind(&new.currency)
-                .bind(now)
-                .fetch_one(pool)
-                .await?
-        });
-        Ok(id)
+        // The id is opaque (no counter); a collision is retried with a fresh one.
+        for _ in 0..ids::ATTEMPTS {
+            let id = ids::time_ordered();
+            let inserted: Option<i64> = dispatch!(self, |pool| {
+                let result = sqlx::query_scalar::<_, i64>(SQL)
+                    .bind(&new.user_id)
+                    .bind(new.order_id)
+                    .bind(new.kind)
+                    .bind(new.status)
+                    .bind(&new.provider)
+                    .bind(&new.reference)
+                    .bind(&new.description)
+                    .bind(new.start_date)
+                    .bind(new.end_date)
+                    .bind(new.price)
+                    .bind(&new.currency)
+                    .bind(now)
+                    .bind(id)
+                    .fetch_one(pool)
+                    .await;
+                match result {
+                    Err(e) if ids::is_id_collision(&e) => None,
+                    other => Some(other?),
+                }
+            });
+            if let Some(id) = inserted {
+                return Ok(id);
+            }
+        }
+        Err(StoreError::Inconsistent("no free booking id after several fresh ones"))
     }
 
     /// One booking of this user.

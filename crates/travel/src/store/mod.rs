@@ -17,6 +17,7 @@ use crate::error::Result;
 
 mod answered;
 pub(crate) mod bookings;
+pub(crate) mod ids;
 pub(crate) mod keys;
 pub(crate) mod orders;
 pub(crate) mod plans;

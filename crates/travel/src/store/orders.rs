@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use std::future::Future;
 
-use super::{BeginWrite, BeginWriteOn, Store, dispatch};
+use super::{BeginWrite, BeginWriteOn, Store, dispatch, ids};
 use crate::error::{Result, StoreError};
 use crate::model::{ApprovalStatus, OrderStatus};
 
@@ -129,16 +129,16 @@ macro_rules! active {
 
 const INSERT_ORDER: &str = concat!(
     "INSERT INTO travel_orders \
-     (user_id, fingerprint, destination, departure_city, departure_date, return_date, purpose, status, created_at, updated_at, answered) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'DRAFT', $8, $8, FALSE) \
+     (id, user_id, fingerprint, destination, departure_city, departure_date, return_date, purpose, status, created_at, updated_at, answered) \
+     VALUES ($9, $1, $2, $3, $4, $5, $6, $7, 'DRAFT', $8, $8, FALSE) \
      ON CONFLICT (user_id, fingerprint) WHERE status IN ",
     active!(),
     " DO NOTHING RETURNING id"
 );
 
 const INSERT_APPROVAL: &str = "INSERT INTO travel_approvals \
-     (order_id, user_id, process_instance_id, status, created_at, updated_at) \
-     VALUES ($1, $2, $3, 'PENDING', $4, $4) RETURNING id";
+     (id, order_id, user_id, process_instance_id, status, created_at, updated_at) \
+     VALUES ($5, $1, $2, $3, 'PENDING', $4, $4) RETURNING id";
 
 const MOVE_TO_SUBMITTED: &str = "UPDATE travel_orders \
      SET status = 'SUBMITTED', approval_id = $1, process_instance_id = $2, updated_at = $3 \
@@ -147,8 +147,8 @@ const MOVE_TO_SUBMITTED: &str = "UPDATE travel_orders \
 /// PostgreSQL does both steps in one round trip: the approval insert in a
 /// data-modifying CTE, the move to SUBMITTED in the main statement.
 const APPROVE_AND_SUBMIT_PG: &str = "WITH a AS (INSERT INTO travel_approvals \
-     (order_id, user_id, process_instance_id, status, created_at, updated_at) \
-     VALUES ($1, $2, $3, 'PENDING', $4, $4) RETURNING id) \
+     (id, order_id, user_id, process_instance_id, status, created_at, updated_at) \
+     VALUES ($5, $1, $2, $3, 'PENDING', $4, $4) RETURNING id) \
      UPDATE travel_orders o SET status = 'SUBMITTED', approval_id = a.id, process_instance_id = $3, updated_at = $4 \
      FROM a WHERE o.id = $1 AND o.status = 'DRAFT' RETURNING a.id";
 
@@ -160,11 +160,13 @@ macro_rules! order_by_id {
 
 /// Inside the submit transaction, after the DRAFT order is written: create
 /// its PENDING approval and move the order to SUBMITTED with the approval id.
+/// `approval_id` is the fresh id to give the approval.
 /// `Some(approval_id)`, or `None` when the order was no longer DRAFT.
 pub(crate) trait ApproveAndSubmit {
     fn approve_and_submit<'c>(
         &'c mut self,
         order_id: i64,
+        approval_id: i64,
         user_id: &'c str,
         process_instance_id: &'c str,
         now: DateTime<Utc>,
@@ -175,6 +177,7 @@ impl ApproveAndSubmit for sqlx::SqliteConnection {
     async fn approve_and_submit<'c>(
         &'c mut self,
         order_id: i64,
+        approval_id: i64,
         user_id: &'c str,
         process_instance_id: &'c str,
         now: DateTime<Utc>,
@@ -184,6 +187,7 @@ impl ApproveAndSubmit for sqlx::SqliteConnection {
             .bind(user_id)
             .bind(process_instance_id)
             .bind(now)
+            .bind(approval_id)
             .fetch_one(&mut *self)
             .await?;
         let moved = sqlx::query(MOVE_TO_SUBMITTED)
@@ -202,6 +206,7 @@ impl ApproveAndSubmit for sqlx::PgConnection {
     fn approve_and_submit<'c>(
         &'c mut self,
         order_id: i64,
+        approval_id: i64,
         user_id: &'c str,
         process_instance_id: &'c str,
         now: DateTime<Utc>,
@@ -211,6 +216,7 @@ impl ApproveAndSubmit for sqlx::PgConnection {
             .bind(user_id)
             .bind(process_instance_id)
             .bind(now)
+            .bind(approval_id)
             .fetch_optional(self)
     }
 }
@@ -221,17 +227,33 @@ impl Store {
     /// over `(user_id, fingerprint)` of active orders: the insert says
     /// `ON CONFLICT DO NOTHING`, and a conflict returns the existing order.
     /// Never check-then-insert, so racing submits create one order.
+    ///
+    /// The order and approval ids are opaque ([`ids::time_ordered`]); a
+    /// collision on either primary key rolls the transaction back and tries
+    /// fresh ids. It is told apart from the idempotency conflict, which the
+    /// `ON CONFLICT` target absorbs and which never raises.
     pub async fn submit_order(&self, new: &NewOrder) -> Result<SubmitOutcome> {
+        /// What one transaction did.
+        enum Attempt {
+            Created(Box<OrderRow>, Option<Box<OrderRow>>),
+            /// An identical active order holds the fingerprint.
+            Exists,
+            /// A fresh id hit an existing one; nothing was written.
+            IdCollision,
+        }
         // A conflicting order can leave the active set (be cancelled) between
         // our insert and our select; then the insert is simply tried again.
-        for _ in 0..3 {
+        let mut vanished = 0;
+        let mut collisions = 0;
+        while vanished < 3 {
             let now = Utc::now();
-            let done: Option<(OrderRow, Option<Box<OrderRow>>)> = dispatch!(self, |pool| {
+            let (id, approval_id) = (ids::time_ordered(), ids::time_ordered());
+            let attempt: Attempt = dispatch!(self, |pool| {
                 // One connection for the transaction and, after the commit,
                 // the read-back: a fresh query that sees what was stored.
                 let mut conn = pool.acquire().await?;
                 let mut tx = conn.begin_write_on().await?;
-                let id: Option<i64> = sqlx::query_scalar(INSERT_ORDER)
+                let inserted = sqlx::query_scalar::<_, i64>(INSERT_ORDER)
                     .bind(&new.user_id)
                     .bind(&new.fingerprint)
                     .bind(&new.destination)
@@ -240,23 +262,36 @@ impl Store {
                     .bind(new.return_date)
                     .bind(&new.purpose)
                     .bind(now)
+                    .bind(id)
                     .fetch_optional(&mut *tx)
-                    .await?;
-                match id {
-                    None => {
+                    .await;
+                let process_instance_id = format!("PI-{}", uuid::Uuid::new_v4().simple());
+                // `None`: the fingerprint is held; `Some(None)`: the order left DRAFT.
+                let submitted: sqlx::Result<Option<Option<i64>>> = match inserted {
+                    Ok(None) => Ok(None),
+                    Ok(Some(_)) => (*tx)
+                        .approve_and_submit(id, approval_id, &new.user_id, &process_instance_id, now)
+                        .await
+                        .map(Some),
+                    Err(e) => Err(e),
+                };
+                match submitted {
+                    Err(e) if ids::is_id_collision(&e) => {
                         tx.rollback().await?;
-                        None
+                        Attempt::IdCollision
                     }
-                    Some(id) => {
-                        let process_instance_id = format!("PI-{}", uuid::Uuid::new_v4().simple());
-                        let approval_id =
-                            (*tx).approve_and_submit(id, &new.user_id, &process_instance_id, now).await?;
-                        let Some(approval_id) = approval_id else {
-                            tx.rollback().await?;
-                            return Err(StoreError::Inconsistent(
-                                "the new order left DRAFT before it was submitted",
-                            ));
-                        };
+                    Err(e) => return Err(e.into()),
+                    Ok(None) => {
+                        tx.rollback().await?;
+                        Attempt::Exists
+                    }
+                    Ok(Some(None)) => {
+                        tx.rollback().await?;
+                        return Err(StoreError::Inconsistent(
+                            "the new order left DRAFT before it was submitted",
+                        ));
+                    }
+                    Ok(Some(Some(approval_id))) => {
                         // From here on the order may exist: a failure is an unknown outcome, not "nothing changed".
                         tx.commit().await.map_err(StoreError::OutcomeUnknown)?;
                         let stored = sqlx::query_as::<_, OrderRow>(order_by_id!())
@@ -281,15 +316,28 @@ impl Store {
                             created_at: now,
                             updated_at: now,
                         };
-                        Some((written, stored.map(Box::new)))
+                        Attempt::Created(Box::new(written), stored.map(Box::new))
                     }
                 }
             });
-            if let Some((written, stored)) = done {
-                return Ok(SubmitOutcome::Created { written, stored });
-            }
-            if let Some(existing) = self.active_order_by_fingerprint(&new.user_id, &new.fingerprint).await? {
-                return Ok(SubmitOutcome::Duplicate(existing));
+            match attempt {
+                Attempt::Created(written, stored) => {
+                    return Ok(SubmitOutcome::Created { written: *written, stored });
+                }
+                Attempt::IdCollision => {
+                    collisions += 1;
+                    if collisions >= ids::ATTEMPTS {
+                        return Err(StoreError::Inconsistent("no free order id after several fresh ones"));
+                    }
+                }
+                Attempt::Exists => {
+                    if let Some(existing) =
+                        self.active_order_by_fingerprint(&new.user_id, &new.fingerprint).await?
+                    {
+                        return Ok(SubmitOutcome::Duplicate(existing));
+                    }
+                    vanished += 1;
+                }
             }
         }
         Err(StoreError::Inconsistent("an identical order kept appearing and disappearing during the submit"))

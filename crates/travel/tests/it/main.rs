@@ -5,6 +5,7 @@
 mod common;
 mod faults;
 mod gateway;
+mod ids;
 mod never_panics;
 mod orders;
 mod plan;
