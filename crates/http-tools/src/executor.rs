@@ -12,7 +12,7 @@ use tool_core::{ErrorCode, FieldError, Tool, ToolContext, ToolError, ToolOutput,
 
 use crate::encode::{fill_path, query_string};
 use crate::response::{Sent, map_answer, map_failure};
-use crate::{Error, Result};
+use crate::{Auth, Error, Result};
 
 /// How an [`HttpExecutor`] talks to its backend.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +29,11 @@ pub struct HttpOptions {
     pub backend_name: String,
     /// Sent as `User-Agent`.
     pub user_agent: String,
+    /// How requests authenticate (default: each caller's bearer token).
+    pub auth: Auth,
+    /// Certificate authorities trusted besides the system roots, as PEM text (the content of
+    /// `[tls] ca_file`; the binary reads the file).
+    pub ca_bundle_pem: Option<String>,
 }
 
 impl Default for HttpOptions {
@@ -39,6 +44,8 @@ impl Default for HttpOptions {
             preview_chars: 500,
             backend_name: "the backend".to_owned(),
             user_agent: concat!("toolgate-http-tools/", env!("CARGO_PKG_VERSION")).to_owned(),
+            auth: Auth::default(),
+            ca_bundle_pem: None,
         }
     }
 }
@@ -53,6 +60,18 @@ impl HttpOptions {
     /// Set how messages name the backend.
     pub fn backend_name(mut self, name: impl Into<String>) -> Self {
         self.backend_name = name.into();
+        self
+    }
+
+    /// Set how requests authenticate.
+    pub fn auth(mut self, auth: Auth) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// Trust these CAs (PEM text) besides the system roots.
+    pub fn ca_bundle_pem(mut self, pem: impl Into<String>) -> Self {
+        self.ca_bundle_pem = Some(pem.into());
         self
     }
 
@@ -148,7 +167,11 @@ impl HttpExecutor {
     /// own connection pool. No proxy is used and redirects are not followed (a redirect could
     /// carry the caller's token elsewhere).
     pub fn new(base_url: &str, options: HttpOptions) -> Result<Self> {
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder();
+        if let Some(pem) = &options.ca_bundle_pem {
+            builder = builder.tls_certs_merge(crate::tls::parse_ca_bundle(pem)?);
+        }
+        let client = builder
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(options.user_agent.clone())
@@ -162,6 +185,7 @@ impl HttpExecutor {
     /// An executor that uses `client` (to share a pool or set TLS roots). Its own timeout,
     /// redirect and proxy settings apply, besides the per-request timeout of `options`.
     pub fn with_client(base_url: &str, client: reqwest::Client, options: HttpOptions) -> Result<Self> {
+        options.auth.check()?;
         Ok(Self { base: check_base(base_url)?, client, options })
     }
 
@@ -248,7 +272,7 @@ impl HttpExecutor {
     pub async fn send(
         &self,
         prepared: Prepared,
-        token: &str,
+        token: Option<&str>,
         timeout: Duration,
         params: &Value,
     ) -> ToolResult {
@@ -267,7 +291,17 @@ impl HttpExecutor {
             Method::Patch => reqwest::Method::PATCH,
             Method::Delete => reqwest::Method::DELETE,
         };
-        let mut request = self.client.request(http_method, prepared.url).bearer_auth(token).timeout(timeout);
+        let mut request = self.client.request(http_method, prepared.url).timeout(timeout);
+        request = match (&self.options.auth, token) {
+            (Auth::Static { header, value }, _) => {
+                let mut value = reqwest::header::HeaderValue::from_str(value.expose())
+                    .unwrap_or_else(|_| reqwest::header::HeaderValue::from_static(""));
+                value.set_sensitive(true);
+                request.header(header.as_str(), value)
+            }
+            (_, Some(token)) => request.bearer_auth(token),
+            (_, None) => request,
+        };
         if let Some(body) = &prepared.body {
             request = request.json(body);
         }
@@ -325,6 +359,29 @@ impl HttpExecutor {
 #[async_trait::async_trait]
 impl RouteHandler for HttpExecutor {
     async fn handle(&self, ctx: &ToolContext, route: &Route, params: Value) -> ToolResult {
+        let token = match self.options.auth {
+            Auth::BearerFromCaller => Some(self.caller_token(ctx)?),
+            Auth::Static { .. } | Auth::None => None,
+        };
+        let prepared = self.prepare(route, &params)?;
+        let timeout = self.budget(ctx);
+        if timeout.is_zero() {
+            return Err(ToolError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "no time was left to call {}; try again with a larger timeout",
+                    self.options.backend_name
+                ),
+            )
+            .transient(route.method.is_read()));
+        }
+        self.send(prepared, token, timeout, &params).await
+    }
+}
+
+impl HttpExecutor {
+    /// The caller's pass-through token, or why the call cannot be made.
+    fn caller_token<'c>(&self, ctx: &'c ToolContext) -> Result<&'c str, ToolError> {
         let Some(token) = ctx.caller.token.as_ref().filter(|t| !t.expose().trim().is_empty()) else {
             return Err(ToolError::new(
                 ErrorCode::PermissionDenied,
@@ -344,18 +401,6 @@ impl RouteHandler for HttpExecutor {
                 ),
             ));
         }
-        let prepared = self.prepare(route, &params)?;
-        let timeout = self.budget(ctx);
-        if timeout.is_zero() {
-            return Err(ToolError::new(
-                ErrorCode::Timeout,
-                format!(
-                    "no time was left to call {}; try again with a larger timeout",
-                    self.options.backend_name
-                ),
-            )
-            .transient(route.method.is_read()));
-        }
-        self.send(prepared, token, timeout, &params).await
+        Ok(token)
     }
 }

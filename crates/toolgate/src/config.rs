@@ -1,6 +1,6 @@
 //! `toolgate.toml`: roles, per-tool role overrides, limits, database, Redis,
-//! the fitness backend, the weather endpoint and the server, with
-//! `TOOLGATE_*` environment overrides applied on top.
+//! the fitness backend, the weather endpoint, the server, TLS and the declared
+//! HTTP domains, with `TOOLGATE_*` environment overrides applied on top.
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +27,19 @@ pub struct Config {
     pub skills: SkillsConfig,
     /// The MCP server.
     pub server: ServerConfig,
+    /// TLS trust for every outgoing connection.
+    pub tls: TlsConfig,
+    /// HTTP systems declared here, each a folder of route tables (`[[domains]]`).
+    pub domains: Vec<crate::domains::DomainConfig>,
+}
+
+/// `[tls]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TlsConfig {
+    /// A PEM bundle of certificate authorities trusted besides the system roots (private
+    /// CAs); used by HTTP backends and, as `sslrootcert`, by PostgreSQL.
+    pub ca_file: Option<PathBuf>,
 }
 
 /// `[database]`.
