@@ -157,11 +157,7 @@ fn describe(file: &RouteFile, error: &schema_gen::Error) -> Vec<String> {
                 .split_once("line ")
                 .and_then(|(_, rest)| rest.split(|c: char| !c.is_ascii_digit()).next())
                 .unwrap_or("1");
-            let text = message
-                .lines()
-                .filter(|l| !l.trim().is_empty() && !l.contains('|'))
-                .last()
-                .unwrap_or(message);
+            let text = message.lines().rfind(|l| !l.trim().is_empty() && !l.contains('|')).unwrap_or(message);
             vec![format!(
                 "{}:{line}: {} (the table format is that of crates/fitness/routes/*.toml: tool, description, domain, [[routes]] with op, method, path, summary, [[routes.fields]])",
                 file.name,
@@ -208,10 +204,10 @@ fn line_of(text: &str, problem: &str) -> usize {
         return start;
     }
     for key in ["tool", "description", "domain", "required_role", "routes", "result_template"] {
-        if problem.starts_with(&format!("`{key}")) {
-            if let Some(line) = find_from(0, &|l| l.starts_with(key)) {
-                return line;
-            }
+        if problem.starts_with(&format!("`{key}"))
+            && let Some(line) = find_from(0, &|l| l.starts_with(key))
+        {
+            return line;
         }
     }
     1
