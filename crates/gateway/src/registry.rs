@@ -69,6 +69,8 @@ pub(crate) struct Inner {
     pub(crate) templates: Templates,
     pub(crate) trace: broadcast::Sender<TraceEvent>,
     pub(crate) skill_problems: Vec<skills::SkillError>,
+    /// The meta-tools' argument validators (their limits are this gateway's).
+    pub(crate) meta_validators: Vec<(String, Validator)>,
 }
 
 /// The gateway: cheap to clone, shared by every transport.
@@ -153,7 +155,7 @@ impl GatewayBuilder {
         // learn where it is once it exists.
         let slot: Arc<OnceLock<Weak<Inner>>> = Arc::new(OnceLock::new());
         for skill in skills.iter() {
-            if let Some(tool) = crate::execute::SkillTool::new(skill, &lookup, slot.clone()) {
+            if let Some(tool) = crate::skill_tool::SkillTool::new(skill, &lookup, slot.clone()) {
                 tools.push(Arc::new(tool));
             }
         }
@@ -201,7 +203,18 @@ fn assemble(
     }
     let mut order: Vec<String> = map.keys().cloned().collect();
     order.sort();
-    Ok(Inner { tools: map, order, skills, policy, limits, templates, trace, skill_problems: Vec::new() })
+    let meta_validators = meta::validators(&limits);
+    Ok(Inner {
+        tools: map,
+        order,
+        skills,
+        policy,
+        limits,
+        templates,
+        trace,
+        skill_problems: Vec::new(),
+        meta_validators,
+    })
 }
 
 impl Gateway {
