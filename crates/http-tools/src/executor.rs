@@ -8,11 +8,14 @@ use gateway::{RouteHandler, RouteTool};
 use reqwest::Url;
 use schema_gen::{Method, OP_FIELD, Route, RouteTable, path_variables};
 use serde_json::{Map, Value};
-use tool_core::{ErrorCode, FieldError, Tool, ToolContext, ToolError, ToolOutput, ToolResult};
+use tool_core::{ErrorCode, FieldError, ProgressSink, Tool, ToolContext, ToolError, ToolOutput, ToolResult};
 
 use crate::encode::{fill_path, query_string};
 use crate::response::{Sent, map_answer, map_failure};
 use crate::{Auth, Error, Result};
+
+/// Bytes of an answer between two progress reports (see [`HttpExecutor::send_reporting`]).
+pub const PROGRESS_STEP_BYTES: usize = 64 * 1024;
 
 /// How an [`HttpExecutor`] talks to its backend.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -276,6 +279,21 @@ impl HttpExecutor {
         timeout: Duration,
         params: &Value,
     ) -> ToolResult {
+        self.send_reporting(prepared, token, timeout, params, &tool_core::NoProgress).await
+    }
+
+    /// [`HttpExecutor::send`], reporting a large answer's download to `progress`: one report
+    /// per [`PROGRESS_STEP_BYTES`] received (of the `Content-Length` when the backend sends
+    /// one), so a list over a long date range shows it is moving. A small answer reports
+    /// nothing: its progress would only be noise.
+    pub async fn send_reporting(
+        &self,
+        prepared: Prepared,
+        token: Option<&str>,
+        timeout: Duration,
+        params: &Value,
+        progress: &dyn ProgressSink,
+    ) -> ToolResult {
         let method = prepared.method;
         let sent = Sent {
             method: method.as_str(),
@@ -309,12 +327,25 @@ impl HttpExecutor {
         let outcome = async {
             let mut response = request.send().await?;
             let status = response.status();
+            let total = response.content_length().map(|n| n as f64);
             let mut body = Vec::new();
+            let mut next_report = PROGRESS_STEP_BYTES;
             while let Some(chunk) = response.chunk().await? {
                 if body.len() + chunk.len() > self.options.max_response_bytes {
                     return Ok((status, None));
                 }
                 body.extend_from_slice(&chunk);
+                if body.len() >= next_report {
+                    next_report = body.len() + PROGRESS_STEP_BYTES;
+                    let message = format!(
+                        "receiving the answer of {} to {} {}: {} KiB so far",
+                        sent.backend,
+                        sent.method,
+                        sent.path,
+                        body.len() / 1024
+                    );
+                    progress.report(body.len() as f64, total, Some(&message));
+                }
             }
             Ok::<_, reqwest::Error>((status, Some(body)))
         }
@@ -375,7 +406,7 @@ impl RouteHandler for HttpExecutor {
             )
             .transient(route.method.is_read()));
         }
-        self.send(prepared, token, timeout, &params).await
+        self.send_reporting(prepared, token, timeout, &params, ctx.progress.as_ref()).await
     }
 }
 

@@ -47,7 +47,7 @@ mod tls;
 
 pub use auth::Auth;
 pub use encode::{encode_component, fill_path};
-pub use executor::{HttpExecutor, HttpOptions, Prepared};
+pub use executor::{HttpExecutor, HttpOptions, PROGRESS_STEP_BYTES, Prepared};
 /// The URL type of [`Prepared::url`] and [`HttpExecutor::base_url`].
 pub use reqwest::Url;
 pub use tls::parse_ca_bundle;

@@ -28,7 +28,12 @@ impl Pg {
             Command::new(&program)
         };
         let out = cmd.args(args).output().unwrap_or_else(|e| panic!("{tool}: {e}"));
-        assert!(out.status.success(), "{tool} {args:?}: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{tool} {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     fn data(&self) -> String {
@@ -37,7 +42,10 @@ impl Pg {
 
     fn start() -> Option<Pg> {
         if !Path::new(BIN).join("initdb").exists() {
-            assert!(std::env::var("TOOLGATE_REQUIRE_PG").as_deref() != Ok("1"), "TOOLGATE_REQUIRE_PG=1 but {BIN}/initdb is missing");
+            assert!(
+                std::env::var("TOOLGATE_REQUIRE_PG").as_deref() != Ok("1"),
+                "TOOLGATE_REQUIRE_PG=1 but {BIN}/initdb is missing"
+            );
             eprintln!("skipped: no PostgreSQL binaries in {BIN}");
             return None;
         }
@@ -61,7 +69,8 @@ impl Pg {
             assert!(Command::new("chown").arg("postgres:").arg(pg.dir.path()).status().unwrap().success());
         }
         pg.run("initdb", &["-D", &pg.data(), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
-        let (crt, pem_key) = (Path::new(&pg.data()).join("server.crt"), Path::new(&pg.data()).join("server.key"));
+        let (crt, pem_key) =
+            (Path::new(&pg.data()).join("server.crt"), Path::new(&pg.data()).join("server.key"));
         std::fs::write(&crt, cert.pem()).unwrap();
         std::fs::write(&pem_key, key.serialize_pem()).unwrap();
         for file in [&crt, &pem_key] {
@@ -105,7 +114,10 @@ fn migrate(dir: &Path, url: &str, ca_file: Option<&Path>) -> (bool, String) {
         .env_remove("TOOLGATE_DATABASE_URL")
         .output()
         .unwrap();
-    (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    (
+        out.status.success(),
+        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+    )
 }
 
 #[test]

@@ -3,5 +3,6 @@
 
 mod encoding;
 mod faults;
+mod progress;
 mod properties;
 mod tls;
