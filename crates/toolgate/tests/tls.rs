@@ -1,7 +1,8 @@
-//! PostgreSQL over TLS: a throwaway PostgreSQL 15 (temporary folder, ephemeral port) with
-//! `ssl=on` and a certificate from a CA made in the test (rcgen). `toolgate migrate` with
-//! `sslmode=verify-full` connects when `[tls] ca_file` names the CA, and is refused with a
-//! TLS/certificate message when it does not; `sslmode=require` encrypts without verifying.
+//! TLS to the databases, against throwaway servers with certificates from a CA made in the
+//! test (rcgen). PostgreSQL 15 with `ssl=on`: `toolgate migrate` with `sslmode=verify-full`
+//! connects when `[tls] ca_file` names the CA and is refused without it; `sslmode=require`
+//! encrypts without verifying. Redis 7 with a TLS port: the workspace's redis build speaks
+//! `rediss://` through rustls, trusting a given CA and refusing an unknown one.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -9,6 +10,27 @@ use std::process::Command;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 
 const BIN: &str = "/usr/lib/postgresql/15/bin";
+
+/// A test CA (PEM) and a server certificate and key (PEM) it signed, for both names a
+/// client may use.
+fn pki() -> (String, String, String) {
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca.distinguished_name.push(DnType::CommonName, "toolgate test CA");
+    let ca_pem = ca.self_signed(&ca_key).unwrap().pem();
+    let issuer = Issuer::new(ca, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    (ca_pem, cert.pem(), key.serialize_pem())
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
 
 struct Pg {
     dir: tempfile::TempDir,
@@ -51,19 +73,8 @@ impl Pg {
         }
         let dir = tempfile::tempdir().unwrap();
         let as_postgres = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.trim_ascii() == b"0");
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        // The CA and the server certificate (for both names a client may use).
-        let ca_key = KeyPair::generate().unwrap();
-        let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca.distinguished_name.push(DnType::CommonName, "toolgate test CA");
-        let ca_pem = ca.self_signed(&ca_key).unwrap().pem();
-        let issuer = Issuer::new(ca, ca_key);
-        let key = KeyPair::generate().unwrap();
-        let cert = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-            .unwrap()
-            .signed_by(&key, &issuer)
-            .unwrap();
+        let port = free_port();
+        let (ca_pem, cert_pem, key_pem) = pki();
         let pg = Pg { dir, port, as_postgres, ca_pem };
         if as_postgres {
             assert!(Command::new("chown").arg("postgres:").arg(pg.dir.path()).status().unwrap().success());
@@ -71,8 +82,8 @@ impl Pg {
         pg.run("initdb", &["-D", &pg.data(), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
         let (crt, pem_key) =
             (Path::new(&pg.data()).join("server.crt"), Path::new(&pg.data()).join("server.key"));
-        std::fs::write(&crt, cert.pem()).unwrap();
-        std::fs::write(&pem_key, key.serialize_pem()).unwrap();
+        std::fs::write(&crt, cert_pem).unwrap();
+        std::fs::write(&pem_key, key_pem).unwrap();
         for file in [&crt, &pem_key] {
             if as_postgres {
                 assert!(Command::new("chown").arg("postgres:").arg(file).status().unwrap().success());
@@ -140,4 +151,75 @@ fn postgres_verify_full_trusts_the_ca_file_and_refuses_without_it() {
     let url = format!("postgres://postgres@127.0.0.1:{}/postgres?sslmode=require", pg.port);
     let (ok, out) = migrate(work.path(), &url, None);
     assert!(ok, "{out}");
+}
+
+/// A throwaway `redis-server` with only a TLS port; killed on drop.
+struct TlsRedis(std::process::Child);
+
+impl Drop for TlsRedis {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn rediss_trusts_the_given_ca_and_refuses_an_unknown_one() {
+    let Ok(server) = which("redis-server") else {
+        assert!(
+            std::env::var("TOOLGATE_REQUIRE_REDIS").as_deref() != Ok("1"),
+            "TOOLGATE_REQUIRE_REDIS=1 but redis-server is missing"
+        );
+        eprintln!("skipped: no redis-server");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (ca_pem, cert_pem, key_pem) = pki();
+    let file = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let (ca, crt, key) = (file("ca.pem", &ca_pem), file("redis.crt", &cert_pem), file("redis.key", &key_pem));
+    let port = free_port();
+    let child = Command::new(server)
+        .args(["--port", "0", "--tls-port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args([
+            "--tls-cert-file",
+            &crt,
+            "--tls-key-file",
+            &key,
+            "--tls-ca-cert-file",
+            &ca,
+            "--tls-auth-clients",
+            "no",
+        ])
+        .args(["--save", "", "--appendonly", "no", "--dir", &dir.path().display().to_string()])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _server = TlsRedis(child);
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "redis-server did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let url = format!("rediss://localhost:{port}/");
+
+    let certs = redis::TlsCertificates { client_tls: None, root_cert: Some(ca_pem.into_bytes()) };
+    let client = redis::Client::build_with_tls(url.as_str(), certs).unwrap();
+    let mut con = client.get_multiplexed_async_connection().await.unwrap();
+    let pong: String = redis::cmd("PING").query_async(&mut con).await.unwrap();
+    assert_eq!(pong, "PONG");
+
+    let untrusted = redis::Client::open(url.as_str()).unwrap();
+    let err = untrusted.get_multiplexed_async_connection().await.err().expect("an unknown CA is refused");
+    let text = format!("{err:?}").to_lowercase();
+    assert!(text.contains("certificate") || text.contains("unknownissuer"), "{text}");
+}
+
+fn which(program: &str) -> Result<PathBuf, ()> {
+    std::env::var_os("PATH")
+        .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(program)).find(|p| p.is_file()))
+        .ok_or(())
 }
