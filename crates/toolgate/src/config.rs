@@ -154,10 +154,28 @@ impl Config {
         Ok(config)
     }
 
-    /// Parse a file.
+    /// Parse a file. Relative paths in it (`[[domains]] routes`, `[tls] ca_file`) are taken
+    /// from the file's folder, so a configuration and its route tables can live together in
+    /// a repository and be used from anywhere.
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        Self::from_toml(&text).with_context(|| format!("in {}", path.display()))
+        let mut config = Self::from_toml(&text).with_context(|| format!("in {}", path.display()))?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            config.relative_to(dir);
+        }
+        Ok(config)
+    }
+
+    /// Resolve relative file paths against `dir`.
+    pub fn relative_to(&mut self, dir: &Path) {
+        for domain in &mut self.domains {
+            if domain.routes.is_relative() {
+                domain.routes = dir.join(&domain.routes);
+            }
+        }
+        if let Some(ca) = self.tls.ca_file.as_mut().filter(|ca| ca.is_relative()) {
+            *ca = dir.join(&*ca);
+        }
     }
 
     /// Parse TOML text.
@@ -225,6 +243,20 @@ mod tests {
         assert_eq!(config.server.expose, "direct", "a blank variable leaves the file's value");
         let err = config.apply_env(|n| (n == "TOOLGATE_PLAN_TTL_SECS").then(|| "-1".to_owned())).unwrap_err();
         assert!(err.to_string().contains("TOOLGATE_PLAN_TTL_SECS"));
+    }
+
+    #[test]
+    fn relative_paths_are_taken_from_the_configuration_files_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "[tls]\nca_file = \"ca.pem\"\n[[domains]]\nname = \"crm\"\nbase_url = \"https://crm.example\"\nroutes = \"routes/crm\"\n[[domains]]\nname = \"abs\"\nbase_url = \"https://a.example\"\nroutes = \"/srv/routes\"\n";
+        let path = dir.path().join("toolgate.toml");
+        std::fs::write(&path, text).unwrap();
+        let config = Config::from_file(&path).unwrap();
+        assert_eq!(config.domains[0].routes, dir.path().join("routes/crm"));
+        assert_eq!(config.domains[1].routes, PathBuf::from("/srv/routes"));
+        assert_eq!(config.domains[0].auth, crate::domains::AuthConfig::BearerFromCaller, "the default auth");
+        assert_eq!(config.domains[0].timeout_ms, 10_000);
+        assert_eq!(config.tls.ca_file, Some(dir.path().join("ca.pem")));
     }
 
     #[test]

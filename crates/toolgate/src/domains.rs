@@ -21,7 +21,8 @@ pub struct DomainConfig {
     pub name: String,
     /// `https://host[:port][/prefix]`.
     pub base_url: String,
-    /// A folder of route-table files (`*.toml`, `*.json`), relative to the working folder.
+    /// A folder of route-table files (`*.toml`, `*.json`); a relative path is taken from the
+    /// configuration file's folder.
     pub routes: PathBuf,
     /// How requests authenticate.
     #[serde(default)]
