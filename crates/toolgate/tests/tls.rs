@@ -213,7 +213,7 @@ async fn rediss_trusts_the_given_ca_and_refuses_an_unknown_one() {
     assert_eq!(pong, "PONG");
 
     let untrusted = redis::Client::open(url.as_str()).unwrap();
-    let err = untrusted.get_multiplexed_async_connection().await.err().expect("an unknown CA is refused");
+    let err = untrusted.get_multiplexed_async_connection().await.expect_err("an unknown CA is refused");
     let text = format!("{err:?}").to_lowercase();
     assert!(text.contains("certificate") || text.contains("unknownissuer"), "{text}");
 }
