@@ -42,19 +42,10 @@ pub struct TlsConfig {
     pub ca_file: Option<PathBuf>,
 }
 
-/// `[database]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct DatabaseConfig {
-    /// `sqlite:toolgate.db` (default, created when missing) or `postgres://...`.
-    pub url: String,
-}
-
-impl Default for DatabaseConfig {
-    fn default() -> Self {
-        Self { url: "sqlite:toolgate.db".into() }
-    }
-}
+/// `[database]`: one pool shared by every store of the process (travel,
+/// the in-process fitness API, the API keys); see [`db::DbConfig`] for each
+/// setting and its default.
+pub type DatabaseConfig = db::DbConfig;
 
 /// `[redis]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,11 +71,14 @@ pub struct FitnessConfig {
     pub base_url: Option<String>,
     /// Time limit of one backend request, in milliseconds.
     pub timeout_ms: u64,
+    /// In-process API only: how long the one pass-through token per user
+    /// lives, in seconds (at least 60); it is replaced before it expires.
+    pub token_ttl_secs: u64,
 }
 
 impl Default for FitnessConfig {
     fn default() -> Self {
-        Self { base_url: None, timeout_ms: 10_000 }
+        Self { base_url: None, timeout_ms: 10_000, token_ttl_secs: 3_600 }
     }
 }
 
@@ -257,6 +251,21 @@ mod tests {
         assert_eq!(config.domains[0].auth, crate::domains::AuthConfig::BearerFromCaller, "the default auth");
         assert_eq!(config.domains[0].timeout_ms, 10_000);
         assert_eq!(config.tls.ca_file, Some(dir.path().join("ca.pem")));
+    }
+
+    #[test]
+    fn the_database_section_is_one_set_of_pool_settings() {
+        let config = Config::from_toml(
+            "[database]\nurl = \"postgres://u@h/db\"\nmax_connections = 6\nacquire_timeout_ms = 750\n\
+             sqlite_synchronous = \"normal\"",
+        )
+        .unwrap();
+        assert_eq!(config.database.max_connections, 6);
+        assert_eq!(config.database.acquire_timeout_ms, 750);
+        assert_eq!(config.database.sqlite_synchronous, db::Synchronous::Normal);
+        assert_eq!(config.database.connect_retry_secs, db::DbConfig::default().connect_retry_secs);
+        let err = Config::from_toml("[database]\nmax_conections = 6").unwrap_err().to_string();
+        assert!(err.contains("max_conections"), "{err}");
     }
 
     #[test]

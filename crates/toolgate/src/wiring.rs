@@ -25,6 +25,9 @@ pub const SHIPPED_SKILLS: &[(&str, &str)] = &[
 /// A running deployment: the gateway and what it needs kept alive.
 #[derive(Debug)]
 pub struct App {
+    /// The one database pool every store of the process shares (travel, the
+    /// in-process fitness API, the API keys).
+    pub db: db::Db,
     /// The gateway every transport serves.
     pub gateway: Gateway,
     /// The travel store (for seeding and migrations).
@@ -33,6 +36,8 @@ pub struct App {
     pub fitness_db: Option<fitness_api::Db>,
     /// The in-process fitness API, when no base URL is configured.
     pub fitness_server: Option<fitness_api::Server>,
+    /// How long a pass-through token of the in-process fitness API lives.
+    pub fitness_token_ttl: Duration,
     /// Problems found in the skills (bad files, unknown tools); the others still load.
     pub skill_problems: Vec<SkillError>,
 }
@@ -44,16 +49,16 @@ impl App {
         // Configuration problems first: a broken table or CA file never half-starts a server.
         let ca_pem = read_ca_file(config)?;
         let declared = declared_domains(config, ca_pem.as_deref(), &|name| std::env::var(name).ok())?;
-        let url = with_ca(&sqlite_create(&config.database.url), config.tls.ca_file.as_deref());
-        let travel_store = travel::connect(&url)
-            .await
-            .with_context(|| format!("connecting the travel store at {}", redact_url(&url)))?;
+        let database = db::DbConfig {
+            url: with_ca(&config.database.url, config.tls.ca_file.as_deref()),
+            ..config.database.clone()
+        };
+        let db = connect_db(&database).await?;
+        let travel_store = travel::Store::open(db.clone()).await.context("opening the travel store")?;
         let (fitness_url, fitness_db, fitness_server) = match &config.fitness.base_url {
             Some(base) => (base.clone(), None, None),
             None => {
-                let db = fitness_api::connect(&url)
-                    .await
-                    .with_context(|| format!("connecting the fitness store at {}", redact_url(&url)))?;
+                let db = fitness_api::Db::open(db.clone()).await.context("opening the fitness store")?;
                 let server = fitness_api::spawn("127.0.0.1:0", db.clone())
                     .await
                     .context("starting the in-process fitness API")?;
@@ -93,7 +98,15 @@ impl App {
         for problem in &skill_problems {
             tracing::warn!("{problem}");
         }
-        Ok(Self { gateway, travel: travel_store, fitness_db, fitness_server, skill_problems })
+        Ok(Self {
+            db,
+            gateway,
+            travel: travel_store,
+            fitness_db,
+            fitness_server,
+            fitness_token_ttl: Duration::from_secs(config.fitness.token_ttl_secs.max(60)),
+            skill_problems,
+        })
     }
 
     /// A pass-through token for a user of the in-process fitness API (demo and
@@ -190,6 +203,14 @@ pub fn load_skills(dir: Option<&Path>, hierarchy: &authz::RoleHierarchy) -> (Ski
     }
 }
 
+/// Open the process's one pool as `[database]` says (the SQLite file is
+/// created when missing). The error names the cause and the server, never
+/// the password.
+pub async fn connect_db(config: &db::DbConfig) -> Result<db::Db> {
+    let config = db::DbConfig { url: sqlite_create(&config.url), ..config.clone() };
+    db::Db::connect(&config).await.context("connecting to the database ([database] in toolgate.toml)")
+}
+
 /// SQLite URLs create the file when it is missing.
 pub fn sqlite_create(url: &str) -> String {
     if url.starts_with("sqlite:") && !url.contains("mode=") && !url.contains(":memory:") {
@@ -202,16 +223,7 @@ pub fn sqlite_create(url: &str) -> String {
 
 /// A database URL without its password, for messages.
 pub fn redact_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &url[scheme + 3..at];
-            match userinfo.split_once(':') {
-                Some((user, _)) => format!("{}{user}:[redacted]{}", &url[..scheme + 3], &url[at..]),
-                None => url.to_owned(),
-            }
-        }
-        _ => url.to_owned(),
-    }
+    db::redact(url)
 }
 
 #[cfg(test)]

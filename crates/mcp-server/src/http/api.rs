@@ -31,7 +31,7 @@ pub(super) async fn not_found(uri: Uri) -> Response {
 pub(super) fn caller_of(shared: &Shared, auth: &Authenticated) -> Caller {
     let mut caller = auth.caller.clone();
     if let Exposure::Scoped(domains) = &shared.state.exposure {
-        caller.domains = Some(domains.clone());
+        crate::exposure::narrow(&mut caller, domains);
     }
     caller
 }

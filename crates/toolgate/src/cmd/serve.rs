@@ -57,7 +57,7 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
         mcp_server::serve_stdio(app.gateway.clone(), caller, exposure).await?;
         return Ok(ExitCode::SUCCESS);
     }
-    let keys = mcp_server::KeyStore::connect(&toolgate::wiring::sqlite_create(&config.database.url)).await?;
+    let keys = mcp_server::KeyStore::open(app.db.clone()).await.context("opening the key store")?;
     let demo_keys = if args.demo { toolgate::serve::demo_setup(&app, &keys).await? } else { Vec::new() };
     let mut http = mcp_server::HttpConfig {
         max_body_bytes: config.server.max_body_bytes,

@@ -110,7 +110,7 @@ fn discovery_commands() {
 }
 
 #[test]
-fn meta_mode_costs_at_most_15_percent_of_direct_mode() {
+fn meta_mode_costs_at_most_10_percent_of_direct_mode_and_2000_tokens_with_200_tools() {
     let dir = tempfile::tempdir().unwrap();
     let (code, out, err) = toolgate(&dir.path().join("t.db"), &["budget"]);
     assert_eq!(code, 0, "{err}");
@@ -120,6 +120,17 @@ fn meta_mode_costs_at_most_15_percent_of_direct_mode() {
         .and_then(|rest| rest.split('%').next())
         .and_then(|n| n.trim().parse().ok())
         .expect("a share line");
-    assert!(share <= 15.0, "meta mode is {share}% of direct mode:\n{out}");
+    assert!(share <= 10.0, "meta mode is {share}% of direct mode:\n{out}");
     assert!(out.contains("scoped:nutrition"));
+    // "generated: meta N tokens, X% of direct"
+    let generated = out.lines().find_map(|l| l.strip_prefix("generated: meta ")).expect("a generated line");
+    let tokens: usize = generated.split(' ').next().and_then(|n| n.parse().ok()).expect("tokens");
+    let share: f64 = generated
+        .split(", ")
+        .nth(1)
+        .and_then(|r| r.split('%').next())
+        .and_then(|n| n.parse().ok())
+        .expect("share");
+    assert!(tokens <= 2_000, "meta mode with 200 tools is {tokens} tokens:\n{out}");
+    assert!(share <= 10.0, "meta mode with 200 tools is {share}% of direct mode:\n{out}");
 }
