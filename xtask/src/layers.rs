@@ -14,7 +14,7 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     &["authz", "schema-gen", "db"],
     &["skills", "openapi-import"],
     &["gateway"],
-    &["http-tools", "fitness-api"],
+    &["http-tools", "fitness-api", "agent"],
     &["travel", "fitness"],
     &["mcp-server"],
     &["toolgate"],

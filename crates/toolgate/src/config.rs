@@ -1,8 +1,10 @@
 //! `toolgate.toml`: roles, per-tool role overrides, limits, database, Redis,
-//! the fitness backend, the weather endpoint, the server, TLS and the declared
-//! HTTP domains, with `TOOLGATE_*` environment overrides applied on top.
+//! `toolgate.toml`: roles, per-tool role overrides, limits, database, Redis,
+//! the fitness backend, the weather endpoint, the server, the agent's model, TLS and the
+//! declared HTTP domains, with `TOOLGATE_*` environment overrides applied on top.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -27,6 +29,8 @@ pub struct Config {
     pub skills: SkillsConfig,
     /// The MCP server.
     pub server: ServerConfig,
+    /// The agent's model (`toolgate agent`, `POST /api/chat`).
+    pub agent: AgentSection,
     /// TLS trust for every outgoing connection.
     pub tls: TlsConfig,
     /// HTTP systems declared here, each a folder of route tables (`[[domains]]`).
@@ -110,6 +114,43 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     /// Largest request body, in bytes.
     pub max_body_bytes: usize,
+    /// Seconds a client has to send a request's headers (also closes silent
+    /// connections and kept-alive connections waiting for a next request).
+    pub header_timeout_secs: u64,
+    /// Seconds after which a connection with no request running and no byte moving is closed.
+    pub idle_timeout_secs: u64,
+    /// Most connections open at once; more wait in the listen backlog.
+    pub max_connections: usize,
+    /// Most MCP sessions open at once.
+    pub max_sessions: usize,
+    /// Most MCP sessions one API key may hold open.
+    pub max_sessions_per_key: usize,
+    /// Seconds without a request after which an MCP session is closed.
+    pub session_idle_secs: u64,
+    /// Seconds that calls in flight may still take after SIGTERM / Ctrl-C.
+    pub drain_grace_secs: u64,
+    /// Trace events a `/trace` reader may fall behind before it is dropped.
+    pub trace_buffer: usize,
+}
+
+impl ServerConfig {
+    /// The HTTP settings these stand for (hosts, limits, timeouts, caps).
+    pub fn http(&self) -> mcp_server::HttpConfig {
+        let mut http = mcp_server::HttpConfig {
+            max_body_bytes: self.max_body_bytes,
+            header_timeout: Duration::from_secs(self.header_timeout_secs),
+            idle_timeout: Duration::from_secs(self.idle_timeout_secs),
+            max_connections: self.max_connections,
+            max_sessions: self.max_sessions,
+            max_sessions_per_key: self.max_sessions_per_key,
+            session_idle: Duration::from_secs(self.session_idle_secs),
+            drain_grace: Duration::from_secs(self.drain_grace_secs),
+            trace_buffer: self.trace_buffer,
+            ..mcp_server::HttpConfig::default()
+        };
+        http.allowed_hosts.extend(self.allowed_hosts.iter().cloned());
+        http
+    }
 }
 
 impl Default for ServerConfig {
@@ -119,7 +160,106 @@ impl Default for ServerConfig {
             expose: "meta".into(),
             allowed_hosts: Vec::new(),
             max_body_bytes: 1024 * 1024,
+            header_timeout_secs: 10,
+            idle_timeout_secs: 60,
+            max_connections: 1024,
+            max_sessions: 1000,
+            max_sessions_per_key: 32,
+            session_idle_secs: 300,
+            drain_grace_secs: 10,
+            trace_buffer: 256,
         }
+    }
+}
+
+/// `[agent]`: the OpenAI-compatible model the agent runtime talks to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentSection {
+    /// Base URL up to `/v1` (OpenAI, vLLM, Ollama `http://127.0.0.1:11434/v1`, llama.cpp); unset: no agent.
+    pub base_url: Option<String>,
+    /// The model name.
+    pub model: Option<String>,
+    /// Where the API key comes from: `{ env = "OPENAI_API_KEY" }`. Never the key itself.
+    pub api_key: Option<EnvRef>,
+    /// Most model turns per message.
+    pub max_steps: u32,
+    /// Sampling temperature; unset: the server's default.
+    pub temperature: Option<f32>,
+    /// `meta` (the three meta-tools) or `direct` (every permitted tool).
+    pub exposure: agent::Exposure,
+    /// `native` (the `tools` field) or `text` (`<tool_call>` blocks, for servers without tool support).
+    pub tool_calling: agent::ToolCalling,
+    /// The whole run's time limit, in seconds.
+    pub deadline_secs: u64,
+    /// Longest wait for the model's next byte, in seconds.
+    pub idle_timeout_secs: u64,
+    /// Extra attempts after a transient model error.
+    pub retries: u32,
+    /// Text put before the generated system prompt.
+    pub instructions: Option<String>,
+}
+
+impl Default for AgentSection {
+    fn default() -> Self {
+        Self {
+            base_url: None,
+            model: None,
+            api_key: None,
+            max_steps: 12,
+            temperature: None,
+            exposure: agent::Exposure::Meta,
+            tool_calling: agent::ToolCalling::Native,
+            deadline_secs: 300,
+            idle_timeout_secs: 60,
+            retries: 2,
+            instructions: None,
+        }
+    }
+}
+
+/// A value read from an environment variable, so secrets stay out of files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvRef {
+    /// The variable's name.
+    pub env: String,
+}
+
+impl AgentSection {
+    /// The agent's typed configuration; `var` reads the environment (a
+    /// function, so tests need not touch the process's).
+    pub fn to_config(&self, var: impl Fn(&str) -> Option<String>) -> Result<agent::AgentConfig> {
+        let Some(base_url) = self.base_url.clone().filter(|u| !u.trim().is_empty()) else {
+            bail!(
+                "no model configured: set [agent] base_url and model in toolgate.toml (or TOOLGATE_AGENT_BASE_URL and TOOLGATE_AGENT_MODEL)"
+            );
+        };
+        let Some(model) = self.model.clone().filter(|m| !m.trim().is_empty()) else {
+            bail!("[agent] model is not set (or TOOLGATE_AGENT_MODEL)");
+        };
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            bail!("[agent] base_url must start with http:// or https://, got {base_url:?}");
+        }
+        if self.max_steps == 0 || self.deadline_secs == 0 || self.idle_timeout_secs == 0 {
+            bail!("[agent] max_steps, deadline_secs and idle_timeout_secs must be at least 1");
+        }
+        let mut config = agent::AgentConfig::new(base_url, model);
+        if let Some(key) = &self.api_key {
+            match var(&key.env).filter(|v| !v.trim().is_empty()) {
+                Some(value) => config.api_key = Some(tool_core::Secret::new(value.trim())),
+                None => bail!("[agent] api_key names the environment variable {}, which is not set", key.env),
+            }
+        }
+        config.max_steps = self.max_steps;
+        config.temperature = self.temperature;
+        config.exposure = self.exposure;
+        config.tool_calling = self.tool_calling;
+        config.deadline = std::time::Duration::from_secs(self.deadline_secs);
+        config.idle_timeout = std::time::Duration::from_secs(self.idle_timeout_secs);
+        config.model_retries = self.retries;
+        config.instructions = self.instructions.clone();
+        Ok(config)
     }
 }
 
@@ -133,6 +273,8 @@ pub const ENV_OVERRIDES: &[(&str, &str)] = &[
     ("TOOLGATE_SKILLS_DIR", "skills.dir"),
     ("TOOLGATE_LISTEN", "server.listen"),
     ("TOOLGATE_EXPOSE", "server.expose"),
+    ("TOOLGATE_AGENT_BASE_URL", "agent.base_url"),
+    ("TOOLGATE_AGENT_MODEL", "agent.model"),
 ];
 
 impl Config {
@@ -207,6 +349,12 @@ impl Config {
         if let Some(v) = get("TOOLGATE_EXPOSE") {
             self.server.expose = v;
         }
+        if let Some(v) = get("TOOLGATE_AGENT_BASE_URL") {
+            self.agent.base_url = Some(v);
+        }
+        if let Some(v) = get("TOOLGATE_AGENT_MODEL") {
+            self.agent.model = Some(v);
+        }
         Ok(())
     }
 }
@@ -251,6 +399,24 @@ mod tests {
         assert_eq!(config.domains[0].auth, crate::domains::AuthConfig::BearerFromCaller, "the default auth");
         assert_eq!(config.domains[0].timeout_ms, 10_000);
         assert_eq!(config.tls.ca_file, Some(dir.path().join("ca.pem")));
+    }
+
+    #[test]
+    fn the_agent_section_reads_its_key_from_the_environment_only() {
+        let config = Config::from_toml(
+            "[agent]\nbase_url = \"http://127.0.0.1:11434/v1\"\nmodel = \"qwen\"\napi_key = { env = \"MY_KEY\" }\nexposure = \"direct\"",
+        )
+        .unwrap();
+        let agent = config.agent.to_config(|n| (n == "MY_KEY").then(|| "sk-1234".to_owned())).unwrap();
+        assert_eq!(agent.api_key.as_ref().map(|k| k.expose()), Some("sk-1234"));
+        assert_eq!(agent.exposure, agent::Exposure::Direct);
+        assert!(!format!("{agent:?}").contains("sk-1234"));
+        let err = config.agent.to_config(|_| None).unwrap_err().to_string();
+        assert!(err.contains("MY_KEY") && err.contains("not set"), "{err}");
+        let err = Config::from_toml("[agent]\napi_key = \"sk-literal\"").unwrap_err().to_string();
+        assert!(err.contains("api_key"), "a literal key is refused: {err}");
+        let err = Config::default().agent.to_config(|_| None).unwrap_err().to_string();
+        assert!(err.contains("base_url"), "{err}");
     }
 
     #[test]

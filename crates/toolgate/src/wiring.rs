@@ -185,6 +185,20 @@ pub fn with_ca(url: &str, ca_file: Option<&Path>) -> String {
     }
 }
 
+impl App {
+    /// The agent over this deployment's gateway, with its conversations on
+    /// the deployment's one pool. Fails when no model is configured.
+    pub async fn agent(&self, config: &Config) -> Result<agent::Agent> {
+        let agent_config = config.agent.to_config(|name| std::env::var(name).ok())?;
+        let store = agent::ConversationStore::new(self.db.clone())
+            .await
+            .context("preparing the conversation tables")?;
+        let agent =
+            agent::Agent::new(self.gateway.clone(), agent_config).context("building the model client")?;
+        Ok(agent.with_store(store))
+    }
+}
+
 /// Load skills from a folder, or the shipped ones when none is given.
 pub fn load_skills(dir: Option<&Path>, hierarchy: &authz::RoleHierarchy) -> (SkillSet, Vec<SkillError>) {
     match dir {

@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 use clap::Subcommand;
 use toolgate::{App, Config};
 
+mod agent;
 mod call;
 mod check;
 mod import;
@@ -63,6 +64,8 @@ pub(crate) enum Command {
         #[command(subcommand)]
         kind: import::Kind,
     },
+    /// Ask the agent (the configured [agent] model driving the tools) as a user; streams the answer.
+    Agent(agent::Args),
 }
 
 impl Command {
@@ -95,6 +98,10 @@ impl Command {
                 Ok(ExitCode::SUCCESS)
             }
             Command::Budget(args) => inspect::budget(args, &start(&globals).await?),
+            Command::Agent(args) => {
+                let config = globals.load()?;
+                agent::run(args, &App::start(&config).await?, &config).await
+            }
         }
     }
 }
