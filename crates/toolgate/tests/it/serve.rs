@@ -556,7 +556,7 @@ async fn sigterm_lets_calls_in_flight_finish_then_answers_the_rest() {
             assert_eq!(status, 200, "{answer}");
             let envelope = &answer["result"]["structuredContent"];
             assert_eq!(envelope["success"], true, "finished within the grace period: {answer}");
-            assert_eq!(envelope["result"]["forecast"]["summary"], "sunny", "{answer}");
+            assert_eq!(envelope["result"]["days"][0]["forecast"]["summary"], "sunny", "{answer}");
         } else {
             assert_eq!(answer["id"], 2, "{answer}");
             assert_eq!(answer["error"]["code"], -32000, "{answer}");
