@@ -12,7 +12,7 @@ use anyhow::{Context, Result, bail};
 pub(crate) const LAYERS: &[&[&str]] = &[
     &["tool-core"],
     &["authz", "schema-gen", "db"],
-    &["skills"],
+    &["skills", "openapi-import"],
     &["gateway"],
     &["http-tools", "fitness-api", "agent"],
     &["travel", "fitness"],

@@ -54,6 +54,10 @@ pub struct RouteSpec {
     pub path: &'static str,
     /// One line on what the route does.
     pub summary: &'static str,
+    /// The operation's name (`operationId` in `/openapi.json`, `op` in the route tables).
+    pub operation_id: &'static str,
+    /// The domain it belongs to (`body`, `nutrition`, `training`; the OpenAPI tag).
+    pub tag: &'static str,
     /// JSON Schema (2020-12) of the query string, for routes that take one.
     pub query: Option<Value>,
     /// JSON Schema (2020-12) of the JSON body, for routes that take one.
@@ -66,14 +70,20 @@ struct Entry {
 }
 
 impl Entry {
-    fn new<H, T>(method: Method, path: &'static str, summary: &'static str, handler: H) -> Self
+    fn new<H, T>(
+        (operation_id, tag): (&'static str, &'static str),
+        method: Method,
+        path: &'static str,
+        summary: &'static str,
+        handler: H,
+    ) -> Self
     where
         H: Handler<T, AppState>,
         T: 'static,
     {
         let filter = MethodFilter::try_from(method.clone()).unwrap_or(MethodFilter::GET);
         Entry {
-            spec: RouteSpec { method, path, summary, query: None, body: None },
+            spec: RouteSpec { method, path, summary, operation_id, tag, query: None, body: None },
             handler: on(filter, handler),
         }
     }
@@ -115,10 +125,23 @@ fn published_schema(mut schema: Value) -> Value {
 fn table() -> Vec<Entry> {
     use Method as M;
     vec![
-        Entry::new(M::GET, "/body/measurements", "List body measurements in a date range", body::list)
-            .query::<RangeQuery>(),
-        Entry::new(M::GET, "/body/measurements/{date}", "Get the body measurement of one day", body::get),
         Entry::new(
+            ("list_measurements", "body"),
+            M::GET,
+            "/body/measurements",
+            "List body measurements in a date range",
+            body::list,
+        )
+        .query::<RangeQuery>(),
+        Entry::new(
+            ("get_measurement", "body"),
+            M::GET,
+            "/body/measurements/{date}",
+            "Get the body measurement of one day",
+            body::get,
+        ),
+        Entry::new(
+            ("put_measurement", "body"),
             M::PUT,
             "/body/measurements/{date}",
             "Create or replace the body measurement of one day",
@@ -126,35 +149,58 @@ fn table() -> Vec<Entry> {
         )
         .body::<body::MeasurementInput>(),
         Entry::new(
+            ("delete_measurement", "body"),
             M::DELETE,
             "/body/measurements/{date}",
             "Delete the body measurement of one day",
             body::delete,
         ),
         Entry::new(
+            ("list_meals", "nutrition"),
             M::GET,
             "/nutrition/days/{date}/meals",
             "List the meals of one day",
             nutrition::list_meals,
         ),
         Entry::new(
+            ("log_meal", "nutrition"),
             M::POST,
             "/nutrition/days/{date}/meals",
             "Log a meal with its items",
             nutrition::create_meal,
         )
         .body::<nutrition::MealInput>(),
-        Entry::new(M::GET, "/nutrition/days/{date}/summary", "Totals of one day", nutrition::summary),
         Entry::new(
+            ("day_summary", "nutrition"),
+            M::GET,
+            "/nutrition/days/{date}/summary",
+            "Totals of one day",
+            nutrition::summary,
+        ),
+        Entry::new(
+            ("delete_meal", "nutrition"),
             M::DELETE,
             "/nutrition/meals/{meal_id}",
             "Delete a meal and its items",
             nutrition::delete_meal,
         ),
-        Entry::new(M::GET, "/training/workouts", "List workouts in a date range", training::list)
-            .query::<RangeQuery>(),
-        Entry::new(M::GET, "/training/workouts/{workout_id}", "Get one workout with its sets", training::get),
         Entry::new(
+            ("list_workouts", "training"),
+            M::GET,
+            "/training/workouts",
+            "List workouts in a date range",
+            training::list,
+        )
+        .query::<RangeQuery>(),
+        Entry::new(
+            ("get_workout", "training"),
+            M::GET,
+            "/training/workouts/{workout_id}",
+            "Get one workout with its sets",
+            training::get,
+        ),
+        Entry::new(
+            ("log_workout", "training"),
             M::POST,
             "/training/workouts",
             "Log a workout, optionally with its sets",
@@ -162,6 +208,7 @@ fn table() -> Vec<Entry> {
         )
         .body::<training::WorkoutInput>(),
         Entry::new(
+            ("update_workout", "training"),
             M::PATCH,
             "/training/workouts/{workout_id}",
             "Change a workout's date, name, duration or notes",
@@ -169,12 +216,14 @@ fn table() -> Vec<Entry> {
         )
         .body::<training::WorkoutPatch>(),
         Entry::new(
+            ("delete_workout", "training"),
             M::DELETE,
             "/training/workouts/{workout_id}",
             "Delete a workout and its sets",
             training::delete,
         ),
         Entry::new(
+            ("add_set", "training"),
             M::POST,
             "/training/workouts/{workout_id}/sets",
             "Append a set to a workout",
@@ -194,9 +243,12 @@ pub fn route_specs() -> Vec<RouteSpec> {
     table().into_iter().map(|e| e.spec).collect()
 }
 
-/// The API as an axum router over `db`. Every route needs `Authorization: Bearer <token>`.
+/// The API as an axum router over `db`. Every route needs `Authorization: Bearer <token>`,
+/// except `GET /openapi.json` (the OpenAPI 3.1 description of the routes, see [`crate::openapi`]).
 pub fn router(db: Db) -> Router {
-    let mut router = Router::new();
+    let document = crate::openapi::openapi();
+    let mut router =
+        Router::new().route("/openapi.json", axum::routing::get(move || async move { axum::Json(document) }));
     for entry in table() {
         router = router.route(entry.spec.path, entry.handler);
     }

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use schema_gen::RouteTable;
 use serde_json::json;
-use tool_core::Tool;
+use tool_core::{Tool, ToolSpec};
 
 pub use http_tools::{Error, HttpExecutor, HttpOptions};
 
@@ -123,18 +123,18 @@ pub fn tools(base_url: &str, mut options: HttpOptions) -> Result<Vec<Arc<dyn Too
 
 /// The six fitness tools run by an executor the caller built (to share its connection pool).
 pub fn tools_with(executor: &Arc<HttpExecutor>) -> Result<Vec<Arc<dyn Tool>>, Error> {
-    let examples = examples();
     tables()?
         .into_iter()
-        .map(|table| {
-            let name = table.tool.clone();
-            let tool = executor.tool(table)?.map_spec(|mut spec| {
-                for (_, description, params) in examples.iter().filter(|(t, _, _)| *t == name) {
-                    spec = spec.with_example(*description, params.clone());
-                }
-                spec
-            });
-            Ok(Arc::new(tool) as Arc<dyn Tool>)
-        })
+        .map(|table| Ok(Arc::new(executor.tool(table)?.map_spec(with_examples)) as Arc<dyn Tool>))
         .collect()
+}
+
+/// A fitness tool's spec with its worked examples added (the tables carry none, so a domain
+/// loaded from the route files gets the same examples as [`tools`]).
+pub fn with_examples(mut spec: ToolSpec) -> ToolSpec {
+    let name = spec.name.clone();
+    for (_, description, params) in examples().into_iter().filter(|(t, _, _)| *t == name) {
+        spec = spec.with_example(description, params);
+    }
+    spec
 }

@@ -8,11 +8,14 @@ use gateway::{RouteHandler, RouteTool};
 use reqwest::Url;
 use schema_gen::{Method, OP_FIELD, Route, RouteTable, path_variables};
 use serde_json::{Map, Value};
-use tool_core::{ErrorCode, FieldError, Tool, ToolContext, ToolError, ToolOutput, ToolResult};
+use tool_core::{ErrorCode, FieldError, ProgressSink, Tool, ToolContext, ToolError, ToolOutput, ToolResult};
 
 use crate::encode::{fill_path, query_string};
 use crate::response::{Sent, map_answer, map_failure};
-use crate::{Error, Result};
+use crate::{Auth, Error, Result};
+
+/// Bytes of an answer between two progress reports (see [`HttpExecutor::send_reporting`]).
+pub const PROGRESS_STEP_BYTES: usize = 64 * 1024;
 
 /// How an [`HttpExecutor`] talks to its backend.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,6 +32,11 @@ pub struct HttpOptions {
     pub backend_name: String,
     /// Sent as `User-Agent`.
     pub user_agent: String,
+    /// How requests authenticate (default: each caller's bearer token).
+    pub auth: Auth,
+    /// Certificate authorities trusted besides the system roots, as PEM text (the content of
+    /// `[tls] ca_file`; the binary reads the file).
+    pub ca_bundle_pem: Option<String>,
 }
 
 impl Default for HttpOptions {
@@ -39,6 +47,8 @@ impl Default for HttpOptions {
             preview_chars: 500,
             backend_name: "the backend".to_owned(),
             user_agent: concat!("toolgate-http-tools/", env!("CARGO_PKG_VERSION")).to_owned(),
+            auth: Auth::default(),
+            ca_bundle_pem: None,
         }
     }
 }
@@ -53,6 +63,18 @@ impl HttpOptions {
     /// Set how messages name the backend.
     pub fn backend_name(mut self, name: impl Into<String>) -> Self {
         self.backend_name = name.into();
+        self
+    }
+
+    /// Set how requests authenticate.
+    pub fn auth(mut self, auth: Auth) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// Trust these CAs (PEM text) besides the system roots.
+    pub fn ca_bundle_pem(mut self, pem: impl Into<String>) -> Self {
+        self.ca_bundle_pem = Some(pem.into());
         self
     }
 
@@ -148,7 +170,11 @@ impl HttpExecutor {
     /// own connection pool. No proxy is used and redirects are not followed (a redirect could
     /// carry the caller's token elsewhere).
     pub fn new(base_url: &str, options: HttpOptions) -> Result<Self> {
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder();
+        if let Some(pem) = &options.ca_bundle_pem {
+            builder = builder.tls_certs_merge(crate::tls::parse_ca_bundle(pem)?);
+        }
+        let client = builder
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(options.user_agent.clone())
@@ -162,6 +188,7 @@ impl HttpExecutor {
     /// An executor that uses `client` (to share a pool or set TLS roots). Its own timeout,
     /// redirect and proxy settings apply, besides the per-request timeout of `options`.
     pub fn with_client(base_url: &str, client: reqwest::Client, options: HttpOptions) -> Result<Self> {
+        options.auth.check()?;
         Ok(Self { base: check_base(base_url)?, client, options })
     }
 
@@ -248,9 +275,24 @@ impl HttpExecutor {
     pub async fn send(
         &self,
         prepared: Prepared,
-        token: &str,
+        token: Option<&str>,
         timeout: Duration,
         params: &Value,
+    ) -> ToolResult {
+        self.send_reporting(prepared, token, timeout, params, &tool_core::NoProgress).await
+    }
+
+    /// [`HttpExecutor::send`], reporting a large answer's download to `progress`: one report
+    /// per [`PROGRESS_STEP_BYTES`] received (of the `Content-Length` when the backend sends
+    /// one), so a list over a long date range shows it is moving. A small answer reports
+    /// nothing: its progress would only be noise.
+    pub async fn send_reporting(
+        &self,
+        prepared: Prepared,
+        token: Option<&str>,
+        timeout: Duration,
+        params: &Value,
+        progress: &dyn ProgressSink,
     ) -> ToolResult {
         let method = prepared.method;
         let sent = Sent {
@@ -267,7 +309,17 @@ impl HttpExecutor {
             Method::Patch => reqwest::Method::PATCH,
             Method::Delete => reqwest::Method::DELETE,
         };
-        let mut request = self.client.request(http_method, prepared.url).bearer_auth(token).timeout(timeout);
+        let mut request = self.client.request(http_method, prepared.url).timeout(timeout);
+        request = match (&self.options.auth, token) {
+            (Auth::Static { header, value }, _) => {
+                let mut value = reqwest::header::HeaderValue::from_str(value.expose())
+                    .unwrap_or_else(|_| reqwest::header::HeaderValue::from_static(""));
+                value.set_sensitive(true);
+                request.header(header.as_str(), value)
+            }
+            (_, Some(token)) => request.bearer_auth(token),
+            (_, None) => request,
+        };
         if let Some(body) = &prepared.body {
             request = request.json(body);
         }
@@ -275,12 +327,25 @@ impl HttpExecutor {
         let outcome = async {
             let mut response = request.send().await?;
             let status = response.status();
+            let total = response.content_length().map(|n| n as f64);
             let mut body = Vec::new();
+            let mut next_report = PROGRESS_STEP_BYTES;
             while let Some(chunk) = response.chunk().await? {
                 if body.len() + chunk.len() > self.options.max_response_bytes {
                     return Ok((status, None));
                 }
                 body.extend_from_slice(&chunk);
+                if body.len() >= next_report {
+                    next_report = body.len() + PROGRESS_STEP_BYTES;
+                    let message = format!(
+                        "receiving the answer of {} to {} {}: {} KiB so far",
+                        sent.backend,
+                        sent.method,
+                        sent.path,
+                        body.len() / 1024
+                    );
+                    progress.report(body.len() as f64, total, Some(&message));
+                }
             }
             Ok::<_, reqwest::Error>((status, Some(body)))
         }
@@ -325,6 +390,29 @@ impl HttpExecutor {
 #[async_trait::async_trait]
 impl RouteHandler for HttpExecutor {
     async fn handle(&self, ctx: &ToolContext, route: &Route, params: Value) -> ToolResult {
+        let token = match self.options.auth {
+            Auth::BearerFromCaller => Some(self.caller_token(ctx)?),
+            Auth::Static { .. } | Auth::None => None,
+        };
+        let prepared = self.prepare(route, &params)?;
+        let timeout = self.budget(ctx);
+        if timeout.is_zero() {
+            return Err(ToolError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "no time was left to call {}; try again with a larger timeout",
+                    self.options.backend_name
+                ),
+            )
+            .transient(route.method.is_read()));
+        }
+        self.send_reporting(prepared, token, timeout, &params, ctx.progress.as_ref()).await
+    }
+}
+
+impl HttpExecutor {
+    /// The caller's pass-through token, or why the call cannot be made.
+    fn caller_token<'c>(&self, ctx: &'c ToolContext) -> Result<&'c str, ToolError> {
         let Some(token) = ctx.caller.token.as_ref().filter(|t| !t.expose().trim().is_empty()) else {
             return Err(ToolError::new(
                 ErrorCode::PermissionDenied,
@@ -344,18 +432,6 @@ impl RouteHandler for HttpExecutor {
                 ),
             ));
         }
-        let prepared = self.prepare(route, &params)?;
-        let timeout = self.budget(ctx);
-        if timeout.is_zero() {
-            return Err(ToolError::new(
-                ErrorCode::Timeout,
-                format!(
-                    "no time was left to call {}; try again with a larger timeout",
-                    self.options.backend_name
-                ),
-            )
-            .transient(route.method.is_read()));
-        }
-        self.send(prepared, token, timeout, &params).await
+        Ok(token)
     }
 }

@@ -30,16 +30,27 @@
 //!
 //! The token comes from [`tool_core::Caller::token`] of each call: never from the process
 //! environment, never from the parameters (the gateway refuses injected fields), and it is
-//! never logged or returned.
+//! never logged or returned. A backend that wants one fixed credential instead gets
+//! [`Auth::Static`] (the binary reads it from the environment and hands it over as a
+//! [`tool_core::Secret`]); an open backend gets [`Auth::None`].
+//!
+//! TLS goes through rustls: the system roots, plus the PEM bundle of
+//! [`HttpOptions::ca_bundle_pem`] for private CAs. A certificate the client cannot trust is
+//! answered `UNAVAILABLE` with a message that names the certificate problem and its fix, and
+//! is never retried.
 
+mod auth;
 mod encode;
 mod executor;
 mod response;
+mod tls;
 
+pub use auth::Auth;
 pub use encode::{encode_component, fill_path};
-pub use executor::{HttpExecutor, HttpOptions, Prepared};
+pub use executor::{HttpExecutor, HttpOptions, PROGRESS_STEP_BYTES, Prepared};
 /// The URL type of [`Prepared::url`] and [`HttpExecutor::base_url`].
 pub use reqwest::Url;
+pub use tls::parse_ca_bundle;
 
 /// Why an executor or its tools could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +67,15 @@ pub enum Error {
     /// The HTTP client could not be built.
     #[error("cannot build the HTTP client: {0}")]
     Client(#[source] reqwest::Error),
+    /// The CA bundle is not usable.
+    #[error("[tls] CA bundle: {reason}")]
+    CaBundle {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The authentication settings are not usable (never includes the credential itself).
+    #[error("auth: {0}")]
+    Auth(String),
     /// A route table is broken.
     #[error(transparent)]
     Table(#[from] schema_gen::Error),

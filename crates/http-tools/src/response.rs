@@ -236,6 +236,13 @@ pub(crate) fn map_answer(
 /// Maps a request that got no (complete) answer.
 pub(crate) fn map_failure(sent: &Sent<'_>, error: &reqwest::Error, timeout_ms: u128) -> ToolError {
     let details = Value::Object(sent.details(None));
+    // Before `is_connect`: a refused certificate is a connect error too, but retrying it is
+    // pointless and "cannot be reached" would send the operator looking for an outage.
+    if let Some(problem) = crate::tls::cert_problem(error) {
+        let mut details = details;
+        details["reason"] = json!("certificate");
+        return ToolError::unavailable(problem.explain(sent.backend)).with_details(details).transient(false);
+    }
     if error.is_timeout() {
         let mut details = details;
         details["timeout_ms"] = json!(timeout_ms as u64);

@@ -1,6 +1,7 @@
 //! `toolgate.toml`: roles, per-tool role overrides, limits, database, Redis,
-//! the fitness backend, the weather endpoint, the server and the agent's model, with
-//! `TOOLGATE_*` environment overrides applied on top.
+//! `toolgate.toml`: roles, per-tool role overrides, limits, database, Redis,
+//! the fitness backend, the weather endpoint, the server, the agent's model, TLS and the
+//! declared HTTP domains, with `TOOLGATE_*` environment overrides applied on top.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -30,6 +31,19 @@ pub struct Config {
     pub server: ServerConfig,
     /// The agent's model (`toolgate agent`, `POST /api/chat`).
     pub agent: AgentSection,
+    /// TLS trust for every outgoing connection.
+    pub tls: TlsConfig,
+    /// HTTP systems declared here, each a folder of route tables (`[[domains]]`).
+    pub domains: Vec<crate::domains::DomainConfig>,
+}
+
+/// `[tls]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TlsConfig {
+    /// A PEM bundle of certificate authorities trusted besides the system roots (private
+    /// CAs); used by HTTP backends and, as `sslrootcert`, by PostgreSQL.
+    pub ca_file: Option<PathBuf>,
 }
 
 /// `[database]`: one pool shared by every store of the process (travel,
@@ -286,10 +300,28 @@ impl Config {
         Ok(config)
     }
 
-    /// Parse a file.
+    /// Parse a file. Relative paths in it (`[[domains]] routes`, `[tls] ca_file`) are taken
+    /// from the file's folder, so a configuration and its route tables can live together in
+    /// a repository and be used from anywhere.
     pub fn from_file(path: &Path) -> Result<Self> {
         let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        Self::from_toml(&text).with_context(|| format!("in {}", path.display()))
+        let mut config = Self::from_toml(&text).with_context(|| format!("in {}", path.display()))?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            config.relative_to(dir);
+        }
+        Ok(config)
+    }
+
+    /// Resolve relative file paths against `dir`.
+    pub fn relative_to(&mut self, dir: &Path) {
+        for domain in &mut self.domains {
+            if domain.routes.is_relative() {
+                domain.routes = dir.join(&domain.routes);
+            }
+        }
+        if let Some(ca) = self.tls.ca_file.as_mut().filter(|ca| ca.is_relative()) {
+            *ca = dir.join(&*ca);
+        }
     }
 
     /// Parse TOML text.
@@ -363,6 +395,20 @@ mod tests {
         assert_eq!(config.server.expose, "direct", "a blank variable leaves the file's value");
         let err = config.apply_env(|n| (n == "TOOLGATE_PLAN_TTL_SECS").then(|| "-1".to_owned())).unwrap_err();
         assert!(err.to_string().contains("TOOLGATE_PLAN_TTL_SECS"));
+    }
+
+    #[test]
+    fn relative_paths_are_taken_from_the_configuration_files_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "[tls]\nca_file = \"ca.pem\"\n[[domains]]\nname = \"crm\"\nbase_url = \"https://crm.example\"\nroutes = \"routes/crm\"\n[[domains]]\nname = \"abs\"\nbase_url = \"https://a.example\"\nroutes = \"/srv/routes\"\n";
+        let path = dir.path().join("toolgate.toml");
+        std::fs::write(&path, text).unwrap();
+        let config = Config::from_file(&path).unwrap();
+        assert_eq!(config.domains[0].routes, dir.path().join("routes/crm"));
+        assert_eq!(config.domains[1].routes, PathBuf::from("/srv/routes"));
+        assert_eq!(config.domains[0].auth, crate::domains::AuthConfig::BearerFromCaller, "the default auth");
+        assert_eq!(config.domains[0].timeout_ms, 10_000);
+        assert_eq!(config.tls.ca_file, Some(dir.path().join("ca.pem")));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 
 pub mod budget;
 pub mod config;
+pub mod domains;
 pub mod serve;
 pub mod wiring;
 

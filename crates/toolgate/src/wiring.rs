@@ -46,7 +46,14 @@ impl App {
     /// Connect the databases (running migrations), start the in-process
     /// fitness API when none is configured, and build the gateway.
     pub async fn start(config: &Config) -> Result<Self> {
-        let db = connect_db(&config.database).await?;
+        // Configuration problems first: a broken table or CA file never half-starts a server.
+        let ca_pem = read_ca_file(config)?;
+        let declared = declared_domains(config, ca_pem.as_deref(), &|name| std::env::var(name).ok())?;
+        let database = db::DbConfig {
+            url: with_ca(&config.database.url, config.tls.ca_file.as_deref()),
+            ..config.database.clone()
+        };
+        let db = connect_db(&database).await?;
         let travel_store = travel::Store::open(db.clone()).await.context("opening the travel store")?;
         let (fitness_url, fitness_db, fitness_server) = match &config.fitness.base_url {
             Some(base) => (base.clone(), None, None),
@@ -59,11 +66,14 @@ impl App {
             }
         };
         let mut tools: Vec<Arc<dyn Tool>> = travel::tools(travel_store.clone(), travel_config(config));
-        let fitness_options = http_tools::HttpOptions {
-            timeout: Duration::from_millis(config.fitness.timeout_ms),
-            ..http_tools::HttpOptions::default()
-        };
-        tools.extend(fitness::tools(&fitness_url, fitness_options).context("building the fitness tools")?);
+        tools.extend(
+            fitness_domain(config, &fitness_url, ca_pem.as_deref())?
+                .tools(fitness::with_examples)
+                .map_err(anyhow::Error::msg)?,
+        );
+        for domain in declared {
+            tools.extend(domain.tools(|spec| spec).map_err(anyhow::Error::msg)?);
+        }
 
         let policy = authz::Policy::from_config(config.authz.clone()).context("in [authz]")?;
         let (skill_set, mut skill_problems) = load_skills(config.skills.dir.as_deref(), policy.hierarchy());
@@ -100,6 +110,68 @@ impl App {
             Err(e) => return Err(e.into()),
         };
         Ok(Some(Secret::new(token)))
+    }
+}
+
+/// The `[tls] ca_file` PEM text, checked to hold certificates.
+pub fn read_ca_file(config: &Config) -> Result<Option<String>> {
+    let Some(path) = &config.tls.ca_file else { return Ok(None) };
+    let pem = std::fs::read_to_string(path).with_context(|| {
+        format!("[tls] ca_file {}: cannot read it; fix the path or remove the key", path.display())
+    })?;
+    http_tools::parse_ca_bundle(&pem).with_context(|| format!("[tls] ca_file {}", path.display()))?;
+    Ok(Some(pem))
+}
+
+/// Every `[[domains]]` entry, checked; the error names every problem at once.
+pub fn declared_domains(
+    config: &Config,
+    ca_pem: Option<&str>,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<crate::domains::Declared>> {
+    crate::domains::prepare(&config.domains, ca_pem, var).map_err(|problems| {
+        anyhow::anyhow!(
+            "the declared domains have {} problem(s); nothing was started:\n  {}",
+            problems.len(),
+            problems.join("\n  ")
+        )
+    })
+}
+
+/// The compiled-in fitness domain, loaded through the same path as a `[[domains]]` entry:
+/// its shipped route files, checked, with the caller's bearer token.
+pub fn fitness_domain(
+    config: &Config,
+    base_url: &str,
+    ca_pem: Option<&str>,
+) -> Result<crate::domains::Declared> {
+    let files: Vec<crate::domains::RouteFile> = fitness::ROUTE_FILES
+        .iter()
+        .map(|(name, text)| crate::domains::RouteFile {
+            name: format!("crates/fitness/routes/{name}.toml"),
+            text: (*text).to_owned(),
+        })
+        .collect();
+    let tables = crate::domains::load_tables(&files)
+        .map_err(|p| anyhow::anyhow!("fitness tables: {}", p.join("; ")))?;
+    let mut options = http_tools::HttpOptions::default()
+        .timeout(Duration::from_millis(config.fitness.timeout_ms))
+        .backend_name("the fitness API");
+    if let Some(pem) = ca_pem {
+        options = options.ca_bundle_pem(pem);
+    }
+    Ok(crate::domains::Declared { name: "fitness".into(), base_url: base_url.to_owned(), tables, options })
+}
+
+/// A PostgreSQL URL trusts `[tls] ca_file` too (`sslrootcert`), unless it names its own.
+pub fn with_ca(url: &str, ca_file: Option<&Path>) -> String {
+    match ca_file {
+        Some(path) if url.starts_with("postgres") && !url.contains("sslrootcert=") => {
+            let sep = if url.contains('?') { '&' } else { '?' };
+            let path = path.display().to_string().replace('%', "%25").replace('&', "%26").replace(' ', "%20");
+            format!("{url}{sep}sslrootcert={path}")
+        }
+        _ => url.to_owned(),
     }
 }
 

@@ -7,3 +7,4 @@ mod e2e;
 mod scope;
 mod skills;
 mod tables;
+mod text;

@@ -62,6 +62,11 @@ pub struct RouteTable {
     /// Free tags for discovery.
     #[serde(default)]
     pub tags: Vec<String>,
+    /// Optional minijinja template that renders a successful result as the text the model
+    /// reads (`result`, `signals` and `metadata` are in scope); the structured result is
+    /// unchanged. Declared domains use it to answer readable text without Rust.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result_template: Option<String>,
     /// The operations.
     pub routes: Vec<Route>,
 }
@@ -234,6 +239,9 @@ impl RouteTable {
                 self.tool
             ));
         }
+        if self.result_template.as_deref().is_some_and(|t| t.trim().is_empty()) {
+            problems.push("`result_template` is empty; remove it or write the template".to_string());
+        }
         for (what, value) in [
             ("description", &self.description),
             ("domain", &self.domain),
@@ -330,6 +338,10 @@ impl RouteTable {
             .with_role(self.required_role.clone())
             .with_domain(self.domain.clone())
             .with_tags(self.tags.iter().cloned());
+        let spec = match &self.result_template {
+            Some(template) => spec.with_result_template(template.clone()),
+            None => spec,
+        };
         spec.check()?;
         Ok(spec)
     }

@@ -10,6 +10,8 @@ use toolgate::{App, Config};
 
 mod agent;
 mod call;
+mod check;
+mod import;
 mod inspect;
 mod keys;
 mod serve;
@@ -55,15 +57,25 @@ pub(crate) enum Command {
     Migrate,
     /// Bytes and tokens a model reads before its first call, per exposure mode.
     Budget(inspect::BudgetArgs),
+    /// Validate the configuration and every route table without serving (exit 0 or 1).
+    Check,
+    /// Write route tables from an API description.
+    Import {
+        #[command(subcommand)]
+        kind: import::Kind,
+    },
     /// Ask the agent (the configured [agent] model driving the tools) as a user; streams the answer.
     Agent(agent::Args),
 }
 
 impl Command {
     pub(crate) async fn run(self, globals: Globals) -> Result<ExitCode> {
-        let mut config = globals.load()?;
         match self {
+            // These two report their own problems and need no database.
+            Command::Check => check::run(&globals),
+            Command::Import { kind } => import::run(kind),
             Command::Serve(args) => {
+                let mut config = globals.load()?;
                 if args.demo
                     && globals.db.is_none()
                     && globals.config.is_none()
@@ -73,25 +85,29 @@ impl Command {
                 }
                 serve::run(args, &config).await
             }
-            Command::Keys { action } => keys::run(action, &config).await,
-            Command::Call(args) => call::run(args, &start(&config).await?).await,
-            Command::Tools(args) => inspect::tools(args, &start(&config).await?),
-            Command::Schema(args) => inspect::schema(args, &start(&config).await?),
-            Command::Guide(args) => inspect::guide(args, &start(&config).await?),
-            Command::Catalog(args) => inspect::catalog(args, &start(&config).await?),
+            Command::Keys { action } => keys::run(action, &globals.load()?).await,
+            Command::Call(args) => call::run(args, &start(&globals).await?).await,
+            Command::Tools(args) => inspect::tools(args, &start(&globals).await?),
+            Command::Schema(args) => inspect::schema(args, &start(&globals).await?),
+            Command::Guide(args) => inspect::guide(args, &start(&globals).await?),
+            Command::Catalog(args) => inspect::catalog(args, &start(&globals).await?),
             Command::Migrate => {
-                start(&config).await?;
+                let config = globals.load()?;
+                App::start(&config).await?;
                 println!("migrations applied to {}", toolgate::wiring::redact_url(&config.database.url));
                 Ok(ExitCode::SUCCESS)
             }
-            Command::Budget(args) => inspect::budget(args, &start(&config).await?),
-            Command::Agent(args) => agent::run(args, &start(&config).await?, &config).await,
+            Command::Budget(args) => inspect::budget(args, &start(&globals).await?),
+            Command::Agent(args) => {
+                let config = globals.load()?;
+                agent::run(args, &App::start(&config).await?, &config).await
+            }
         }
     }
 }
 
-async fn start(config: &Config) -> Result<App> {
-    App::start(config).await
+async fn start(globals: &Globals) -> Result<App> {
+    App::start(&globals.load()?).await
 }
 
 /// Refuse a role the hierarchy does not know, naming the ones it does.

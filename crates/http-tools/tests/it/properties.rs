@@ -15,8 +15,13 @@ fn route(op: &str) -> Route {
     Route { op: op.to_owned(), method, path: path.to_owned(), summary: "test".to_owned(), fields: Vec::new() }
 }
 
-fn executor() -> HttpExecutor {
-    HttpExecutor::new("http://127.0.0.1:9/prefix", HttpOptions::default()).unwrap()
+/// One executor for every case: building a client loads the system's TLS roots, which is
+/// done once per backend in a deployment and would dominate a thousand cases here.
+fn executor() -> &'static HttpExecutor {
+    static EXECUTOR: std::sync::LazyLock<HttpExecutor> = std::sync::LazyLock::new(|| {
+        HttpExecutor::new("http://127.0.0.1:9/prefix", HttpOptions::default()).unwrap()
+    });
+    &EXECUTOR
 }
 
 fn arb_json() -> impl Strategy<Value = Value> {

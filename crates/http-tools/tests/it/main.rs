@@ -1,0 +1,8 @@
+//! Integration tests of http-tools, one binary: real backends on 127.0.0.1 (plain HTTP and
+//! HTTPS with a test CA made in the test), real clients, no mocks.
+
+mod encoding;
+mod faults;
+mod progress;
+mod properties;
+mod tls;

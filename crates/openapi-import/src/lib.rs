@@ -1,0 +1,48 @@
+//! OpenAPI import: an OpenAPI 3.0 or 3.1 document (JSON or YAML) becomes route tables, one
+//! read tool (GET) and one write tool (POST, PUT, PATCH, DELETE) per domain, where a domain is
+//! an OpenAPI tag or the first path segment.
+//!
+//! Local `$ref`s are resolved and `allOf` merged. Path, query and JSON-body fields keep their
+//! types, formats, enums, bounds, required-ness and descriptions. An operation that cannot be
+//! mapped faithfully (multipart or other non-JSON bodies, a body that is a `oneOf`, cookies,
+//! required headers, free-form objects, names a table cannot hold) is skipped with one
+//! [`Skipped`] line, and the rest is still imported; every table returned passes
+//! [`schema_gen::RouteTable::check`].
+//!
+//! ```
+//! let spec = r#"{"openapi": "3.0.3", "info": {"title": "Pets", "version": "1"},
+//!   "paths": {"/pets/{id}": {"get": {"operationId": "getPet", "tags": ["pets"],
+//!     "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}]}}}}"#;
+//! let import = openapi_import::import(spec, &openapi_import::Options::default()).unwrap();
+//! assert_eq!(import.tables[0].tool, "query_pets");
+//! assert_eq!(import.tables[0].routes[0].op, "get_pet");
+//! ```
+
+mod auth;
+mod document;
+mod operation;
+mod schema;
+
+pub use auth::AuthHint;
+pub use document::{DomainBy, Import, Options, Skipped, import};
+
+/// Why a document could not be imported at all (single operations are skipped, not errors).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Neither JSON nor YAML.
+    #[error("the document is neither JSON nor YAML: {0}")]
+    Parse(String),
+    /// Not an OpenAPI 3.0/3.1 document.
+    #[error("{0}")]
+    Version(String),
+    /// The document has no operation that could be imported.
+    #[error("no operation could be imported ({} skipped):\n- {}", skipped.len(), skipped.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n- "))]
+    Nothing {
+        /// Why each operation was skipped.
+        skipped: Vec<Skipped>,
+    },
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

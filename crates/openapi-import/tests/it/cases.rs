@@ -1,0 +1,153 @@
+//! The cases a document can hold, one small document each: `allOf` merged, local `$ref`s
+//! (also recursive ones), bodies and parameters that cannot be mapped, security schemes, and
+//! documents that are refused whole.
+
+use openapi_import::{AuthHint, DomainBy, Error, Options};
+use serde_json::{Value, json};
+
+fn doc(paths: Value, components: Value) -> String {
+    json!({"openapi": "3.1.0", "info": {"title": "Shop API", "version": "1"},
+           "servers": [{"url": "https://{host}/v1", "variables": {"host": {"default": "shop.example"}}}],
+           "paths": paths, "components": components})
+    .to_string()
+}
+
+fn run(text: &str) -> openapi_import::Import {
+    openapi_import::import(text, &Options::default()).unwrap()
+}
+
+#[test]
+fn all_of_is_merged_and_refs_are_followed() {
+    let text = doc(
+        json!({"/orders": {"post": {"tags": ["orders"], "requestBody": {"required": true, "content": {"application/json": {"schema": {
+            "allOf": [{"$ref": "#/components/schemas/Base"}, {"type": "object", "required": ["qty"],
+                       "properties": {"qty": {"type": "integer", "exclusiveMinimum": 0, "maximum": 99}}}]}}}}}}}),
+        json!({"schemas": {"Base": {"type": "object", "required": ["sku"], "properties": {
+            "sku": {"type": "string", "pattern": "^[A-Z]{3}-\\d+$", "description": "Stock unit"},
+            "id": {"type": "string", "readOnly": true},
+            "kind": {"type": ["string", "null"], "enum": ["a", "b", null]}}}}}),
+    );
+    let import = run(&text);
+    assert_eq!(import.base_url.as_deref(), Some("https://shop.example/v1"));
+    let route = &import.tables[0].routes[0];
+    assert_eq!(import.tables[0].tool, "update_orders");
+    assert_eq!(route.op, "post_orders", "method + path without an operationId");
+    let f = |n: &str| route.fields.iter().find(|f| f.name == n).unwrap_or_else(|| panic!("no {n}"));
+    assert!(f("sku").required && f("sku").pattern.is_some());
+    assert_eq!(f("sku").description.as_deref(), Some("Stock unit"));
+    assert!(f("qty").required);
+    assert_eq!(
+        (f("qty").minimum, f("qty").maximum),
+        (Some(1.0), Some(99.0)),
+        "exclusive bound of an integer"
+    );
+    assert_eq!(f("kind").enum_values, Some(vec![json!("a"), json!("b")]));
+    assert!(route.fields.iter().all(|f| f.name != "id"), "readOnly left out");
+}
+
+#[test]
+fn unmappable_operations_are_skipped_one_line_each_and_the_rest_is_kept() {
+    let text = doc(
+        json!({
+            "/files": {"post": {"operationId": "upload", "requestBody": {"content": {"multipart/form-data": {"schema": {"type": "object"}}}}}},
+            "/items/{id}": {
+                "get": {"operationId": "getItem", "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}]},
+                "put": {"operationId": "putItem", "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}],
+                        "requestBody": {"content": {"application/json": {"schema": {"oneOf": [{"type": "object"}, {"type": "string"}]}}}}},
+                "delete": {"operationId": "dropItem", "parameters": [{"name": "session", "in": "cookie", "schema": {"type": "string"}}]},
+                "head": {"operationId": "headItem"}
+            },
+            "/tree": {"post": {"operationId": "plant", "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Node"}}}}}},
+            "/meta": {"patch": {"operationId": "setMeta", "requestBody": {"content": {"application/json": {"schema": {"type": "object", "properties": {"tags": {"type": "object"}}}}}}}}
+        }),
+        json!({"schemas": {"Node": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/components/schemas/Node"}}}}}}),
+    );
+    let import = run(&text);
+    assert_eq!(import.ops(), 1, "{}", import.summary());
+    assert_eq!(import.tables[0].routes[0].op, "get_item");
+    let lines: Vec<String> = import.skipped.iter().map(ToString::to_string).collect();
+    let expect = [
+        ("POST /files", "not JSON (multipart/form-data)"),
+        ("PUT /items/{id}", "oneOf"),
+        ("DELETE /items/{id}", "cookie"),
+        ("HEAD /items/{id}", "HEAD"),
+        ("POST /tree", "recursive"),
+        ("PATCH /meta", "free-form object"),
+    ];
+    assert_eq!(lines.len(), expect.len(), "{lines:#?}");
+    for (at, why) in expect {
+        assert!(lines.iter().any(|l| l.starts_with(at) && l.contains(why)), "{at} / {why}: {lines:#?}");
+    }
+}
+
+#[test]
+fn domains_come_from_tags_or_the_first_path_segment() {
+    let get = |tag: &str| json!({"get": {"tags": [tag], "summary": "s"}});
+    let text = doc(json!({"/v1/users/{id}": get("People"), "/api/teams": get("People")}), json!({}));
+    let by_tag = run(&text);
+    assert_eq!(by_tag.tables.iter().map(|t| t.tool.as_str()).collect::<Vec<_>>(), ["query_people"]);
+    let by_path =
+        openapi_import::import(&text, &Options { domain_by: DomainBy::Path, ..Options::default() }).unwrap();
+    let tools: Vec<&str> = by_path.tables.iter().map(|t| t.tool.as_str()).collect();
+    assert_eq!(tools, ["query_teams", "query_users"]);
+}
+
+#[test]
+fn security_schemes_become_the_auth_of_the_snippet() {
+    let with = |schemes: Value, security: Value| {
+        let mut d: Value = serde_json::from_str(&doc(
+            json!({"/a": {"get": {"summary": "a"}}}),
+            json!({"securitySchemes": schemes}),
+        ))
+        .unwrap();
+        d["security"] = security;
+        run(&d.to_string())
+    };
+    let key = with(json!({"k": {"type": "apiKey", "in": "header", "name": "X-Api-Key"}}), json!([{"k": []}]));
+    assert_eq!(
+        key.auth,
+        AuthHint::Static { header: "X-Api-Key".into(), env: "SHOP_API_API_KEY".into(), note: None }
+    );
+    let snippet = key.domain_snippet("routes/shop");
+    assert!(
+        snippet.contains(r#"auth = { kind = "static", header = "X-Api-Key", env = "SHOP_API_API_KEY" }"#),
+        "{snippet}"
+    );
+    assert!(snippet.contains("base_url = \"https://shop.example/v1\""), "{snippet}");
+    let bearer = with(
+        json!({"b": {"type": "http", "scheme": "bearer"}, "k": {"type": "apiKey", "in": "query", "name": "key"}}),
+        json!([{"b": []}]),
+    );
+    assert_eq!(bearer.auth, AuthHint::BearerFromCaller);
+    let query = with(json!({"k": {"type": "apiKey", "in": "query", "name": "key"}}), json!([]));
+    assert!(
+        matches!(&query.auth, AuthHint::None { note: Some(n) } if n.contains("query")),
+        "{:?}",
+        query.auth
+    );
+    assert!(
+        run(&doc(json!({"/a": {"get": {"summary": "a"}}}), json!({})))
+            .domain_snippet("r")
+            .contains(r#"kind = "none""#)
+    );
+}
+
+#[test]
+fn documents_that_cannot_be_imported_say_why() {
+    let swagger = json!({"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {}}).to_string();
+    let err = openapi_import::import(&swagger, &Options::default()).unwrap_err();
+    assert!(matches!(err, Error::Version(_)) && err.to_string().contains("3.0 and 3.1"), "{err}");
+    let err = openapi_import::import("{not json", &Options::default()).unwrap_err();
+    assert!(matches!(err, Error::Parse(_)), "{err}");
+    let err = openapi_import::import("openapi: 3.0.0\npaths: [1, 2", &Options::default()).unwrap_err();
+    assert!(matches!(err, Error::Parse(_)), "{err}");
+    let only_bad = doc(json!({"/f": {"post": {"requestBody": {"content": {"text/plain": {}}}}}}), json!({}));
+    let err = openapi_import::import(&only_bad, &Options::default()).unwrap_err();
+    assert!(err.to_string().contains("POST /f: its body is not JSON"), "{err}");
+    let injected = doc(
+        json!({"/me/{user_id}": {"get": {"parameters": [{"name": "user_id", "in": "path", "required": true, "schema": {"type": "string"}}]}}, "/ok": {"get": {}}}),
+        json!({}),
+    );
+    let import = run(&injected);
+    assert!(import.skipped[0].reason.contains("user_id"), "{:?}", import.skipped);
+}

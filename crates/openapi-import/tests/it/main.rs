@@ -1,0 +1,6 @@
+//! Integration tests of openapi-import, one binary: the fitness API's own document round trip,
+//! third-party documents kept as fixtures, and the cases that must be skipped or refused.
+
+mod cases;
+mod roundtrip;
+mod third_party;

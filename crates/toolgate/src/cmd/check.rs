@@ -1,0 +1,71 @@
+//! `toolgate check`: validate the configuration and every route table without serving or
+//! touching a database (for the CI of teams that keep their tables in git). Exit 0 when all
+//! is well, 1 with every problem listed.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use toolgate::wiring::{declared_domains, fitness_domain, load_skills, read_ca_file};
+
+use super::Globals;
+
+pub(crate) fn run(globals: &Globals) -> Result<ExitCode> {
+    let mut problems: Vec<String> = Vec::new();
+    let mut facts: Vec<String> = Vec::new();
+    match globals.load() {
+        Err(e) => problems.push(format!("configuration: {e:#}")),
+        Ok(config) => {
+            let policy = authz::Policy::from_config(config.authz.clone())
+                .map_err(|e| problems.push(format!("[authz]: {e}")))
+                .ok();
+            if let Err(e) = config.server.expose.parse::<mcp_server::Exposure>() {
+                problems.push(format!("[server] expose = {:?}: {e}", config.server.expose));
+            }
+            let ca = read_ca_file(&config).map_err(|e| problems.push(format!("{e:#}"))).ok().flatten();
+            let mut tools = Vec::new();
+            match declared_domains(&config, ca.as_deref(), &|name| std::env::var(name).ok()) {
+                Err(e) => problems.push(format!("{e:#}")),
+                Ok(domains) => {
+                    for d in &domains {
+                        facts.push(format!(
+                            "domain `{}`: {} table(s) at {}",
+                            d.name,
+                            d.tables.len(),
+                            d.base_url
+                        ));
+                        tools.extend(d.tools(|s| s).map_err(|p| problems.push(p)).unwrap_or_default());
+                    }
+                }
+            }
+            // The shipped fitness tables go through the same checks (against a placeholder URL).
+            let base = config.fitness.base_url.clone().unwrap_or_else(|| "http://127.0.0.1:9".into());
+            match fitness_domain(&config, &base, ca.as_deref()) {
+                Ok(d) => tools.extend(
+                    d.tools(fitness::with_examples).map_err(|p| problems.push(p)).unwrap_or_default(),
+                ),
+                Err(e) => problems.push(format!("{e:#}")),
+            }
+            if let Some(policy) = policy {
+                let (skills, skill_problems) = load_skills(config.skills.dir.as_deref(), policy.hierarchy());
+                problems.extend(skill_problems.iter().map(ToString::to_string));
+                facts.push(format!("{} skill(s)", skills.len()));
+                // The gateway's own registration checks: unique names, specs, result templates.
+                let count = tools.len();
+                match gateway::Gateway::builder().policy(policy).tools(tools).build() {
+                    Ok(_) => facts.push(format!("{count} HTTP tool(s) registered")),
+                    Err(e) => problems.push(format!("{e}")),
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        println!("ok: {}", facts.join("; "));
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("{} problem(s):", problems.len());
+        for p in &problems {
+            println!("- {p}");
+        }
+        Ok(ExitCode::from(1))
+    }
+}

@@ -1,0 +1,65 @@
+//! `toolgate import openapi SPEC --out DIR`: route tables from an OpenAPI 3.0/3.1 document,
+//! a summary (tools, ops, skipped operations with reasons) and the `[[domains]]` entry to paste.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use openapi_import::{DomainBy, Options};
+
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum Kind {
+    /// An OpenAPI 3.0 or 3.1 document, JSON or YAML.
+    Openapi(OpenapiArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct OpenapiArgs {
+    /// The document.
+    spec: PathBuf,
+    /// Folder the route tables are written to (created when missing).
+    #[arg(long)]
+    out: PathBuf,
+    /// What names a domain: the first tag, or the first path segment.
+    #[arg(long, value_parser = ["tag", "path"], default_value = "tag")]
+    domain_by: String,
+    /// The role the tools require.
+    #[arg(long, default_value = "member")]
+    role: String,
+}
+
+pub(crate) fn run(kind: Kind) -> Result<ExitCode> {
+    let Kind::Openapi(args) = kind;
+    let text =
+        std::fs::read_to_string(&args.spec).with_context(|| format!("reading {}", args.spec.display()))?;
+    let options = Options {
+        domain_by: if args.domain_by == "path" { DomainBy::Path } else { DomainBy::Tag },
+        required_role: Some(args.role),
+    };
+    let import = match openapi_import::import(&text, &options) {
+        Ok(import) => import,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.spec.display());
+            return Ok(ExitCode::from(1));
+        }
+    };
+    std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    for table in &import.tables {
+        let path = args.out.join(format!("{}.toml", table.tool));
+        let text = toml::to_string(table).with_context(|| format!("writing table {}", table.tool))?;
+        let header = format!(
+            "# Imported from {} by `toolgate import openapi`; edit freely (descriptions are what the model reads).\n",
+            args.spec.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        );
+        std::fs::write(&path, header + &text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    // What was written must load exactly as `serve` will load it.
+    let files = toolgate::domains::read_dir(&args.out).map_err(anyhow::Error::msg)?;
+    if let Err(problems) = toolgate::domains::load_tables(&files) {
+        anyhow::bail!("the written tables do not load (a bug in the importer):\n  {}", problems.join("\n  "));
+    }
+    print!("{}", import.summary());
+    println!("wrote {} file(s) to {}\n\nAdd to toolgate.toml:\n", import.tables.len(), args.out.display());
+    print!("{}", import.domain_snippet(&args.out.display().to_string()));
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,325 @@
+//! `[[domains]]`: HTTP systems declared in configuration, each a base URL, a folder of
+//! route-table files and an auth kind. Every table is checked as the compiled ones are; a
+//! broken configuration is refused with every problem (file, line, field, fix) at once. The
+//! compiled-in fitness domain is loaded through the same [`Declared`] path.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_tools::{Auth, HttpExecutor, HttpOptions};
+use schema_gen::RouteTable;
+use serde::{Deserialize, Serialize};
+use tool_core::{Secret, Tool, ToolSpec};
+
+/// One `[[domains]]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DomainConfig {
+    /// The system's name (messages say "the NAME API"; every tool gets it as a tag). The
+    /// tables' own `domain` fields are what scopes and toolsets select.
+    pub name: String,
+    /// `https://host[:port][/prefix]`.
+    pub base_url: String,
+    /// A folder of route-table files (`*.toml`, `*.json`); a relative path is taken from the
+    /// configuration file's folder.
+    pub routes: PathBuf,
+    /// How requests authenticate.
+    #[serde(default)]
+    pub auth: AuthConfig,
+    /// Time limit of one request, in milliseconds.
+    #[serde(default = "default_timeout_ms")]
+    pub timeout_ms: u64,
+}
+
+fn default_timeout_ms() -> u64 {
+    10_000
+}
+
+/// `auth = { kind = ... }`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum AuthConfig {
+    /// Each caller's own token as `Authorization: Bearer`.
+    #[default]
+    BearerFromCaller,
+    /// One credential from the environment variable `env`, sent in `header`.
+    Static {
+        /// The header, e.g. `X-Api-Key`.
+        header: String,
+        /// The environment variable holding the value (never the value itself).
+        env: String,
+    },
+    /// No credentials.
+    None,
+}
+
+/// A route-table file's name (as shown in messages) and text.
+#[derive(Debug, Clone)]
+pub struct RouteFile {
+    /// Where it came from, e.g. `routes/crm/query_contacts.toml`.
+    pub name: String,
+    /// The TOML or JSON text.
+    pub text: String,
+}
+
+/// A domain ready to become tools: its tables checked, its options (auth, TLS) resolved.
+#[derive(Debug)]
+pub struct Declared {
+    /// The system's name.
+    pub name: String,
+    /// The base URL.
+    pub base_url: String,
+    /// The tables.
+    pub tables: Vec<RouteTable>,
+    /// Auth, TLS roots, timeout.
+    pub options: HttpOptions,
+}
+
+impl Declared {
+    /// The tools, one per table, sharing one connection pool; `decorate` may add examples.
+    pub fn tools(&self, decorate: impl Fn(ToolSpec) -> ToolSpec) -> Result<Vec<Arc<dyn Tool>>, String> {
+        let executor = Arc::new(
+            HttpExecutor::new(&self.base_url, self.options.clone())
+                .map_err(|e| format!("domain `{}`: {e}", self.name))?,
+        );
+        self.tables
+            .iter()
+            .map(|table| {
+                let tool =
+                    executor.tool(table.clone()).map_err(|e| format!("domain `{}`: {e}", self.name))?;
+                let name = self.name.clone();
+                let tool = tool.map_spec(|spec| {
+                    let mut spec = decorate(spec);
+                    if !spec.tags.contains(&name) {
+                        spec.tags.push(name);
+                    }
+                    spec
+                });
+                Ok(Arc::new(tool) as Arc<dyn Tool>)
+            })
+            .collect()
+    }
+}
+
+/// Read every `*.toml` / `*.json` file of a folder, sorted by name.
+pub fn read_dir(dir: &Path) -> Result<Vec<RouteFile>, String> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        format!(
+            "{}: cannot read the routes folder ({e}). Fix: point `routes` at a folder of route-table files",
+            dir.display()
+        )
+    })?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml" || x == "json"))
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        return Err(format!("{}: no route tables (*.toml, *.json) in this folder", dir.display()));
+    }
+    paths
+        .into_iter()
+        .map(|p| {
+            let text =
+                std::fs::read_to_string(&p).map_err(|e| format!("{}: cannot read ({e})", p.display()))?;
+            Ok(RouteFile { name: p.display().to_string(), text })
+        })
+        .collect()
+}
+
+/// Parse and check every file; on failure, one line per problem of every broken file.
+pub fn load_tables(files: &[RouteFile]) -> Result<Vec<RouteTable>, Vec<String>> {
+    let mut tables = Vec::new();
+    let mut problems = Vec::new();
+    for file in files {
+        let parsed = if file.name.ends_with(".json") {
+            RouteTable::from_json_str(&file.text)
+        } else {
+            RouteTable::from_toml_str(&file.text)
+        };
+        match parsed {
+            Ok(table) => tables.push(table),
+            Err(e) => problems.extend(describe(file, &e)),
+        }
+    }
+    if problems.is_empty() { Ok(tables) } else { Err(problems) }
+}
+
+/// `file:line: problem` lines for one broken file.
+fn describe(file: &RouteFile, error: &schema_gen::Error) -> Vec<String> {
+    match error {
+        schema_gen::Error::Invalid { problems, .. } => {
+            problems.iter().map(|p| format!("{}:{}: {p}", file.name, line_of(&file.text, p))).collect()
+        }
+        schema_gen::Error::Parse { message, .. } => {
+            // The TOML parser's message holds the line and a caret drawing; keep it on one line.
+            let line = message
+                .split_once("line ")
+                .and_then(|(_, rest)| rest.split(|c: char| !c.is_ascii_digit()).next())
+                .unwrap_or("1");
+            let text = message.lines().rfind(|l| !l.trim().is_empty() && !l.contains('|')).unwrap_or(message);
+            vec![format!(
+                "{}:{line}: {} (the table format is that of crates/fitness/routes/*.toml: tool, description, domain, [[routes]] with op, method, path, summary, [[routes.fields]])",
+                file.name,
+                text.trim()
+            )]
+        }
+        other => vec![format!(
+            "{}:{}: {}",
+            file.name,
+            line_of(&file.text, &other.to_string()),
+            other.to_string().replace('\n', " ")
+        )],
+    }
+}
+
+/// The line a problem is about: the `[[routes]]` entry it names (`routes[3]`), the field
+/// inside it (`field \`x\``), or a top-level key; 1 when nothing better is known.
+fn line_of(text: &str, problem: &str) -> usize {
+    let lines: Vec<&str> = text.lines().collect();
+    let find_from = |start: usize, pred: &dyn Fn(&str) -> bool| {
+        (start..lines.len()).find(|&i| pred(lines[i].trim())).map(|i| i + 1)
+    };
+    let route_line = problem
+        .strip_prefix("routes[")
+        .and_then(|r| r.split(']').next())
+        .and_then(|n| n.parse::<usize>().ok())
+        .and_then(|n| {
+            let starts: Vec<usize> = (0..lines.len()).filter(|&i| lines[i].trim() == "[[routes]]").collect();
+            starts.get(n).map(|i| i + 1)
+        });
+    let quoted = |key: &str| {
+        problem
+            .split_once(&format!("{key} `"))
+            .and_then(|(_, rest)| rest.split('`').next())
+            .map(str::to_owned)
+    };
+    if let Some(start) = route_line {
+        if let Some(field) = quoted("field") {
+            let want = format!("name = \"{field}\"");
+            if let Some(line) = find_from(start, &|l| l.replace(' ', "") == want.replace(' ', "")) {
+                return line;
+            }
+        }
+        return start;
+    }
+    for key in ["tool", "description", "domain", "required_role", "routes", "result_template"] {
+        if problem.starts_with(&format!("`{key}"))
+            && let Some(line) = find_from(0, &|l| l.starts_with(key))
+        {
+            return line;
+        }
+    }
+    1
+}
+
+/// Resolve an auth kind: a static credential is read from the environment through `var`.
+pub fn resolve_auth(
+    domain: &str,
+    auth: &AuthConfig,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Auth, String> {
+    Ok(match auth {
+        AuthConfig::BearerFromCaller => Auth::BearerFromCaller,
+        AuthConfig::None => Auth::None,
+        AuthConfig::Static { header, env } => match var(env).filter(|v| !v.trim().is_empty()) {
+            Some(value) => Auth::Static { header: header.clone(), value: Secret::new(value.trim()) },
+            None => {
+                return Err(format!(
+                    "domain `{domain}`: auth is static but the environment variable `{env}` is not set. Fix: export {env}=<the credential> before starting (credentials are never read from the file)"
+                ));
+            }
+        },
+    })
+}
+
+/// Check and prepare every declared domain; the error lists every problem of every domain.
+pub fn prepare(
+    domains: &[DomainConfig],
+    ca_bundle_pem: Option<&str>,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<Declared>, Vec<String>> {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    let mut names: Vec<&str> = Vec::new();
+    for d in domains {
+        if names.contains(&d.name.as_str()) {
+            problems.push(format!("[[domains]] `{}` is declared twice; names must be unique", d.name));
+        }
+        names.push(&d.name);
+        if d.timeout_ms == 0 {
+            problems.push(format!("domain `{}`: timeout_ms must be above 0", d.name));
+        }
+        let auth = resolve_auth(&d.name, &d.auth, var).map_err(|p| problems.push(p)).ok();
+        let tables = read_dir(&d.routes)
+            .map_err(|p| problems.push(format!("domain `{}`: {p}", d.name)))
+            .ok()
+            .and_then(|files| load_tables(&files).map_err(|p| problems.extend(p)).ok());
+        if let (Some(auth), Some(tables)) = (auth, tables) {
+            let mut options = HttpOptions::default()
+                .timeout(Duration::from_millis(d.timeout_ms))
+                .backend_name(format!("the {} API", d.name))
+                .auth(auth);
+            if let Some(pem) = ca_bundle_pem {
+                options = options.ca_bundle_pem(pem);
+            }
+            let declared = Declared { name: d.name.clone(), base_url: d.base_url.clone(), tables, options };
+            // Build once now, so a bad base URL or header is found before serving.
+            match declared.tools(|s| s) {
+                Ok(_) => out.push(declared),
+                Err(p) => problems.push(p),
+            }
+        }
+    }
+    let mut tools: Vec<(&str, &str)> = Vec::new();
+    for d in &out {
+        for t in &d.tables {
+            if let Some((_, other)) = tools.iter().find(|(tool, _)| *tool == t.tool) {
+                problems.push(format!(
+                    "tool `{}` is declared by domain `{}` and by domain `{other}`; rename one (tool names are global)",
+                    t.tool, d.name
+                ));
+            }
+            tools.push((&t.tool, &d.name));
+        }
+    }
+    if problems.is_empty() { Ok(out) } else { Err(problems) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "tool = \"query_things\"\ndescription = \"Read things.\"\ndomain = \"things\"\n\n[[routes]]\nop = \"get_thing\"\nmethod = \"GET\"\npath = \"/things/{id}\"\nsummary = \"One thing\"\n";
+
+    #[test]
+    fn every_broken_file_is_named_with_its_line_and_the_fix() {
+        let bad_field = "tool = \"query_stuff\"\ndescription = \"d\"\ndomain = \"s\"\n\n[[routes]]\nop = \"get_stuff\"\nmethod = \"GET\"\npath = \"/s\"\nsummary = \"s\"\n\n[[routes.fields]]\nname = \"limit\"\ntype = \"string\"\nminimum = 1\n";
+        let bad_toml = "tool = \"query_x\"\ndescription = \n";
+        let files = [
+            RouteFile { name: "r/good.toml".into(), text: GOOD.into() },
+            RouteFile { name: "r/field.toml".into(), text: bad_field.into() },
+            RouteFile { name: "r/syntax.toml".into(), text: bad_toml.into() },
+        ];
+        let problems = load_tables(&files).unwrap_err();
+        assert_eq!(problems.len(), 2, "{problems:#?}");
+        assert!(
+            problems[0].starts_with("r/field.toml:12: ") && problems[0].contains("`limit`"),
+            "{}",
+            problems[0]
+        );
+        assert!(problems[0].contains("numbers only"), "{}", problems[0]);
+        assert!(problems[1].starts_with("r/syntax.toml:2: "), "{}", problems[1]);
+    }
+
+    #[test]
+    fn a_static_credential_comes_from_the_environment_and_is_never_echoed() {
+        let auth = AuthConfig::Static { header: "X-Api-Key".into(), env: "CRM_KEY".into() };
+        let err = resolve_auth("crm", &auth, &|_| None).unwrap_err();
+        assert!(err.contains("CRM_KEY") && err.contains("export"), "{err}");
+        let ok = resolve_auth("crm", &auth, &|n| (n == "CRM_KEY").then(|| "hunter2".to_owned())).unwrap();
+        assert!(!format!("{ok:?}").contains("hunter2"));
+        assert_eq!(ok.kind(), "static");
+    }
+}

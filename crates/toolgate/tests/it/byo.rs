@@ -1,0 +1,288 @@
+//! Bring your own HTTP system, end to end as a newcomer does it: a real "notes" REST API on
+//! 127.0.0.1 (axum, built here) described by an OpenAPI document; `toolgate import openapi`
+//! writes the route tables and prints the `[[domains]]` entry; `toolgate check` accepts it
+//! (and names every broken file once one is broken); `toolgate serve` with that entry serves
+//! the tools, and an MCP client calls a read op and a write op that reach the API with the
+//! static key from the environment, which is never shown.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+
+const KEY: &str = "k-notes-5e6f";
+
+const SPEC: &str = r#"
+openapi: 3.0.3
+info: {title: Notes API, version: "1"}
+servers: [{url: "http://notes.invalid"}]
+components:
+  securitySchemes:
+    key: {type: apiKey, in: header, name: X-Api-Key}
+  schemas:
+    NewNote:
+      type: object
+      required: [text]
+      properties:
+        text: {type: string, minLength: 1, maxLength: 200, description: The note}
+        pinned: {type: boolean}
+security: [{key: []}]
+paths:
+  /notes/{note_id}:
+    get:
+      operationId: getNote
+      tags: [notes]
+      summary: One note
+      parameters:
+        - {name: note_id, in: path, required: true, schema: {type: integer, minimum: 1}}
+  /notes:
+    post:
+      operationId: createNote
+      tags: [notes]
+      summary: Write a note
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: {$ref: '#/components/schemas/NewNote'}
+    put:
+      operationId: replaceAll
+      tags: [notes]
+      requestBody:
+        content:
+          multipart/form-data:
+            schema: {type: object}
+"#;
+
+type Notes = Arc<Mutex<Vec<Value>>>;
+
+fn authorized(headers: &HeaderMap) -> bool {
+    headers.get("x-api-key").and_then(|v| v.to_str().ok()) == Some(KEY)
+        && headers.get("authorization").is_none()
+}
+
+async fn notes_api() -> (String, Notes) {
+    let notes: Notes = Arc::new(Mutex::new(Vec::new()));
+    let app = axum::Router::new()
+        .route(
+            "/notes/{id}",
+            get(|State(n): State<Notes>, headers: HeaderMap, Path(id): Path<usize>| async move {
+                if !authorized(&headers) {
+                    return (StatusCode::UNAUTHORIZED, Json(json!({"error": "bad key"})));
+                }
+                match n.lock().unwrap().get(id.wrapping_sub(1)) {
+                    Some(note) => (StatusCode::OK, Json(note.clone())),
+                    None => (StatusCode::NOT_FOUND, Json(json!({"error": "no such note"}))),
+                }
+            }),
+        )
+        .route(
+            "/notes",
+            post(|State(n): State<Notes>, headers: HeaderMap, Json(body): Json<Value>| async move {
+                if !authorized(&headers) {
+                    return (StatusCode::UNAUTHORIZED, Json(json!({"error": "bad key"})));
+                }
+                let mut notes = n.lock().unwrap();
+                let note = json!({"id": notes.len() + 1, "text": body["text"], "pinned": body["pinned"]});
+                notes.push(note.clone());
+                (StatusCode::CREATED, Json(note))
+            }),
+        )
+        .with_state(notes.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, notes)
+}
+
+fn toolgate(args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_toolgate")).args(args).envs(env.iter().copied()).output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (out.status.success(), text)
+}
+
+struct Served(Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `toolgate --config CFG serve --demo`: the address and alice's key from the banner.
+fn serve(config: &str) -> (Served, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["--config", config, "serve", "--demo", "--listen", "127.0.0.1:0"])
+        .env("NOTES_API_API_KEY", KEY)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let served = Served(child);
+    let (mut banner, started) = (String::new(), Instant::now());
+    let url = loop {
+        let line = lines.next().expect("the server printed its address").unwrap();
+        banner.push_str(&line);
+        banner.push('\n');
+        if let Some(rest) = line.strip_prefix("toolgate serving MCP at ") {
+            break rest.split("/mcp").next().unwrap().to_owned();
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "no address in {banner}");
+    };
+    let key = banner
+        .lines()
+        .find_map(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            (cols.first() == Some(&"alice") && cols.len() == 3).then(|| cols[2].to_owned())
+        })
+        .expect("alice's key");
+    (served, url, key)
+}
+
+async fn rpc(
+    client: &reqwest::Client,
+    url: &str,
+    key: &str,
+    session: Option<&str>,
+    body: Value,
+) -> (Option<String>, Value) {
+    let mut req = client
+        .post(format!("{url}/mcp"))
+        .header("accept", "application/json, text/event-stream")
+        .bearer_auth(key)
+        .json(&body);
+    if let Some(session) = session {
+        req = req.header("mcp-session-id", session);
+    }
+    let resp = req.send().await.unwrap();
+    let session = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let text = resp.text().await.unwrap();
+    let value = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|v| v.get("id").is_some())
+        .or_else(|| serde_json::from_str(&text).ok())
+        .unwrap_or(Value::Null);
+    (session, value)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn import_check_serve_and_call_a_read_and_a_write_over_mcp() {
+    let (api, notes) = notes_api().await;
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("notes.yaml");
+    std::fs::write(&spec, SPEC).unwrap();
+    let routes = dir.path().join("routes");
+
+    // 1. Import: tables written, the multipart op reported, the snippet printed.
+    let (ok, out) =
+        toolgate(&["import", "openapi", spec.to_str().unwrap(), "--out", routes.to_str().unwrap()], &[]);
+    assert!(ok, "{out}");
+    assert!(
+        out.contains("2 operation(s) imported, 1 skipped") && out.contains("skipped PUT /notes"),
+        "{out}"
+    );
+    let snippet = &out[out.find("[[domains]]").expect("a [[domains]] snippet")..];
+    assert!(
+        snippet.contains(r#"auth = { kind = "static", header = "X-Api-Key", env = "NOTES_API_API_KEY" }"#),
+        "{snippet}"
+    );
+    let snippet = snippet.replace("http://notes.invalid", &api);
+    let db = format!("sqlite:{}", dir.path().join("tg.db").display());
+    let config = dir.path().join("toolgate.toml");
+    std::fs::write(&config, format!("[database]\nurl = \"{db}\"\n\n{snippet}")).unwrap();
+    let config = config.to_str().unwrap();
+
+    // 2. Check: fine with the key set; without it, the variable is named, never a value.
+    let (ok, out) = toolgate(&["--config", config, "check"], &[("NOTES_API_API_KEY", KEY)]);
+    assert!(ok && out.starts_with("ok: domain `notes_api`: 2 table(s)"), "{out}");
+    let (ok, out) = toolgate(&["--config", config, "check"], &[("NOTES_API_API_KEY", "")]);
+    assert!(!ok && out.contains("`NOTES_API_API_KEY` is not set"), "{out}");
+
+    // 3. Serve and call through MCP as alice (member).
+    let (_served, url, key) = serve(config);
+    let client = reqwest::Client::new();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "byo", "version": "1"}}});
+    let (session, value) = rpc(&client, &url, &key, None, init).await;
+    let session = session.unwrap_or_else(|| panic!("no session: {value}"));
+    let _ = rpc(
+        &client,
+        &url,
+        &key,
+        Some(&session),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    )
+    .await;
+    let call = |id: u64, tool: &str, params: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "execute_tool", "arguments": {"tool_name": tool, "parameters": params}}})
+    };
+    let (_, write) = rpc(
+        &client,
+        &url,
+        &key,
+        Some(&session),
+        call(2, "update_notes", json!({"op": "create_note", "text": "buy milk", "pinned": true})),
+    )
+    .await;
+    let env = &write["result"]["structuredContent"];
+    assert_eq!(env["success"], true, "{write}");
+    assert_eq!(env["result"]["status"], 201);
+    assert_eq!(notes.lock().unwrap().len(), 1, "the write reached the API");
+    let (_, read) = rpc(
+        &client,
+        &url,
+        &key,
+        Some(&session),
+        call(3, "query_notes", json!({"op": "get_note", "note_id": 1})),
+    )
+    .await;
+    let env = &read["result"]["structuredContent"];
+    assert_eq!(env["success"], true, "{read}");
+    assert_eq!(env["result"]["payload"]["text"], "buy milk");
+    let (_, bad) = rpc(
+        &client,
+        &url,
+        &key,
+        Some(&session),
+        call(4, "query_notes", json!({"op": "get_note", "note_id": 0})),
+    )
+    .await;
+    assert_eq!(
+        bad["result"]["structuredContent"]["error"]["code"], "INVALID_PARAMS",
+        "the imported minimum holds: {bad}"
+    );
+    for answer in [&write, &read, &bad] {
+        assert!(!answer.to_string().contains(KEY), "the static key never comes back: {answer}");
+    }
+    let (ok, schema) =
+        toolgate(&["--config", config, "schema", "update_notes"], &[("NOTES_API_API_KEY", KEY)]);
+    assert!(ok && schema.contains("create_note") && !schema.contains(KEY), "{schema}");
+
+    // 4. A broken table stops check and serve, naming every broken file.
+    std::fs::write(routes.join("zz_broken.toml"), "tool = \"query_more\"\ndescription = \"x\"\ndomain = \"notes\"\n\n[[routes]]\nop = \"Bad Op\"\nmethod = \"GET\"\npath = \"/more\"\nsummary = \"s\"\n").unwrap();
+    std::fs::write(routes.join("zz_syntax.toml"), "tool = \n").unwrap();
+    let (ok, out) = toolgate(&["--config", config, "check"], &[("NOTES_API_API_KEY", KEY)]);
+    assert!(!ok, "{out}");
+    assert!(out.contains("zz_broken.toml:5: routes[0] (op `Bad Op`): `op` must be snake_case"), "{out}");
+    assert!(out.contains("zz_syntax.toml:1:"), "{out}");
+    let (ok, out) =
+        toolgate(&["--config", config, "serve", "--listen", "127.0.0.1:0"], &[("NOTES_API_API_KEY", KEY)]);
+    assert!(
+        !ok && out.contains("nothing was started")
+            && out.contains("zz_broken.toml")
+            && out.contains("zz_syntax.toml"),
+        "{out}"
+    );
+}
