@@ -189,14 +189,17 @@ impl McpServer {
 
     /// An envelope as an MCP result: the rendered text, the envelope as
     /// structured content, `isError` when it failed.
-    pub(crate) fn tool_result(&self, envelope: &Envelope) -> CallToolResult {
-        let text = ContentBlock::text(self.inner.gateway.render_result(envelope));
+    ///
+    /// Takes the envelope by value: its result moves into the structured
+    /// content instead of being deep-copied by `serde_json::to_value`.
+    pub(crate) fn tool_result(&self, envelope: Envelope) -> CallToolResult {
+        let text = ContentBlock::text(self.inner.gateway.render_result(&envelope));
         let mut result = if envelope.success {
             CallToolResult::success(vec![text])
         } else {
             CallToolResult::error(vec![text])
         };
-        result.structured_content = Some(envelope.to_value());
+        result.structured_content = Some(structured(envelope));
         result
     }
 
@@ -243,6 +246,20 @@ impl McpServer {
             )),
         }
     }
+}
+
+/// The envelope as `structuredContent`: the same JSON as
+/// [`Envelope::to_value`], but the result (the bulk of it) is moved, not
+/// copied; only the small parts go through serde.
+fn structured(envelope: Envelope) -> Value {
+    let to_value = |value: Result<Value, serde_json::Error>| value.unwrap_or(Value::Null);
+    let mut map = JsonObject::with_capacity(5);
+    map.insert("success".to_owned(), Value::Bool(envelope.success));
+    map.insert("result".to_owned(), envelope.result.unwrap_or(Value::Null));
+    map.insert("error".to_owned(), envelope.error.map_or(Value::Null, |e| to_value(serde_json::to_value(e))));
+    map.insert("signals".to_owned(), to_value(serde_json::to_value(envelope.signals)));
+    map.insert("metadata".to_owned(), to_value(serde_json::to_value(envelope.metadata)));
+    Value::Object(map)
 }
 
 /// At most 100 characters of something a client sent, for an error message.
@@ -361,7 +378,7 @@ impl ServerHandler for McpServer {
         let caller = self.caller(&context.extensions)?;
         let args = Value::Object(request.arguments.unwrap_or_default());
         match self.run(caller, &request.name, args, &context).await {
-            Some(envelope) => Ok(self.tool_result(&envelope).into()),
+            Some(envelope) => Ok(self.tool_result(envelope).into()),
             None => Err(cancelled()),
         }
     }
@@ -424,6 +441,26 @@ mod tests {
         check(Effect::Read, true, false, true);
         check(Effect::Write { idempotent: true }, false, false, true);
         check(Effect::Write { idempotent: false }, false, true, false);
+    }
+
+    #[test]
+    fn structured_content_is_the_envelope_as_json() {
+        use tool_core::{ErrorCode, Metadata, Signal, ToolError};
+        let signal = Signal::Unavailable { reason: "off".into(), how_to_enable: "turn it on".into() };
+        let mut metadata = Metadata::now("query_weather", 1.5, 1);
+        metadata.total = Some(7);
+        let ok = Envelope::ok(json!({"city": "Oslo", "n": [1, 2]}), vec![signal.clone()], metadata);
+        let failed = Envelope::err(
+            ToolError::new(ErrorCode::InvalidParams, "bad city").with_details(json!({"field": "city"})),
+            Metadata::now("query_weather", 0.2, 0),
+        );
+        for envelope in [ok, failed] {
+            let expected = envelope.to_value();
+            let got = structured(envelope);
+            assert_eq!(got, expected);
+            // The same key order too (serde_json keeps insertion order here).
+            assert_eq!(got.to_string(), expected.to_string());
+        }
     }
 
     #[test]
