@@ -171,7 +171,7 @@ async fn fetch(
     let left = ctx.deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
     let budget = left.map_or(timeout, |left| timeout.min(left.saturating_sub(left / 20)));
     // The provider takes no credentials: the caller's token is never sent to it.
-    let answer = provider.executor.send(prepared, "", budget, &params).await.map_err(|e| {
+    let answer = provider.executor.send(prepared, None, budget, &params).await.map_err(|e| {
         tracing::warn!(target: "travel::weather", code = e.code.as_str(), "weather provider request failed");
         if e.code == ErrorCode::NotFound {
             ToolError::not_found(format!(
