@@ -21,6 +21,8 @@ use crate::{CallOptions, Format, Gateway, Limits};
 struct Ran {
     result: Result<(Value, Vec<Signal>), ToolError>,
     attempts: u32,
+    /// Images the tool answered beside its result.
+    images: Vec<tool_core::Image>,
 }
 
 impl Gateway {
@@ -41,7 +43,7 @@ impl Gateway {
         let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
         let metadata = Metadata::now(tool, duration_ms, ran.attempts);
         let envelope = match ran.result {
-            Ok((result, signals)) => Envelope::ok(result, signals, metadata),
+            Ok((result, signals)) => Envelope::ok(result, signals, metadata).with_images(ran.images),
             Err(error) => Envelope::err(error, metadata),
         };
         if traced {
@@ -81,21 +83,26 @@ impl Gateway {
         traced_params: Option<&mut Value>,
     ) -> Ran {
         let inner = &*self.inner;
-        let Some(entry) = inner.tools.get(name) else {
-            return Ran { result: Err(self.tool_not_found(&ctx.caller, name)), attempts: 0 };
+        let table = inner.tools();
+        let Some(entry) = table.tools.get(name) else {
+            return Ran {
+                result: Err(self.tool_not_found(&ctx.caller, name)),
+                attempts: 0,
+                images: Vec::new(),
+            };
         };
         if let Err(error) = self.authorize(&ctx.caller, entry.tool.spec()) {
-            return Ran { result: Err(error), attempts: 0 };
+            return Ran { result: Err(error), attempts: 0, images: Vec::new() };
         }
         if let Err(error) = check_limits(&params, &inner.limits) {
-            return Ran { result: Err(error), attempts: 0 };
+            return Ran { result: Err(error), attempts: 0, images: Vec::new() };
         }
         if let Some(slot) = traced_params {
             *slot = redact(&params);
         }
         let params = if opts.openai_strict { schema_gen::export::openai_unwrap(params) } else { params };
         if let Err(error) = check_params(entry, &params) {
-            return Ran { result: Err(error), attempts: 0 };
+            return Ran { result: Err(error), attempts: 0, images: Vec::new() };
         }
         run_with_policy(entry, ctx, params, opts, &inner.limits).await
     }
@@ -113,8 +120,9 @@ impl Gateway {
 
     /// `TOOL_NOT_FOUND` with up to three close names the caller may use.
     pub(crate) fn tool_not_found(&self, caller: &Caller, name: &str) -> ToolError {
-        let visible = self.inner.order.iter().filter(|n| {
-            self.inner.tools.get(*n).is_some_and(|e| self.inner.policy.visible(caller, e.tool.spec()))
+        let table = self.inner.tools();
+        let visible = table.order.iter().filter(|n| {
+            table.tools.get(*n).is_some_and(|e| self.inner.policy.visible(caller, e.tool.spec()))
         });
         let suggestions = closest(name, visible.map(String::as_str));
         let mut message = format!("there is no tool named `{}`.", short(name));
@@ -296,7 +304,10 @@ async fn run_with_policy(
         let these =
             if last { params.take().unwrap_or(Value::Null) } else { params.clone().unwrap_or(Value::Null) };
         let error = match attempt(entry, ctx, these, timeout).await {
-            Ok(output) => return Ran { result: convert(output, opts.format), attempts },
+            Ok(mut output) => {
+                let images = std::mem::take(&mut output.images);
+                return Ran { result: convert(output, opts.format), attempts, images };
+            }
             Err(error) => error,
         };
         if !error.transient || last {
@@ -305,7 +316,7 @@ async fn run_with_policy(
             } else {
                 Err(error)
             };
-            return Ran { result, attempts };
+            return Ran { result, attempts, images: Vec::new() };
         }
         tracing::debug!(tool = %spec.name, attempts, code = %error.code, "transient failure, retrying");
         if !delay.is_zero() {

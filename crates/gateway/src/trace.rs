@@ -29,6 +29,9 @@ pub struct TraceEvent {
     pub attempts: u32,
     /// When it finished.
     pub timestamp: String,
+    /// Images the result carried (a chart), for the web page; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<tool_core::Image>,
 }
 
 impl TraceEvent {
@@ -45,6 +48,7 @@ impl TraceEvent {
             duration_ms: envelope.metadata.duration_ms,
             attempts: envelope.metadata.attempts,
             timestamp: envelope.metadata.timestamp.clone(),
+            images: envelope.images.clone(),
         }
     }
 }

@@ -18,7 +18,7 @@ use rmcp::model::{
     ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, Role,
     ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tool_core::{Caller, Effect, Envelope, ToolContext, ToolSpec};
@@ -183,16 +183,20 @@ impl McpServer {
         }
     }
 
-    /// An envelope as an MCP result: the rendered text, the envelope as
-    /// structured content, `isError` when it failed.
+    /// An envelope as an MCP result: the rendered text, then its images as
+    /// image content, the envelope as structured content (without the
+    /// images, which would double the bytes), `isError` when it failed.
     pub(crate) fn tool_result(&self, envelope: &Envelope) -> CallToolResult {
-        let text = ContentBlock::text(self.inner.gateway.render_result(envelope));
-        let mut result = if envelope.success {
-            CallToolResult::success(vec![text])
-        } else {
-            CallToolResult::error(vec![text])
-        };
-        result.structured_content = Some(envelope.to_value());
+        let mut content = vec![ContentBlock::text(self.inner.gateway.render_result(envelope))];
+        content
+            .extend(envelope.images.iter().map(|i| ContentBlock::image(i.data.clone(), i.mime_type.clone())));
+        let mut result =
+            if envelope.success { CallToolResult::success(content) } else { CallToolResult::error(content) };
+        let mut structured = envelope.to_value();
+        if let Value::Object(map) = &mut structured {
+            map.remove("images");
+        }
+        result.structured_content = Some(structured);
         result
     }
 
@@ -318,7 +322,8 @@ fn cancelled() -> McpError {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_prompts().build();
+        let capabilities =
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_prompts().build();
         ServerConfig::new(capabilities).with_server_info(self.inner.info.clone())
     }
 
@@ -332,6 +337,26 @@ impl ServerHandler for McpServer {
         let mut result = self.negotiate_initialize(&request)?;
         result.instructions = Some(self.instructions(&caller));
         Ok(result)
+    }
+
+    /// In direct and scoped modes the tool list follows the gateway's (tools
+    /// of upstream MCP servers come and go): each change is announced to this
+    /// session with `notifications/tools/list_changed`. The watcher ends with
+    /// the session's transport.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if !self.inner.exposure.is_direct() {
+            return;
+        }
+        let mut changes = self.inner.gateway.tools_changed();
+        changes.mark_unchanged();
+        let peer = context.peer.clone();
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                if peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
     }
 
     async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
