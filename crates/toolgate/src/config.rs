@@ -27,6 +27,8 @@ pub struct Config {
     pub skills: SkillsConfig,
     /// The MCP server.
     pub server: ServerConfig,
+    /// Other MCP servers whose tools are served beside ours (`[[upstreams]]`).
+    pub upstreams: Vec<crate::upstreams::UpstreamEntry>,
 }
 
 /// `[database]`.

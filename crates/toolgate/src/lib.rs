@@ -5,6 +5,7 @@
 pub mod budget;
 pub mod config;
 pub mod serve;
+pub mod upstreams;
 pub mod wiring;
 
 pub use config::Config;

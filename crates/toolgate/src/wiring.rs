@@ -35,6 +35,8 @@ pub struct App {
     pub fitness_server: Option<fitness_api::Server>,
     /// Problems found in the skills (bad files, unknown tools); the others still load.
     pub skill_problems: Vec<SkillError>,
+    /// The upstream MCP servers, kept connected while the app lives.
+    pub upstreams: mcp_upstream::Upstreams,
 }
 
 impl App {
@@ -75,6 +77,19 @@ impl App {
         tools.extend(fitness::tools(&fitness_url, fitness_options).context("building the fitness tools")?);
 
         let policy = authz::Policy::from_config(config.authz.clone()).context("in [authz]")?;
+        let env = |name: &str| std::env::var(name).ok();
+        let mut upstream_configs = Vec::with_capacity(config.upstreams.len());
+        for entry in &config.upstreams {
+            let upstream = entry.resolve(&env).context("in [[upstreams]]")?;
+            if policy.hierarchy().rank(&upstream.required_role).is_none() {
+                anyhow::bail!(
+                    "in [[upstreams]]: `{}` requires role `{}`, which is not in [authz] roles",
+                    upstream.name,
+                    upstream.required_role
+                );
+            }
+            upstream_configs.push(upstream);
+        }
         let (skill_set, mut skill_problems) = load_skills(config.skills.dir.as_deref(), policy.hierarchy());
         let gateway = Gateway::builder()
             .policy(policy)
@@ -87,7 +102,10 @@ impl App {
         for problem in &skill_problems {
             tracing::warn!("{problem}");
         }
-        Ok(Self { gateway, travel: travel_store, fitness_db, fitness_server, skill_problems })
+        // Connected after the gateway exists: their tools join it as they are
+        // listed, and a dead upstream only delays the start by its connect timeout.
+        let upstreams = mcp_upstream::Upstreams::start(&gateway, upstream_configs).await;
+        Ok(Self { gateway, travel: travel_store, fitness_db, fitness_server, skill_problems, upstreams })
     }
 
     /// A pass-through token for a user of the in-process fitness API (demo and

@@ -3,5 +3,6 @@
 //! server (mcp-server, in process, on 127.0.0.1:0) over streamable HTTP.
 
 mod common;
+mod front;
 mod http;
 mod stdio;

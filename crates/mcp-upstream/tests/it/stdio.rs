@@ -10,7 +10,7 @@ use tool_core::{Caller, ErrorCode, ToolContext};
 
 use crate::common::{Recorder, SERVER, call, eventually, front, markers, member, python};
 
-fn config(python: &str, markers: &Path) -> UpstreamConfig {
+pub(crate) fn config(python: &str, markers: &Path) -> UpstreamConfig {
     let mut config = UpstreamConfig::new(
         "weather",
         Transport::Stdio {
