@@ -99,3 +99,54 @@ impl Gateway {
             .map_err(|e| BuildError::Schema { tool: spec.name.clone(), message: e.to_string() })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+    use tool_core::{FnTool, ToolOutput, ToolSpec};
+
+    use super::*;
+
+    fn tool(name: &str, schema: serde_json::Value) -> Arc<dyn Tool> {
+        Arc::new(FnTool::new(ToolSpec::new(name, "A tool.", schema), |_ctx, _params| {
+            Box::pin(async { Ok(ToolOutput::json(json!("ok"))) })
+        }))
+    }
+
+    fn closed() -> serde_json::Value {
+        json!({"type": "object", "properties": {}, "additionalProperties": false})
+    }
+
+    #[test]
+    fn a_source_is_replaced_whole_and_bad_tools_are_left_out_with_a_reason() {
+        let gateway = Gateway::builder().tool(tool("query_thing", closed())).build().unwrap();
+        let mut changes = gateway.tools_changed();
+        changes.mark_unchanged();
+
+        let problems = gateway.replace_source_tools(
+            "upstream:w",
+            vec![
+                tool("w__get_forecast", closed()),
+                tool("w__open", json!({"type": "object"})),
+                tool("query_thing", closed()),
+                tool("w__bad_schema", json!({"type": "object", "properties": {"a": {"type": 7}}, "additionalProperties": false})),
+            ],
+        );
+        assert!(changes.has_changed().unwrap());
+        let names: Vec<String> = gateway.all_specs().into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["query_thing", "w__get_forecast"]);
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(problems.iter().any(|p| matches!(p, BuildError::Duplicate(n) if n == "query_thing")));
+        assert!(
+            problems.iter().any(|p| matches!(p, BuildError::Schema { tool, .. } if tool == "w__bad_schema"))
+        );
+
+        // A second listing replaces the first; another source is untouched.
+        assert!(gateway.replace_source_tools("upstream:v", vec![tool("v__ping", closed())]).is_empty());
+        assert!(gateway.replace_source_tools("upstream:w", vec![tool("w__later", closed())]).is_empty());
+        let names: Vec<String> = gateway.all_specs().into_iter().map(|s| s.name).collect();
+        assert_eq!(names, ["query_thing", "v__ping", "w__later"]);
+        assert!(gateway.replace_source_tools("upstream:w", Vec::new()).is_empty());
+        assert!(gateway.spec("w__later").is_none() && gateway.spec("v__ping").is_some());
+    }
+}

@@ -71,6 +71,8 @@ pub(crate) struct Inner {
     pub(crate) templates: Templates,
     pub(crate) trace: broadcast::Sender<TraceEvent>,
     pub(crate) skill_problems: Vec<skills::SkillError>,
+    /// The meta-tools' argument validators (their limits are this gateway's).
+    pub(crate) meta_validators: Vec<(String, Validator)>,
 }
 
 /// The gateway: cheap to clone, shared by every transport.
@@ -155,7 +157,7 @@ impl GatewayBuilder {
         // learn where it is once it exists.
         let slot: Arc<OnceLock<Weak<Inner>>> = Arc::new(OnceLock::new());
         for skill in skills.iter() {
-            if let Some(tool) = crate::execute::SkillTool::new(skill, &lookup, slot.clone()) {
+            if let Some(tool) = crate::skill_tool::SkillTool::new(skill, &lookup, slot.clone()) {
                 tools.push(Arc::new(tool));
             }
         }
@@ -201,6 +203,7 @@ fn assemble(
             return Err(BuildError::Duplicate(name));
         }
     }
+    let meta_validators = meta::validators(&limits);
     Ok(Inner {
         table: RwLock::new(Arc::new(Table::new(map))),
         changes: watch::Sender::new(0),
@@ -210,6 +213,7 @@ fn assemble(
         templates,
         trace,
         skill_problems: Vec::new(),
+        meta_validators,
     })
 }
 
