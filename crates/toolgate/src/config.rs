@@ -83,6 +83,9 @@ impl Default for FitnessConfig {
 pub struct WeatherConfig {
     /// Base URL of the weather provider; empty: `query_weather` says how to enable it.
     pub url: Option<String>,
+    /// A tool for dates beyond the provider's window (e.g. `weather__get_forecast`
+    /// of an upstream); `beyond_range` names it.
+    pub long_range_tool: Option<String>,
 }
 
 /// `[skills]`.

@@ -63,6 +63,9 @@ impl App {
         if let Some(url) = &config.weather.url {
             travel_config = travel_config.with_weather_url(url.clone());
         }
+        if let Some(tool) = &config.weather.long_range_tool {
+            travel_config = travel_config.with_long_range_tool(tool.clone());
+        }
         if let Some(url) = &config.redis.url {
             travel_config = travel_config.with_plan_store(travel::PlanStoreConfig::Redis {
                 url: url.clone(),

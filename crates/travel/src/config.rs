@@ -64,6 +64,10 @@ pub struct TravelConfig {
     pub secret_key: Option<Secret>,
     /// Where full plans are kept.
     pub plan_store: PlanStoreConfig,
+    /// A tool that serves forecasts beyond our window (e.g. an upstream MCP
+    /// server's `weather__get_forecast`); `beyond_range` names it as what to
+    /// use instead. `None`: it tells the model to ask again later.
+    pub long_range_tool: Option<String>,
 }
 
 impl TravelConfig {
@@ -85,12 +89,19 @@ impl TravelConfig {
             weather_url: var(ENV_WEATHER_URL),
             secret_key: var(ENV_SECRET_KEY).map(Secret::new),
             plan_store,
+            long_range_tool: None,
         }
     }
 
     /// Set the weather provider URL.
     pub fn with_weather_url(mut self, url: impl Into<String>) -> Self {
         self.weather_url = Some(url.into());
+        self
+    }
+
+    /// Name the tool that serves forecasts beyond the window.
+    pub fn with_long_range_tool(mut self, tool: impl Into<String>) -> Self {
+        self.long_range_tool = Some(tool.into());
         self
     }
 

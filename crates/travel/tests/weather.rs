@@ -89,6 +89,19 @@ async fn dates_beyond_the_window_get_a_beyond_range_signal_without_a_request() {
 }
 
 #[tokio::test]
+async fn beyond_the_window_names_the_long_range_tool_when_one_is_configured() {
+    let (url, _seen) = provider().await;
+    let b = common::sqlite();
+    let config = TravelConfig::default().with_weather_url(url).with_long_range_tool("weather__get_forecast");
+    let tools = Tools::new(b.store().await, config);
+    let out = tools.ok(&user("w"), "query_weather", json!({"city": "Hangzhou", "date": day(30)})).await;
+    match &out.signals[..] {
+        [Signal::BeyondRange { instead, .. }] => assert!(instead.contains("`weather__get_forecast`"), "{instead}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
 async fn provider_failures_map_to_the_right_codes() {
     let (url, _) = provider().await;
     let b = common::sqlite();

@@ -74,15 +74,17 @@ pub(crate) async fn run(shared: &Shared, input: Parsed) -> ToolResult {
     let last = today + Duration::days(DAYS_AHEAD);
     if date > last {
         let ask_from = date - Duration::days(DAYS_AHEAD);
+        let instead = match &shared.config.long_range_tool {
+            Some(tool) => format!(
+                "forecasts here cover {today} to {last} only; call `{tool}` for {date} instead (read its schema first)"
+            ),
+            None => format!(
+                "forecasts cover {today} to {last} only; ask again on or after {ask_from}, or plan with the \
+                 usual climate for the season and tell the user the forecast is not yet available"
+            ),
+        };
         return Ok(ToolOutput::json(json!({"city": city, "date": date.to_string(), "served": false})).with_signal(
-            Signal::BeyondRange {
-                requested: json!(date.to_string()),
-                limit: json!(last.to_string()),
-                instead: format!(
-                    "forecasts cover {today} to {last} only; ask again on or after {ask_from}, or plan with the \
-                     usual climate for the season and tell the user the forecast is not yet available"
-                ),
-            },
+            Signal::BeyondRange { requested: json!(date.to_string()), limit: json!(last.to_string()), instead },
         ));
     }
     if date < today {
