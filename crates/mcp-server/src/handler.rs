@@ -434,8 +434,9 @@ mod tests {
     fn images_become_image_content_beside_the_envelope() {
         let server = McpServer::new(Gateway::builder().build().unwrap(), Exposure::Direct);
         let png = tool_core::Image::png(&[0x89, b'P', b'N', b'G']);
-        let envelope = Envelope::ok(json!({"points": 3}), Vec::new(), tool_core::Metadata::now("render_chart", 1.0, 1))
-            .with_images(vec![png.clone()]);
+        let envelope =
+            Envelope::ok(json!({"points": 3}), Vec::new(), tool_core::Metadata::now("render_chart", 1.0, 1))
+                .with_images(vec![png.clone()]);
         let result = server.tool_result(&envelope);
         assert_eq!(result.content.len(), 2);
         let image = result.content[1].as_image().expect("the second block is an image");

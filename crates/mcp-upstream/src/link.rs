@@ -27,8 +27,11 @@ pub(crate) struct Link {
     state: RwLock<State>,
     progress: Mutex<HashMap<String, Arc<dyn ProgressSink>>>,
     /// Asks the supervisor to drop the connection and reconnect now (a call
-    /// saw the transport close before the supervisor did).
+    /// saw the transport fail before the supervisor did).
     pub(crate) reconnect: tokio::sync::Notify,
+    /// Bumped with each new connection, so that a failure seen on an old
+    /// one never tears down its successor.
+    generation: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Link {
@@ -44,6 +47,7 @@ impl Link {
             state: RwLock::new(State::Down("not connected yet".into())),
             progress: Mutex::new(HashMap::new()),
             reconnect: tokio::sync::Notify::new(),
+            generation: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -52,7 +56,25 @@ impl Link {
     }
 
     pub(crate) fn set(&self, state: State) {
-        *self.state.write().unwrap_or_else(|e| e.into_inner()) = state;
+        let mut slot = self.state.write().unwrap_or_else(|e| e.into_inner());
+        if matches!(state, State::Up(_)) {
+            self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
+        *slot = state;
+    }
+
+    /// The state and the generation of the connection it belongs to.
+    pub(crate) fn current(&self) -> (State, u64) {
+        let slot = self.state.read().unwrap_or_else(|e| e.into_inner());
+        (slot.clone(), self.generation.load(std::sync::atomic::Ordering::SeqCst))
+    }
+
+    /// A call on connection `generation` saw its transport fail: reconnect,
+    /// unless that connection has already been replaced.
+    pub(crate) fn failed(&self, generation: u64) {
+        if self.generation.load(std::sync::atomic::Ordering::SeqCst) == generation {
+            self.reconnect.notify_waiters();
+        }
     }
 
     /// Route the upstream's progress for `token` to `sink` until the guard drops.

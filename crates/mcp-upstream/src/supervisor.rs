@@ -84,11 +84,12 @@ async fn follow(
     loop {
         tokio::select! {
             quit = &mut waiting => return format!("the connection closed ({quit:?})"),
+            // A call saw the transport fail (a refused POST, a closed pipe):
+            // start over, which also fails the other calls in flight at once
+            // instead of leaving them to their deadlines.
             () = link.reconnect.notified() => {
-                if peer.is_transport_closed() {
-                    token.cancel();
-                    return "the connection was lost during a call".into();
-                }
+                token.cancel();
+                return "the connection was lost during a call".into();
             }
             Some(()) = refresh_rx.recv() => {
                 while refresh_rx.try_recv().is_ok() {}

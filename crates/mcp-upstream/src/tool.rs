@@ -31,7 +31,8 @@ impl Tool for UpstreamTool {
     }
 
     async fn call(&self, ctx: &ToolContext, params: Value) -> ToolResult {
-        let peer = match self.link.state() {
+        let (state, generation) = self.link.current();
+        let peer = match state {
             State::Up(peer) if !peer.is_transport_closed() => peer,
             State::Up(_) => return Err(self.unavailable("the connection just closed")),
             State::Down(reason) => return Err(self.unavailable(&reason)),
@@ -52,7 +53,8 @@ impl Tool for UpstreamTool {
             options = options.with_meta(meta);
         }
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
-        let handle = peer.send_request_with_option(request, options).await.map_err(|e| self.lost(&e))?;
+        let handle =
+            peer.send_request_with_option(request, options).await.map_err(|e| self.lost(&e, generation))?;
         // Progress the upstream reports for this request goes to our caller;
         // if our caller goes away (cancels, times out) the upstream is told.
         let _route = self.link.route_progress(&handle.progress_token, ctx.progress.clone());
@@ -69,7 +71,7 @@ impl Tool for UpstreamTool {
                 ErrorCode::ExecutionError,
                 format!("the upstream refused the call: {}", clip(&error.message)),
             )),
-            Err(error) => Err(self.lost(&error)),
+            Err(error) => Err(self.lost(&error, generation)),
         }
     }
 }
@@ -88,9 +90,9 @@ impl UpstreamTool {
     }
 
     /// The connection broke during the call: ask for a reconnection now.
-    fn lost(&self, error: &ServiceError) -> ToolError {
+    fn lost(&self, error: &ServiceError, generation: u64) -> ToolError {
         tracing::warn!(upstream = %self.link.name, tool = %self.spec.name, %error, "upstream call lost");
-        self.link.reconnect.notify_one();
+        self.link.failed(generation);
         self.unavailable("the connection was lost during the call")
     }
 }

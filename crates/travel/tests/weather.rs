@@ -96,7 +96,9 @@ async fn beyond_the_window_names_the_long_range_tool_when_one_is_configured() {
     let tools = Tools::new(b.store().await, config);
     let out = tools.ok(&user("w"), "query_weather", json!({"city": "Hangzhou", "date": day(30)})).await;
     match &out.signals[..] {
-        [Signal::BeyondRange { instead, .. }] => assert!(instead.contains("`weather__get_forecast`"), "{instead}"),
+        [Signal::BeyondRange { instead, .. }] => {
+            assert!(instead.contains("`weather__get_forecast`"), "{instead}")
+        }
         other => panic!("{other:?}"),
     }
 }

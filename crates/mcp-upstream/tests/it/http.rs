@@ -187,3 +187,78 @@ async fn a_tool_added_upstream_reaches_the_front_through_list_changed() {
     assert!(answer.success, "{answer:?}");
     assert_eq!(answer.result.as_ref().unwrap()["result"], "extra");
 }
+
+/// A server on its own runtime, so that shutting the runtime down kills it
+/// the way a crash does: every connection dies at once, mid-request.
+fn killable_server(
+    gateway: Gateway,
+    keys_url: String,
+    addr: std::net::SocketAddr,
+) -> tokio::runtime::Runtime {
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    runtime.spawn(async move {
+        let keys = KeyStore::connect(&keys_url).await.unwrap();
+        let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+        let state = HttpState::new(gateway, keys).with_exposure(Exposure::Direct);
+        serve_http(listener, state, std::future::pending()).await
+    });
+    runtime
+}
+
+async fn listening(addr: std::net::SocketAddr) {
+    crate::common::eventually(Duration::from_secs(10), "the server listens", || async move {
+        tokio::net::TcpStream::connect(addr).await.is_ok()
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_killed_http_upstream_answers_unavailable_then_recovers_after_its_restart() {
+    let up = upstream().await;
+    let dir = tempfile::tempdir().unwrap();
+    let keys_url = format!("sqlite:{}", dir.path().join("keys.db").display());
+    let key = KeyStore::connect(&keys_url).await.unwrap().create("front-gateway", "member").await.unwrap();
+    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let first = killable_server(up.gateway.clone(), keys_url.clone(), addr);
+    listening(addr).await;
+
+    let mut config = config(&up);
+    config.transport = Transport::Http {
+        url: format!("http://{addr}/mcp"),
+        headers: vec![("Authorization".into(), Secret::new(format!("Bearer {}", key.key.expose())))],
+    };
+    config.backoff_min = Duration::from_millis(100);
+    config.backoff_max = Duration::from_millis(300);
+    let gateway = front();
+    let upstreams = Upstreams::start(&gateway, vec![config]).await;
+    assert!(call(&gateway, &member(), "stock__query_stock", json!({"item": "tent"})).await.success);
+
+    // Killed while a call is in flight: that call and the next ones answer UNAVAILABLE.
+    let pending = {
+        let gateway = gateway.clone();
+        tokio::spawn(async move {
+            let opts = CallOptions { timeout_ms: Some(20_000), ..CallOptions::default() };
+            gateway.execute(&member(), "stock__hang_forever", json!({}), &opts).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    first.shutdown_background();
+    let down = call(&gateway, &member(), "stock__query_stock", json!({"item": "tent"})).await;
+    assert_eq!(down.code(), Some(ErrorCode::Unavailable), "{down:?}");
+    // The failed call makes the supervisor start over, which ends the call in
+    // flight too (streamable HTTP alone would leave it to its deadline).
+    let lost = tokio::time::timeout(Duration::from_secs(10), pending).await.expect("answered").unwrap();
+    assert_eq!(lost.code(), Some(ErrorCode::Unavailable), "{lost:?}");
+    assert!(gateway.spec("stock__query_stock").is_some(), "its tools stay listed while it is down");
+
+    // Restarted on the same address: the supervisor reconnects on its own.
+    let second = killable_server(up.gateway.clone(), keys_url, addr);
+    let gateway2 = gateway.clone();
+    crate::common::eventually(Duration::from_secs(20), "the restarted upstream answers", || {
+        let gateway = gateway2.clone();
+        async move { call(&gateway, &member(), "stock__query_stock", json!({"item": "tent"})).await.success }
+    })
+    .await;
+    assert!(upstreams.status()[0].connected);
+    second.shutdown_background();
+}

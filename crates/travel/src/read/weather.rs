@@ -83,9 +83,12 @@ pub(crate) async fn run(shared: &Shared, input: Parsed) -> ToolResult {
                  usual climate for the season and tell the user the forecast is not yet available"
             ),
         };
-        return Ok(ToolOutput::json(json!({"city": city, "date": date.to_string(), "served": false})).with_signal(
-            Signal::BeyondRange { requested: json!(date.to_string()), limit: json!(last.to_string()), instead },
-        ));
+        return Ok(ToolOutput::json(json!({"city": city, "date": date.to_string(), "served": false}))
+            .with_signal(Signal::BeyondRange {
+                requested: json!(date.to_string()),
+                limit: json!(last.to_string()),
+                instead,
+            }));
     }
     if date < today {
         return Ok(ToolOutput::json(json!({"city": city, "date": date.to_string(), "served": false}))
