@@ -14,7 +14,7 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     &["authz", "schema-gen", "db"],
     &["skills"],
     &["gateway"],
-    &["http-tools", "fitness-api", "mcp-upstream"],
+    &["http-tools", "fitness-api", "mcp-upstream", "agent"],
     &["travel", "fitness"],
     &["mcp-server"],
     &["toolgate"],

@@ -88,7 +88,7 @@ pub use error::{Error, Result};
 pub use exposure::{Exposure, ParseExposureError};
 pub use handler::{CATALOG_PROMPT, GUIDE_PROMPT_PREFIX, McpServer, tool_listing};
 pub use http::{CredentialHook, DEFAULT_LISTEN, HttpConfig, HttpState, SessionMode, http_router, serve_http};
-pub use keys::{CreatedKey, KEY_PREFIX, KeyInfo, KeyStore, MIGRATIONS_TABLE, VerifiedKey};
+pub use keys::{CreatedKey, KEY_PREFIX, KeyInfo, KeyScope, KeyStore, MIGRATIONS_TABLE, VerifiedKey};
 pub use stdio::{serve_io, serve_stdio};
 
 // Re-exported so that an embedder names the same versions this crate uses.

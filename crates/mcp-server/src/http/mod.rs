@@ -38,7 +38,7 @@ use axum::Router;
 use axum::http::StatusCode;
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use gateway::Gateway;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -52,6 +52,8 @@ use crate::{Exposure, KeyStore, McpServer};
 
 mod api;
 mod auth;
+mod chat;
+mod console;
 mod limits;
 mod message;
 mod origin;
@@ -129,6 +131,8 @@ pub struct HttpState {
     pub config: HttpConfig,
     /// Adds backend credentials (the pass-through token) to a verified caller.
     pub credentials: Option<Arc<dyn CredentialHook>>,
+    /// The agent behind `POST /api/chat`; without one that route is `503`.
+    pub agent: Option<agent::Agent>,
     shutdown: CancellationToken,
 }
 
@@ -150,6 +154,7 @@ impl HttpState {
             exposure: Exposure::default(),
             config: HttpConfig::default(),
             credentials: None,
+            agent: None,
             shutdown: CancellationToken::new(),
         }
     }
@@ -157,6 +162,12 @@ impl HttpState {
     /// Fill in backend credentials for every verified caller.
     pub fn with_credentials(mut self, hook: Arc<dyn CredentialHook>) -> Self {
         self.credentials = Some(hook);
+        self
+    }
+
+    /// Serve `POST /api/chat` with this agent (its gateway should be this state's).
+    pub fn with_agent(mut self, agent: agent::Agent) -> Self {
+        self.agent = Some(agent);
         self
     }
 
@@ -238,6 +249,9 @@ pub fn http_router(state: HttpState) -> Router {
         .route("/api/whoami", get(api::whoami))
         .route("/api/tools", get(api::tools))
         .route("/api/skills", get(api::skills))
+        .route("/api/tool", get(console::tool))
+        .route("/api/call", post(console::call))
+        .route("/api/chat", post(chat::chat))
         .route("/trace", get(trace::trace))
         .fallback(api::not_found)
         .with_state(shared.clone())
