@@ -3,6 +3,7 @@
 //! `TOOLGATE_*` environment overrides applied on top.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -44,7 +45,8 @@ pub type DatabaseConfig = db::DbConfig;
 pub struct RedisConfig {
     /// `redis://127.0.0.1:6379`; empty: no Redis.
     pub url: Option<String>,
-    /// How long a plan stays readable, in seconds.
+    /// How long a plan stays readable, in seconds (in Redis, or in the
+    /// database's plan table when no Redis is configured).
     pub plan_ttl_secs: u64,
 }
 
@@ -74,14 +76,20 @@ impl Default for FitnessConfig {
 }
 
 /// `[weather]`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct WeatherConfig {
     /// Base URL of the weather provider; empty: `query_weather` says how to enable it.
     pub url: Option<String>,
-    /// A tool for dates beyond the provider's window (e.g. `weather__get_forecast`
-    /// of an upstream); `beyond_range` names it.
-    pub long_range_tool: Option<String>,
+    /// Time limit of one provider request, in milliseconds.
+    pub timeout_ms: u64,
+}
+
+impl Default for WeatherConfig {
+    fn default() -> Self {
+        let timeout_ms = u64::try_from(travel::WEATHER_TIMEOUT.as_millis()).unwrap_or(8_000);
+        Self { url: None, timeout_ms }
+    }
 }
 
 /// `[skills]`.
@@ -104,6 +112,43 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     /// Largest request body, in bytes.
     pub max_body_bytes: usize,
+    /// Seconds a client has to send a request's headers (also closes silent
+    /// connections and kept-alive connections waiting for a next request).
+    pub header_timeout_secs: u64,
+    /// Seconds after which a connection with no request running and no byte moving is closed.
+    pub idle_timeout_secs: u64,
+    /// Most connections open at once; more wait in the listen backlog.
+    pub max_connections: usize,
+    /// Most MCP sessions open at once.
+    pub max_sessions: usize,
+    /// Most MCP sessions one API key may hold open.
+    pub max_sessions_per_key: usize,
+    /// Seconds without a request after which an MCP session is closed.
+    pub session_idle_secs: u64,
+    /// Seconds that calls in flight may still take after SIGTERM / Ctrl-C.
+    pub drain_grace_secs: u64,
+    /// Trace events a `/trace` reader may fall behind before it is dropped.
+    pub trace_buffer: usize,
+}
+
+impl ServerConfig {
+    /// The HTTP settings these stand for (hosts, limits, timeouts, caps).
+    pub fn http(&self) -> mcp_server::HttpConfig {
+        let mut http = mcp_server::HttpConfig {
+            max_body_bytes: self.max_body_bytes,
+            header_timeout: Duration::from_secs(self.header_timeout_secs),
+            idle_timeout: Duration::from_secs(self.idle_timeout_secs),
+            max_connections: self.max_connections,
+            max_sessions: self.max_sessions,
+            max_sessions_per_key: self.max_sessions_per_key,
+            session_idle: Duration::from_secs(self.session_idle_secs),
+            drain_grace: Duration::from_secs(self.drain_grace_secs),
+            trace_buffer: self.trace_buffer,
+            ..mcp_server::HttpConfig::default()
+        };
+        http.allowed_hosts.extend(self.allowed_hosts.iter().cloned());
+        http
+    }
 }
 
 impl Default for ServerConfig {
@@ -113,6 +158,14 @@ impl Default for ServerConfig {
             expose: "meta".into(),
             allowed_hosts: Vec::new(),
             max_body_bytes: 1024 * 1024,
+            header_timeout_secs: 10,
+            idle_timeout_secs: 60,
+            max_connections: 1024,
+            max_sessions: 1000,
+            max_sessions_per_key: 32,
+            session_idle_secs: 300,
+            drain_grace_secs: 10,
+            trace_buffer: 256,
         }
     }
 }

@@ -59,16 +59,10 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
     }
     let keys = mcp_server::KeyStore::open(app.db.clone()).await.context("opening the key store")?;
     let demo_keys = if args.demo { toolgate::serve::demo_setup(&app, &keys).await? } else { Vec::new() };
-    let mut http = mcp_server::HttpConfig {
-        max_body_bytes: config.server.max_body_bytes,
-        sessions: if args.stateless {
-            mcp_server::SessionMode::Stateless
-        } else {
-            mcp_server::SessionMode::Stateful
-        },
-        ..mcp_server::HttpConfig::default()
-    };
-    http.allowed_hosts.extend(config.server.allowed_hosts.iter().cloned());
+    let mut http = config.server.http();
+    if args.stateless {
+        http.sessions = mcp_server::SessionMode::Stateless;
+    }
     if let Some(role) = args.allow_anonymous {
         check_role(app.gateway.policy().hierarchy(), &role, "--allow-anonymous: ")?;
         http.anonymous = Some(Caller::new("anonymous", role));
