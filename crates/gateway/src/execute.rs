@@ -15,9 +15,12 @@ use crate::retry::Policy;
 use crate::trace::CallTrace;
 use crate::{CallOptions, Format, Gateway, Limits};
 
+/// A successful run's result, its signals and the images beside it.
+pub(crate) type Converted = (Value, Vec<Signal>, Vec<tool_core::Image>);
+
 /// What a run produced before it became an envelope.
 struct Ran {
-    result: Result<(Value, Vec<Signal>), ToolError>,
+    result: Result<Converted, ToolError>,
     attempts: u32,
 }
 
@@ -52,7 +55,7 @@ impl Gateway {
         let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
         let metadata = Metadata::now(name, duration_ms, ran.attempts);
         let envelope = match ran.result {
-            Ok((result, signals)) => Envelope::ok(result, signals, metadata),
+            Ok((result, signals, images)) => Envelope::ok(result, signals, metadata).with_images(images),
             Err(error) => Envelope::err(error, metadata),
         };
         if let Some(trace) = trace {
@@ -94,7 +97,8 @@ impl Gateway {
         started: Instant,
     ) -> Ran {
         let inner = &*self.inner;
-        let Some(entry) = inner.tools.get(name) else {
+        let table = inner.tools();
+        let Some(entry) = table.tools.get(name) else {
             return Ran::refused(self.tool_not_found(&ctx.caller, name));
         };
         if let Err(error) = self.authorize(&ctx.caller, entry.tool.spec()) {
@@ -209,7 +213,7 @@ fn check_params(entry: &Entry, params: &Value) -> Result<(), ToolError> {
     if errors.is_empty() { Ok(()) } else { Err(ToolError::invalid_params(echo::field_errors(errors))) }
 }
 
-pub(crate) fn convert(output: ToolOutput, format: Format) -> Result<(Value, Vec<Signal>), ToolError> {
+pub(crate) fn convert(output: ToolOutput, format: Format) -> Result<Converted, ToolError> {
     let value = match (output.payload, format) {
         (Payload::Json(value), _) => value,
         (Payload::Text(text), Format::Raw) => Value::String(text),
@@ -224,7 +228,7 @@ pub(crate) fn convert(output: ToolOutput, format: Format) -> Result<(Value, Vec<
             .with_details(json!({ "preview": preview }))
         })?,
     };
-    Ok((value, output.signals))
+    Ok((value, output.signals, output.images))
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 //! is not listed, not described and not executable.
 
 mod catalog;
+mod dynamic;
 mod echo;
 mod execute;
 pub mod fallback;

@@ -2,14 +2,15 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, RwLock, Weak};
 
 use authz::Policy;
 use schema_gen::Validator;
 use skills::{Skill, SkillSet};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use tool_core::{SpecError, Tool, ToolSpec};
 
+use crate::dynamic::Table;
 use crate::render::Templates;
 use crate::trace::TraceEvent;
 use crate::{Limits, meta};
@@ -60,9 +61,10 @@ pub(crate) struct Entry {
 }
 
 pub(crate) struct Inner {
-    pub(crate) tools: HashMap<String, Entry>,
-    /// Tool names in sorted order, for listing.
-    pub(crate) order: Vec<String>,
+    /// The registered tools; see [`crate::dynamic`] for why a snapshot.
+    pub(crate) table: RwLock<Arc<Table>>,
+    /// Bumped whenever the table changes.
+    pub(crate) changes: watch::Sender<u64>,
     pub(crate) skills: SkillSet,
     pub(crate) policy: Policy,
     pub(crate) limits: Limits,
@@ -82,7 +84,7 @@ pub struct Gateway {
 impl fmt::Debug for Gateway {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Gateway")
-            .field("tools", &self.inner.order)
+            .field("tools", &self.inner.tools().order)
             .field("skills", &self.inner.skills.iter().map(|s| &s.id).collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
@@ -197,16 +199,14 @@ fn assemble(
                 .map_err(|message| BuildError::Template { tool: spec.name.clone(), message })?;
         }
         let name = spec.name.clone();
-        if map.insert(name.clone(), Entry { tool, validator }).is_some() {
+        if map.insert(name.clone(), Arc::new(Entry { tool, validator })).is_some() {
             return Err(BuildError::Duplicate(name));
         }
     }
-    let mut order: Vec<String> = map.keys().cloned().collect();
-    order.sort();
     let meta_validators = meta::validators(&limits);
     Ok(Inner {
-        tools: map,
-        order,
+        table: RwLock::new(Arc::new(Table::new(map))),
+        changes: watch::Sender::new(0),
         skills,
         policy,
         limits,
@@ -217,6 +217,13 @@ fn assemble(
     })
 }
 
+impl Inner {
+    /// The current snapshot of the tool table.
+    pub(crate) fn tools(&self) -> Arc<Table> {
+        self.table.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
 impl Gateway {
     /// Start building a gateway.
     pub fn builder() -> GatewayBuilder {
@@ -225,12 +232,13 @@ impl Gateway {
 
     /// The spec of a registered tool, whoever asks (for wiring, not for the model).
     pub fn spec(&self, name: &str) -> Option<ToolSpec> {
-        self.inner.tools.get(name).map(|e| e.tool.spec().clone())
+        self.inner.tools().tools.get(name).map(|e| e.tool.spec().clone())
     }
 
     /// Every registered tool's spec, sorted by name (for wiring and codegen, not for the model).
     pub fn all_specs(&self) -> Vec<ToolSpec> {
-        self.inner.order.iter().filter_map(|n| self.spec(n)).collect()
+        let table = self.inner.tools();
+        table.order.iter().filter_map(|n| table.tools.get(n)).map(|e| e.tool.spec().clone()).collect()
     }
 
     /// Every skill, for codegen.

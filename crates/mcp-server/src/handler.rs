@@ -18,7 +18,7 @@ use rmcp::model::{
     ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, Role,
     ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tool_core::{Caller, Effect, Envelope, ToolContext, ToolSpec};
@@ -187,18 +187,19 @@ impl McpServer {
         }
     }
 
-    /// An envelope as an MCP result: the rendered text, the envelope as
-    /// structured content, `isError` when it failed.
+    /// An envelope as an MCP result: the rendered text, then its images as
+    /// image content, the envelope as structured content (without the
+    /// images, which would double the bytes), `isError` when it failed.
     ///
     /// Takes the envelope by value: its result moves into the structured
     /// content instead of being deep-copied by `serde_json::to_value`.
-    pub(crate) fn tool_result(&self, envelope: Envelope) -> CallToolResult {
-        let text = ContentBlock::text(self.inner.gateway.render_result(&envelope));
-        let mut result = if envelope.success {
-            CallToolResult::success(vec![text])
-        } else {
-            CallToolResult::error(vec![text])
-        };
+    pub(crate) fn tool_result(&self, mut envelope: Envelope) -> CallToolResult {
+        let mut content = vec![ContentBlock::text(self.inner.gateway.render_result(&envelope))];
+        content.extend(
+            std::mem::take(&mut envelope.images).into_iter().map(|i| ContentBlock::image(i.data, i.mime_type)),
+        );
+        let mut result =
+            if envelope.success { CallToolResult::success(content) } else { CallToolResult::error(content) };
         result.structured_content = Some(structured(envelope));
         result
     }
@@ -339,7 +340,8 @@ fn cancelled() -> McpError {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_prompts().build();
+        let capabilities =
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_prompts().build();
         ServerConfig::new(capabilities).with_server_info(self.inner.info.clone())
     }
 
@@ -353,6 +355,26 @@ impl ServerHandler for McpServer {
         let mut result = self.negotiate_initialize(&request)?;
         result.instructions = Some(self.instructions(&caller));
         Ok(result)
+    }
+
+    /// In direct and scoped modes the tool list follows the gateway's (tools
+    /// of upstream MCP servers come and go): each change is announced to this
+    /// session with `notifications/tools/list_changed`. The watcher ends with
+    /// the session's transport.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if !self.inner.exposure.is_direct() {
+            return;
+        }
+        let mut changes = self.inner.gateway.tools_changed();
+        changes.mark_unchanged();
+        let peer = context.peer.clone();
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                if peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
     }
 
     async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
@@ -425,6 +447,23 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn images_become_image_content_beside_the_envelope() {
+        let server = McpServer::new(Gateway::builder().build().unwrap(), Exposure::Direct);
+        let png = tool_core::Image::png(&[0x89, b'P', b'N', b'G']);
+        let envelope =
+            Envelope::ok(json!({"points": 3}), Vec::new(), tool_core::Metadata::now("render_chart", 1.0, 1))
+                .with_images(vec![png.clone()]);
+        let result = server.tool_result(envelope.clone());
+        assert_eq!(result.content.len(), 2);
+        let image = result.content[1].as_image().expect("the second block is an image");
+        assert_eq!((image.mime_type.as_str(), image.data.as_str()), ("image/png", png.data.as_str()));
+        let structured = result.structured_content.unwrap();
+        assert_eq!(structured["result"]["points"], 3);
+        assert!(structured.get("images").is_none(), "the bytes are not sent twice");
+        assert_eq!(result.is_error, Some(false));
+    }
 
     #[test]
     fn annotations_follow_the_effect() {

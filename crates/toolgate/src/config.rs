@@ -35,6 +35,8 @@ pub struct Config {
     pub tls: TlsConfig,
     /// HTTP systems declared here, each a folder of route tables (`[[domains]]`).
     pub domains: Vec<crate::domains::DomainConfig>,
+    /// Other MCP servers whose tools are served beside ours (`[[upstreams]]`).
+    pub upstreams: Vec<crate::upstreams::UpstreamEntry>,
 }
 
 /// `[tls]`.

@@ -40,6 +40,8 @@ pub struct App {
     pub fitness_token_ttl: Duration,
     /// Problems found in the skills (bad files, unknown tools); the others still load.
     pub skill_problems: Vec<SkillError>,
+    /// The upstream MCP servers, kept connected while the app lives.
+    pub upstreams: mcp_upstream::Upstreams,
 }
 
 impl App {
@@ -66,16 +68,29 @@ impl App {
             }
         };
         let mut tools: Vec<Arc<dyn Tool>> = travel::tools(travel_store.clone(), travel_config(config));
-        tools.extend(
+        tools.extend(fitness::with_chart(
             fitness_domain(config, &fitness_url, ca_pem.as_deref())?
                 .tools(fitness::with_examples)
                 .map_err(anyhow::Error::msg)?,
-        );
+        ));
         for domain in declared {
             tools.extend(domain.tools(|spec| spec).map_err(anyhow::Error::msg)?);
         }
 
         let policy = authz::Policy::from_config(config.authz.clone()).context("in [authz]")?;
+        let env = |name: &str| std::env::var(name).ok();
+        let mut upstream_configs = Vec::with_capacity(config.upstreams.len());
+        for entry in &config.upstreams {
+            let upstream = entry.resolve(&env).context("in [[upstreams]]")?;
+            if policy.hierarchy().rank(&upstream.required_role).is_none() {
+                anyhow::bail!(
+                    "in [[upstreams]]: `{}` requires role `{}`, which is not in [authz] roles",
+                    upstream.name,
+                    upstream.required_role
+                );
+            }
+            upstream_configs.push(upstream);
+        }
         let (skill_set, mut skill_problems) = load_skills(config.skills.dir.as_deref(), policy.hierarchy());
         let gateway = Gateway::builder()
             .policy(policy)
@@ -88,6 +103,9 @@ impl App {
         for problem in &skill_problems {
             tracing::warn!("{problem}");
         }
+        // Connected after the gateway exists: their tools join it as they are
+        // listed, and a dead upstream only delays the start by its connect timeout.
+        let upstreams = mcp_upstream::Upstreams::start(&gateway, upstream_configs).await;
         Ok(Self {
             db,
             gateway,
@@ -96,6 +114,7 @@ impl App {
             fitness_server,
             fitness_token_ttl: Duration::from_secs(config.fitness.token_ttl_secs.max(60)),
             skill_problems,
+            upstreams,
         })
     }
 
