@@ -14,7 +14,7 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     &["authz", "schema-gen"],
     &["skills"],
     &["gateway"],
-    &["http-tools", "fitness-api"],
+    &["http-tools", "fitness-api", "fleet"],
     &["travel", "fitness"],
     &["mcp-server"],
     &["toolgate"],

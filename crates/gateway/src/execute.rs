@@ -13,6 +13,8 @@ use tool_core::{
     ToolOutput, ToolResult, ToolSpec, names::is_injected_field,
 };
 
+use crate::audit::{AuditRecord, audited};
+use crate::metrics::CallMetrics;
 use crate::registry::{Entry, Inner};
 use crate::trace::{TraceEvent, redact};
 use crate::{CallOptions, Format, Gateway, Limits};
@@ -35,17 +37,37 @@ impl Gateway {
         opts: &CallOptions,
     ) -> Envelope {
         let started = Instant::now();
-        let traced = self.inner.trace.receiver_count() > 0;
+        let inner = &*self.inner;
+        let entry = inner.tools.get(tool);
+        let slot = entry.map_or(inner.metrics.unknown_tool(), |e| e.slot);
+        let write = entry.is_some_and(|e| !e.tool.spec().effect.is_read());
+        // The audit trail keeps the parameters of writes and refused calls;
+        // they are redacted before the call consumes them, and only then.
+        let audit_params = match (&inner.audit, entry) {
+            (Some(_), Some(e)) if write || self.authorize(&ctx.caller, e.tool.spec()).is_err() => {
+                Some(redact(&params))
+            }
+            _ => None,
+        };
+        let traced = inner.trace.receiver_count() > 0;
         let mut traced_params = Value::Null;
+        let in_flight = InFlight::enter(&inner.metrics);
         let ran = self.run(ctx, tool, params, opts, traced.then_some(&mut traced_params)).await;
-        let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let metadata = Metadata::now(tool, duration_ms, ran.attempts);
+        drop(in_flight);
+        let elapsed = started.elapsed().as_secs_f64();
+        let metadata = Metadata::now(tool, elapsed * 1000.0, ran.attempts);
         let envelope = match ran.result {
             Ok((result, signals)) => Envelope::ok(result, signals, metadata),
             Err(error) => Envelope::err(error, metadata),
         };
+        inner.metrics.finished(slot, &ctx.caller.role, envelope.code(), elapsed);
+        if let (Some(sink), Some(params)) = (&inner.audit, audit_params)
+            && audited(write, envelope.code())
+        {
+            sink.record(AuditRecord::new(ctx, &envelope, params)).await;
+        }
         if traced {
-            let _ = self.inner.trace.send(TraceEvent::new(ctx, &envelope, traced_params));
+            let _ = inner.trace.send(TraceEvent::new(ctx, &envelope, traced_params));
         }
         envelope
     }
@@ -87,6 +109,14 @@ impl Gateway {
         if let Err(error) = self.authorize(&ctx.caller, entry.tool.spec()) {
             return Ran { result: Err(error), attempts: 0 };
         }
+        // Held until the call is done: it owns the caller's concurrency slots.
+        let _permit = match &inner.limiter {
+            Some(limiter) => match limiter.admit(&ctx.caller, name).await {
+                Ok(permit) => Some(permit),
+                Err(error) => return Ran { result: Err(error), attempts: 0 },
+            },
+            None => None,
+        };
         if let Err(error) = check_limits(&params, &inner.limits) {
             return Ran { result: Err(error), attempts: 0 };
         }
@@ -124,6 +154,23 @@ impl Gateway {
             message.push_str(&format!(" Did you mean {}?", quoted(&suggestions)));
         }
         ToolError::new(ErrorCode::ToolNotFound, message).with_details(json!({ "suggestions": suggestions }))
+    }
+}
+
+/// Counts a call in flight until dropped, so a cancelled call (its future
+/// dropped mid-way) leaves the gauge too.
+struct InFlight<'a>(&'a CallMetrics);
+
+impl<'a> InFlight<'a> {
+    fn enter(metrics: &'a CallMetrics) -> Self {
+        metrics.started();
+        Self(metrics)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.left();
     }
 }
 
