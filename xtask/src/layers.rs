@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 /// (so travel never depends on fitness).
 pub(crate) const LAYERS: &[&[&str]] = &[
     &["tool-core"],
-    &["authz", "schema-gen"],
+    &["authz", "schema-gen", "db"],
     &["skills"],
     &["gateway"],
     &["http-tools", "fitness-api", "fleet"],

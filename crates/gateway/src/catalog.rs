@@ -1,6 +1,7 @@
 //! Discovery (list and filter the tools a caller may use) and the catalog
 //! text that goes into the system prompt.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
@@ -30,6 +31,9 @@ pub struct Filter {
     pub tag: Option<String>,
     /// Read or write.
     pub effect: Option<EffectFilter>,
+    /// Free text: every word must appear in the name, description, domain
+    /// or tags (case-insensitive).
+    pub text: Option<String>,
 }
 
 impl Filter {
@@ -57,12 +61,29 @@ impl Filter {
         self
     }
 
+    /// Match free text.
+    pub fn text(mut self, text: impl Into<String>) -> Self {
+        self.text = Some(text.into());
+        self
+    }
+
     fn matches(&self, spec: &ToolSpec) -> bool {
         self.name.as_ref().is_none_or(|n| spec.name.contains(&n.to_lowercase()))
+            && self.text.as_ref().is_none_or(|t| text_matches(t, spec))
             && self.domain.as_ref().is_none_or(|d| spec.domain == *d)
             && self.tag.as_ref().is_none_or(|t| spec.tags.iter().any(|x| x == t))
             && self.effect.is_none_or(|e| spec.effect.is_read() == (e == EffectFilter::Read))
     }
+}
+
+/// Every word of `text` appears somewhere in what describes the tool.
+fn text_matches(text: &str, spec: &ToolSpec) -> bool {
+    let haystack =
+        format!("{} {} {} {}", spec.name, spec.description, spec.domain, spec.tags.join(" ")).to_lowercase();
+    text.split_whitespace().all(|word| {
+        let word = word.to_lowercase();
+        haystack.contains(&word) || haystack.contains(&word.replace(' ', "_"))
+    })
 }
 
 impl Gateway {
@@ -83,17 +104,23 @@ impl Gateway {
             .collect()
     }
 
-    /// The system-prompt text for this caller in meta mode: the working rules,
-    /// then the skills and tools the caller may use, one line each.
+    /// The system-prompt text for this caller in meta mode: the working
+    /// rules, the skills (one line each) and the domains with their tools.
+    /// Past [`NAMED_TOOLS`] tools only the domains and their sizes are
+    /// listed, so the text stays short however many tools are registered;
+    /// the model finds tools with `get_tool_schema`'s search.
     pub fn catalog(&self, caller: &Caller) -> String {
         let mut out = String::new();
         out.push_str("# Working with tools\n\n");
-        out.push_str("Call the tools below through `get_tool_schema` and `execute_tool`.\n\nRules:\n");
+        out.push_str(
+            "Find tools and read their contracts with `get_tool_schema`, run them with `execute_tool`.\n\nRules:\n",
+        );
         for rule in [
             "If a skill matches the task, call `get_skill_guide` first and follow its steps.",
-            "Read a tool's parameters with `get_tool_schema` before its first call; send exactly those fields.",
+            "Find tools with `get_tool_schema` and `query`, `domain`, `tag` or `effect`; read a tool's contract (`tool_name`) before its first call and send exactly its fields.",
             "Never invent values (dates, ids, amounts): ask the user. Never send user ids, tokens or session ids.",
-            "If `success` is false, fix what `error.message` names; never repeat a call unchanged.",
+            "Never state a result before the tool has answered; report only what its `result` says.",
+            "If `success` is false, fix what `error.message` names; never repeat a call unchanged. `error.details.retryable`: tell the user, try later.",
             "Signals: `need_confirm`: ask the user, then call again with the confirm parameter; `beyond_range`: tell the user and use what it suggests; `unavailable`: tell the user and stop; `duplicate`: already done, do not resubmit; `related_items`: tell the user.",
         ] {
             let _ = writeln!(out, "- {rule}");
@@ -106,17 +133,28 @@ impl Gateway {
             }
         }
         let tools = self.discover(caller, &Filter::default());
-        out.push_str("\n## Tools\n\n");
+        out.push_str("\n## Tools by domain\n\n");
         if tools.is_empty() {
             out.push_str("(none available to this caller)\n");
         }
-        for spec in tools {
-            let _ =
-                writeln!(out, "- `{}` ({}): {}", spec.name, spec.effect.label(), brief(&spec.description));
+        let mut domains: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for spec in &tools {
+            domains.entry(spec.domain.as_str()).or_default().push(spec.name.as_str());
+        }
+        for (domain, names) in domains {
+            if tools.len() <= NAMED_TOOLS {
+                let _ = writeln!(out, "- {domain}: {}", names.join(", "));
+            } else {
+                let _ = writeln!(out, "- {domain}: {} tools", names.len());
+            }
         }
         out
     }
 }
+
+/// Up to this many tools the catalog names each one (grouped by domain);
+/// beyond it, only the domains.
+pub const NAMED_TOOLS: usize = 40;
 
 /// The first sentence of a description cut at a word boundary near 90
 /// characters: the catalog is read before every conversation.

@@ -21,6 +21,7 @@
 
 mod audit;
 mod catalog;
+mod echo;
 mod execute;
 pub mod fallback;
 mod meta;
@@ -29,18 +30,21 @@ mod options;
 mod ratelimit;
 mod registry;
 mod render;
+mod retry;
 mod route;
+mod skill_tool;
+mod suggest;
 mod trace;
 
 pub use audit::{AuditRecord, AuditSink};
-pub use catalog::{EffectFilter, Filter};
-pub use meta::{EXECUTE_TOOL, GET_SKILL_GUIDE, GET_TOOL_SCHEMA, META_TOOLS};
+pub use catalog::{EffectFilter, Filter, NAMED_TOOLS};
+pub use meta::{EXECUTE_TOOL, GET_SKILL_GUIDE, GET_TOOL_SCHEMA, MAX_DISCOVERED, META_TOOLS};
 pub use metrics::label as metric_label;
 pub use options::{CallOptions, Format, Limits, SchemaFormat};
 pub use ratelimit::{MemoryRateStore, RateLimits, RateRule, RateStore, RateStoreError, ToolRate, subject};
 pub use registry::{BuildError, Gateway, GatewayBuilder};
 pub use route::{RouteHandler, RouteTool};
-pub use trace::{TraceEvent, redact};
+pub use trace::{TraceEvent, TraceKind, redact};
 
 // Re-exported so that an embedding service can depend on `gateway` (and
 // `tool-core`) alone.

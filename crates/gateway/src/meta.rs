@@ -3,15 +3,16 @@
 //! They are ordinary [`ToolSpec`]s so that a server can expose them, and
 //! their arguments are checked by the same validators as any tool's.
 
-use std::sync::LazyLock;
 use std::time::Instant;
 
 use schema_gen::Validator;
 use serde_json::{Value, json};
-use tool_core::{Caller, Effect, Envelope, ErrorCode, Metadata, ToolContext, ToolError, ToolSpec};
+use tool_core::{
+    Caller, Effect, Envelope, ErrorCode, FieldError, Metadata, ToolContext, ToolError, ToolSpec,
+};
 
-use crate::execute::{closest, quoted, short};
-use crate::{CallOptions, Gateway, SchemaFormat};
+use crate::echo::{self, clip_str};
+use crate::{CallOptions, EffectFilter, Filter, Gateway, Limits, SchemaFormat};
 
 /// Name of the meta-tool that returns a skill's guide.
 pub const GET_SKILL_GUIDE: &str = "get_skill_guide";
@@ -22,7 +23,12 @@ pub const EXECUTE_TOOL: &str = "execute_tool";
 /// The three meta-tools, in the order they are listed.
 pub const META_TOOLS: [&str; 3] = [GET_SKILL_GUIDE, GET_TOOL_SCHEMA, EXECUTE_TOOL];
 
-fn meta_specs_for(lowest_role: &str) -> Vec<ToolSpec> {
+/// Most tools one discovery answer carries (`limit`'s maximum).
+pub const MAX_DISCOVERED: u64 = 50;
+
+pub(crate) fn meta_specs_for(lowest_role: &str, limits: &Limits) -> Vec<ToolSpec> {
+    let retry_ms = json!({"type": "integer", "minimum": 0, "maximum": limits.max_retry_delay_ms});
+    let total_ms = json!({"type": "integer", "minimum": 1, "maximum": limits.max_timeout_ms});
     vec![
         ToolSpec::new(
             GET_SKILL_GUIDE,
@@ -37,22 +43,28 @@ fn meta_specs_for(lowest_role: &str) -> Vec<ToolSpec> {
         ),
         ToolSpec::new(
             GET_TOOL_SCHEMA,
-            "Read one tool's contract: description, read or write, role needed, and the JSON Schema of its \
-             parameters. Call it before a tool's first call. Example: {\"tool_name\": \"query_travel_order\"}.",
+            "With `tool_name`: one tool's contract (description, effect, role, JSON Schema of its parameters); \
+             read it before a tool's first call. Without: find tools by `query` (words), `domain`, `tag`, \
+             `effect`; answers result.tools and metadata.total. Example: {\"query\": \"weather\"}.",
             json!({
                 "type": "object",
                 "properties": {
                     "tool_name": {"type": "string", "minLength": 1},
-                    "format": {"type": "string", "enum": ["mcp", "openai", "anthropic", "gemini"], "description": "Schema dialect (default mcp)."}
+                    "format": {"enum": ["mcp", "openai", "anthropic", "gemini"]},
+                    "query": {"type": "string"},
+                    "domain": {"type": "string"},
+                    "tag": {"type": "string"},
+                    "effect": {"enum": ["read", "write"]},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_DISCOVERED}
                 },
-                "required": ["tool_name"],
                 "additionalProperties": false
             }),
         ),
         ToolSpec::new(
             EXECUTE_TOOL,
             "Run one tool with parameters matching its schema. Returns an envelope {success, result, error, \
-             signals, metadata}; on failure fix what error.message names. Example: \
+             signals, metadata}; on failure fix what error.message names. options: timeout_ms is the whole \
+             call's time, retries included; retry_delay_ms doubles per retry. Example: \
              {\"tool_name\": \"query_travel_order\", \"parameters\": {\"status\": \"SUBMITTED\"}}.",
             json!({
                 "type": "object",
@@ -62,10 +74,12 @@ fn meta_specs_for(lowest_role: &str) -> Vec<ToolSpec> {
                     "options": {
                         "type": "object",
                         "properties": {
-                            "timeout_ms": {"type": "integer", "minimum": 1},
-                            "retries": {"type": "integer", "minimum": 0, "maximum": 10},
-                            "retry_delay_ms": {"type": "integer", "minimum": 0},
-                            "format": {"type": "string", "enum": ["json", "raw"]}
+                            "timeout_ms": total_ms,
+                            "timeout": total_ms,
+                            "retries": {"type": "integer", "minimum": 0, "maximum": limits.max_retries},
+                            "retry_delay_ms": retry_ms,
+                            "retryDelay": retry_ms,
+                            "format": {"enum": ["json", "raw"]}
                         },
                         "additionalProperties": false
                     }
@@ -81,66 +95,128 @@ fn meta_specs_for(lowest_role: &str) -> Vec<ToolSpec> {
     .collect()
 }
 
-/// The meta-tools' argument validators, compiled once.
-static VALIDATORS: LazyLock<Vec<(String, Validator)>> = LazyLock::new(|| {
-    meta_specs_for("guest")
+/// The meta-tools' argument validators, compiled once per gateway (the
+/// options' limits are the gateway's).
+pub(crate) fn validators(limits: &Limits) -> Vec<(String, Validator)> {
+    meta_specs_for("guest", limits)
         .into_iter()
         .filter_map(|spec| Validator::new(&spec.input_schema).ok().map(|v| (spec.name, v)))
         .collect()
-});
+}
 
 impl Gateway {
     /// The three meta-tools' specs (available to the lowest role).
     pub fn meta_specs(&self) -> Vec<ToolSpec> {
-        meta_specs_for(self.inner.policy.hierarchy().lowest())
+        meta_specs_for(self.inner.policy.hierarchy().lowest(), &self.inner.limits)
     }
 
     /// Call a meta-tool. `execute_tool` answers the inner tool's envelope itself.
     pub async fn call_meta(&self, ctx: &ToolContext, meta_tool: &str, args: Value) -> Envelope {
         let started = Instant::now();
         if meta_tool == EXECUTE_TOOL {
-            if let Err(error) = check_args(meta_tool, &args) {
-                return Envelope::err(error, Metadata::now(meta_tool, ms(started), 0));
+            let refused = |error| Envelope::err(error, Metadata::now(EXECUTE_TOOL, ms(started), 0));
+            if let Err(error) = self.check_args(meta_tool, &args) {
+                return refused(error);
             }
             let tool_name = args["tool_name"].as_str().unwrap_or_default().to_owned();
             let options = match args.get("options") {
                 None | Some(Value::Null) => CallOptions::default(),
                 Some(raw) => match serde_json::from_value::<CallOptions>(raw.clone()) {
                     Ok(options) => options,
-                    Err(e) => {
-                        let error = ToolError::new(ErrorCode::InvalidParams, format!("`options`: {e}"));
-                        return Envelope::err(error, Metadata::now(meta_tool, ms(started), 0));
+                    // The schema passed, so what is left is a name given in two
+                    // spellings; serde's text is not repeated (it may quote a value).
+                    Err(_) => {
+                        return refused(ToolError::invalid_params(vec![FieldError::new(
+                            "/options",
+                            "each option once",
+                            &Value::Null,
+                            "an option is given twice (e.g. `timeout` and `timeout_ms`); send one spelling",
+                        )]));
                     }
                 },
             };
             let mut args = args;
-            let parameters = args.get_mut("parameters").map(Value::take).unwrap_or_else(|| json!({}));
+            let parameters = match args.get_mut("parameters").map(Value::take) {
+                None | Some(Value::Null) => json!({}),
+                // Models often send the object as JSON text; text that is not
+                // an object stays text (and is refused without being repeated).
+                Some(Value::String(text)) => match serde_json::from_str::<Value>(&text) {
+                    Ok(object @ Value::Object(_)) => object,
+                    _ => Value::String(text),
+                },
+                Some(other) => other,
+            };
             return self.execute(ctx, &tool_name, parameters, &options).await;
         }
+        let mut total = None;
         let result = match meta_tool {
-            GET_SKILL_GUIDE => check_args(meta_tool, &args).and_then(|()| {
+            GET_SKILL_GUIDE => self.check_args(meta_tool, &args).and_then(|()| {
                 let id = args["skill_id"].as_str().unwrap_or_default();
                 self.skill_guide(&ctx.caller, id).map(|guide| json!({ "skill_id": id, "guide": guide }))
             }),
-            GET_TOOL_SCHEMA => check_args(meta_tool, &args).and_then(|()| {
+            GET_TOOL_SCHEMA => self.check_args(meta_tool, &args).and_then(|()| {
+                let Some(name) = args.get("tool_name").and_then(Value::as_str) else {
+                    let (found, all) = self.find_tools(&ctx.caller, &args);
+                    total = Some(all);
+                    return Ok(found);
+                };
                 let format = match args.get("format").and_then(Value::as_str) {
                     Some("openai") => SchemaFormat::Openai,
                     Some("anthropic") => SchemaFormat::Anthropic,
                     Some("gemini") => SchemaFormat::Gemini,
                     _ => SchemaFormat::Mcp,
                 };
-                self.tool_schema_as(&ctx.caller, args["tool_name"].as_str().unwrap_or_default(), format)
+                self.tool_schema_as(&ctx.caller, name, format)
             }),
             other => Err(ToolError::new(
                 ErrorCode::ToolNotFound,
-                format!("`{other}` is not a meta-tool; use one of {}", META_TOOLS.join(", ")),
+                format!("`{}` is not a meta-tool; use one of {}", clip_str(other), META_TOOLS.join(", ")),
             )),
         };
-        let metadata = Metadata::now(meta_tool, ms(started), u32::from(result.is_ok()));
+        let mut metadata = Metadata::now(clip_str(meta_tool), ms(started), u32::from(result.is_ok()));
+        metadata.total = total;
         match result {
             Ok(value) => Envelope::ok(value, Vec::new(), metadata),
             Err(error) => Envelope::err(error, metadata),
         }
+    }
+
+    /// Discovery for the model: the matching tools this caller may use, at
+    /// most `limit` of them, each with its parameters' schema; and how many matched.
+    fn find_tools(&self, caller: &Caller, args: &Value) -> (Value, u64) {
+        let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
+        let filter = Filter {
+            name: None,
+            domain: text("domain"),
+            tag: text("tag"),
+            effect: match args.get("effect").and_then(Value::as_str) {
+                Some("read") => Some(EffectFilter::Read),
+                Some("write") => Some(EffectFilter::Write),
+                _ => None,
+            },
+            text: text("query"),
+        };
+        let found = self.discover(caller, &filter);
+        let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(10).min(MAX_DISCOVERED) as usize;
+        let tools: Vec<Value> = found
+            .iter()
+            .take(limit)
+            .map(|spec| {
+                json!({
+                    "name": spec.name,
+                    "description": spec.description,
+                    "params_schema": spec.input_schema,
+                    "metadata": {
+                        "effect": spec.effect.label(),
+                        "idempotent": spec.effect.is_retry_safe(),
+                        "required_role": spec.required_role,
+                        "domain": spec.domain,
+                        "tags": spec.tags,
+                    },
+                })
+            })
+            .collect();
+        (json!({ "tools": tools }), found.len() as u64)
     }
 
     /// The contract of a tool as the caller may see it, in MCP form.
@@ -183,14 +259,7 @@ impl Gateway {
     /// A skill's guide as the caller may read it.
     pub fn skill_guide(&self, caller: &Caller, id: &str) -> Result<String, ToolError> {
         let Some(skill) = self.inner.skills.get(id) else {
-            let visible = self.visible_skills(caller);
-            let suggestions = closest(id, visible.iter().map(|s| s.id.as_str()));
-            let mut message = format!("there is no skill `{}`.", short(id));
-            if !suggestions.is_empty() {
-                message.push_str(&format!(" Did you mean {}?", quoted(&suggestions)));
-            }
-            return Err(ToolError::new(ErrorCode::SkillNotFound, message)
-                .with_details(json!({ "suggestions": suggestions })));
+            return Err(self.skill_not_found(caller, id));
         };
         if !self.inner.policy.role_satisfies(&caller.role, &skill.required_role) {
             return Err(ToolError::new(
@@ -230,10 +299,16 @@ impl skills::GuideView for CallerView<'_> {
     }
 }
 
-fn check_args(meta_tool: &str, args: &Value) -> Result<(), ToolError> {
-    match VALIDATORS.iter().find(|(name, _)| name == meta_tool) {
-        Some((_, validator)) => validator.validate(args).map_err(ToolError::invalid_params),
-        None => Err(ToolError::internal()),
+impl Gateway {
+    /// A meta-tool's arguments against its schema; the errors are echoed
+    /// safely (a secret sent beside `tool_name` is not repeated).
+    fn check_args(&self, meta_tool: &str, args: &Value) -> Result<(), ToolError> {
+        match self.inner.meta_validators.iter().find(|(name, _)| name == meta_tool) {
+            Some((_, validator)) => validator
+                .validate(args)
+                .map_err(|errors| ToolError::invalid_params(echo::field_errors(errors))),
+            None => Err(ToolError::internal()),
+        }
     }
 }
 

@@ -29,18 +29,27 @@ pub enum SchemaFormat {
 }
 
 /// Per-call options (`execute_tool`'s `options`). Unset fields take the
-/// tool's or the gateway's defaults.
+/// tool's or the gateway's defaults. The spellings of other tool-calling
+/// conventions are accepted too: `timeout` for `timeout_ms` and `retryDelay`
+/// for `retry_delay_ms` (both in milliseconds).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CallOptions {
-    /// Time limit of one attempt, in milliseconds (capped by [`Limits::max_timeout_ms`]).
-    #[serde(default)]
+    /// The total time of the call in milliseconds: every attempt and every
+    /// pause between them (capped by [`Limits::max_timeout_ms`]). Default:
+    /// [`Limits::read_deadline_ms`] for read tools, the tool's own time limit
+    /// for writes. No single attempt runs longer than the tool's time limit.
+    #[serde(default, alias = "timeout")]
     pub timeout_ms: Option<u64>,
-    /// Extra attempts after a transient failure; only read tools and idempotent writes are retried.
+    /// Extra attempts after a transient failure (capped by
+    /// [`Limits::max_retries`]); only read tools and idempotent writes are retried.
     #[serde(default)]
     pub retries: Option<u32>,
-    /// Pause between attempts, in milliseconds.
-    #[serde(default)]
+    /// The pause before the first retry, in milliseconds; it doubles before
+    /// each further retry (backoff: d, 2d, 4d, ...), each pause capped by
+    /// [`Limits::max_retry_delay_ms`]. A retry that would not start with at
+    /// least as much time left as the last attempt took is not started.
+    #[serde(default, alias = "retryDelay")]
     pub retry_delay_ms: Option<u64>,
     /// `json` (default) or `raw`.
     #[serde(default)]
@@ -51,7 +60,7 @@ pub struct CallOptions {
 }
 
 impl CallOptions {
-    /// Set the timeout.
+    /// Set the total time of the call.
     pub fn timeout_ms(mut self, ms: u64) -> Self {
         self.timeout_ms = Some(ms);
         self
@@ -63,7 +72,7 @@ impl CallOptions {
         self
     }
 
-    /// Set the pause between attempts.
+    /// Set the pause before the first retry.
     pub fn retry_delay_ms(mut self, ms: u64) -> Self {
         self.retry_delay_ms = Some(ms);
         self
@@ -84,14 +93,18 @@ pub struct Limits {
     pub max_param_bytes: usize,
     /// Deepest nesting of arrays and objects in parameters.
     pub max_depth: usize,
-    /// Largest timeout a call may ask for.
+    /// Largest total time a call may ask for.
     pub max_timeout_ms: u64,
+    /// Total time of a read call that does not say, retries and pauses included.
+    pub read_deadline_ms: u64,
     /// Most retries a call may ask for.
     pub max_retries: u32,
     /// Retries when a call does not say (only for retry-safe tools).
     pub default_retries: u32,
-    /// Pause between attempts when a call does not say.
+    /// Pause before the first retry when a call does not say.
     pub default_retry_delay_ms: u64,
+    /// Longest pause between two attempts, whatever a call asks for.
+    pub max_retry_delay_ms: u64,
 }
 
 impl Default for Limits {
@@ -100,9 +113,11 @@ impl Default for Limits {
             max_param_bytes: 1024 * 1024,
             max_depth: 32,
             max_timeout_ms: 120_000,
+            read_deadline_ms: 5_000,
             max_retries: 5,
             default_retries: 1,
             default_retry_delay_ms: 50,
+            max_retry_delay_ms: 2_000,
         }
     }
 }

@@ -77,6 +77,8 @@ pub(crate) struct Inner {
     pub(crate) metrics: CallMetrics,
     pub(crate) limiter: Option<Limiter>,
     pub(crate) audit: Option<Arc<dyn AuditSink>>,
+    /// The meta-tools' argument validators (their limits are this gateway's).
+    pub(crate) meta_validators: Vec<(String, Validator)>,
 }
 
 /// The gateway: cheap to clone, shared by every transport.
@@ -176,7 +178,7 @@ impl GatewayBuilder {
         // learn where it is once it exists.
         let slot: Arc<OnceLock<Weak<Inner>>> = Arc::new(OnceLock::new());
         for skill in skills.iter() {
-            if let Some(tool) = crate::execute::SkillTool::new(skill, &lookup, slot.clone()) {
+            if let Some(tool) = crate::skill_tool::SkillTool::new(skill, &lookup, slot.clone()) {
                 tools.push(Arc::new(tool));
             }
         }
@@ -233,6 +235,7 @@ fn assemble(
     }
     let roles: Vec<String> = policy.hierarchy().roles().iter().map(|r| r.to_string()).collect();
     let metrics = CallMetrics::new(&order, &roles);
+    let meta_validators = meta::validators(&limits);
     Ok(Inner {
         tools: map,
         order,
@@ -245,6 +248,7 @@ fn assemble(
         metrics,
         limiter: None,
         audit: None,
+        meta_validators,
     })
 }
 

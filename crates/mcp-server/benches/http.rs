@@ -6,7 +6,7 @@
 //! trip. Whole-server comparisons (against FastMCP) belong to the binary's
 //! bench harness.
 
-#[path = "../tests/common/demo.rs"]
+#[path = "../tests/it/common/demo.rs"]
 mod demo;
 
 use std::hint::black_box;

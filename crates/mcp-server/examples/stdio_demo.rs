@@ -9,7 +9,7 @@
 //! The identity comes from the command line: whoever starts the process is
 //! that caller (the stdio trust boundary, see `mcp_server::serve_stdio`).
 
-#[path = "../tests/common/demo.rs"]
+#[path = "../tests/it/common/demo.rs"]
 mod demo;
 
 use mcp_server::{Exposure, serve_stdio};

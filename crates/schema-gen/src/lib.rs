@@ -12,11 +12,13 @@ use std::path::PathBuf;
 
 mod describe;
 pub mod export;
+mod suggest;
 mod table;
 mod typed;
 mod validate;
 mod walk;
 
+pub use suggest::suggest;
 pub use table::{
     DATE_PATTERN, Field, FieldType, Items, Method, OP_FIELD, Route, RouteTable, merge_required,
     path_variables,

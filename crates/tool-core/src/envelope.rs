@@ -87,6 +87,10 @@ pub struct Metadata {
     pub attempts: u32,
     /// When the call finished, RFC 3339 in UTC.
     pub timestamp: String,
+    /// For a listing (tool discovery): how many items matched in all, when
+    /// the result shows only a page of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
 }
 
 impl Metadata {
@@ -97,6 +101,7 @@ impl Metadata {
             duration_ms,
             attempts,
             timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            total: None,
         }
     }
 }

@@ -83,7 +83,7 @@ fn op_missing_unknown_or_not_a_string_is_one_error_listing_the_ops() {
         &NUTRITION,
         json!({"op": "get_summary", "date": "2026-07-15", "extra": 1}),
         r#"
-/op: `op` "get_summary" is not an operation of this tool; valid values: get_daily_summary, list_meals, search_foods. [expected: one of get_daily_summary, list_meals, search_foods; actual: "get_summary"]
+/op: `op` "get_summary" is not an operation of this tool; valid values: get_daily_summary, list_meals, search_foods. Did you mean `get_daily_summary`? [expected: one of get_daily_summary, list_meals, search_foods; actual: "get_summary"]
 "#,
     );
     check(

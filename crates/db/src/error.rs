@@ -1,0 +1,64 @@
+//! The errors of connecting and migrating. Messages name the server without
+//! its password, and the cause in words.
+
+use crate::classify::{Classify, ErrorClass, classify};
+use crate::connect::ConnectCause;
+
+/// What connecting, migrating or a query through [`on_pool!`](crate::on_pool) can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The URL is neither `sqlite:` nor `postgres://` / `postgresql://`, or does not parse.
+    #[error(
+        "unsupported database URL {url} (expected sqlite:path, sqlite::memory: or postgres://user@host/db)"
+    )]
+    UnsupportedUrl {
+        /// The URL without its password.
+        url: String,
+    },
+    /// The first connection failed; `cause` says why in words.
+    #[error("cannot connect to {target}: {cause}")]
+    Connect {
+        /// The server (or file), without a password.
+        target: String,
+        /// Why.
+        cause: ConnectCause,
+        /// The driver's error.
+        #[source]
+        source: sqlx::Error,
+    },
+    /// The SQLite file could not be created.
+    #[error("cannot create the SQLite file {path}: {source}")]
+    CreateFile {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Applying a crate's migrations failed.
+    #[error("applying the {owner} migrations failed: {source}")]
+    Migrate {
+        /// The crate whose migrations failed.
+        owner: &'static str,
+        /// Why.
+        #[source]
+        source: sqlx::migrate::MigrateError,
+    },
+    /// A query failed.
+    #[error("database error: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Classify for Error {
+    fn class(&self) -> ErrorClass {
+        match self {
+            Error::Database(e) => classify(e),
+            Error::Migrate { source, .. } => source.class(),
+            Error::Connect { cause, .. } if cause.is_transient() => ErrorClass::Unavailable,
+            _ => ErrorClass::Permanent,
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! SQLite and PostgreSQL pools and migrations, written once for every store
+//! of toolgate (travel, fitness-api, the API keys).
+//!
+//! - [`DbConfig`]: one set of pool settings (busy timeout, WAL,
+//!   `synchronous`, foreign keys, acquire timeout, connection lifetimes, the
+//!   connection budget).
+//! - [`Db::connect`]: checks the server with one direct connection first, so
+//!   a failure names its cause (refused, authentication, unknown database,
+//!   TLS) instead of "pool timed out"; retries with backoff while the server
+//!   refuses or starts up, for [`DbConfig::connect_retry_secs`].
+//! - One pool per process: every store takes a clone of the same [`Db`], so
+//!   an instance never opens more than [`DbConfig::max_connections`].
+//! - Dead connections: after a server restart every pooled connection is
+//!   dead. The first call that meets one marks the time; every connection
+//!   opened before it is dropped on its next acquire instead of being handed
+//!   out, and [`on_pool!`] runs the call again on a fresh connection.
+//! - [`Db::migrate`]: each owning crate's migrations through one runner,
+//!   each with its own bookkeeping table.
+//! - [`classify`]: transient (stale connection, unavailable) versus permanent.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), db::Error> {
+//! let db = db::Db::connect(&db::DbConfig::new("sqlite:app.db")).await?;
+//! let n: i64 = db::on_pool!(db, db::Error, |pool| {
+//!     sqlx::query_scalar("SELECT 1").fetch_one(pool).await?
+//! });
+//! # let _ = n; Ok(()) }
+//! ```
+
+mod classify;
+mod config;
+mod connect;
+mod error;
+mod migrate;
+mod pool;
+mod sqlite;
+
+pub use classify::{Classify, ErrorClass, classify, classify_code};
+pub use config::{DbConfig, Synchronous};
+pub use connect::ConnectCause;
+pub use error::{Error, Result};
+pub use migrate::MigrationSet;
+pub use pool::{Backend, Db, Pool, STALE_ATTEMPTS, redact};
+
+/// Run `$body` with `$pool` bound to the concrete pool behind a [`Db`]
+/// (`&SqlitePool` or `&PgPool`): the body is written once and compiled for
+/// each backend, so its SQL must be portable (`$1` placeholders work on both).
+///
+/// `?` inside the body converts into `$err`. When the body fails with an
+/// error of class [`ErrorClass::Stale`] (the connection it got was dead), the
+/// body runs again on a fresh connection, up to [`STALE_ATTEMPTS`] times in
+/// all; any other error returns from the enclosing function (converted with
+/// `From`). The body may therefore run more than once: keep writes
+/// idempotent or inside one transaction (a dead connection fails before
+/// anything commits).
+#[macro_export]
+macro_rules! on_pool {
+    ($db:expr, $err:ty, |$pool:ident| $body:expr) => {{
+        let __db: &$crate::Db = &$db;
+        let mut __attempt: u32 = 0;
+        loop {
+            __attempt += 1;
+            let __result: ::std::result::Result<_, $err> = async {
+                ::std::result::Result::Ok(match __db.pool() {
+                    $crate::Pool::Sqlite($pool) => $body,
+                    $crate::Pool::Postgres($pool) => $body,
+                })
+            }
+            .await;
+            match __result {
+                ::std::result::Result::Ok(__value) => break __value,
+                ::std::result::Result::Err(__error) => {
+                    if __db.retry_after(&__error, __attempt) {
+                        continue;
+                    }
+                    return ::std::result::Result::Err(::std::convert::From::from(__error));
+                }
+            }
+        }
+    }};
+}

@@ -1,0 +1,8 @@
+//! The integration tests of `gateway`, one binary (each module links once).
+
+mod acceptance;
+mod bad_input;
+mod common;
+mod contract;
+mod signals_and_exports;
+mod skill_runs;

@@ -1,0 +1,109 @@
+//! The small JSON API the web page reads: `/api/whoami`, `/api/tools`,
+//! `/api/skills`, and the JSON `404` for every other path.
+
+use std::sync::Arc;
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use gateway::Filter;
+use serde_json::{Value, json};
+use tool_core::Caller;
+
+use super::{Shared, error_response};
+use crate::Exposure;
+use crate::handler::Authenticated;
+
+pub(super) async fn not_found(uri: Uri) -> Response {
+    let path: String = uri.path().chars().take(100).collect();
+    error_response(
+        StatusCode::NOT_FOUND,
+        "NOT_FOUND",
+        &format!(
+            "nothing at `{path}`; this server has /mcp, /trace, /api/whoami, /api/tools, /api/skills and /"
+        ),
+    )
+}
+
+/// The request's caller as the MCP session would see it (scoped exposure narrows it).
+pub(super) fn caller_of(shared: &Shared, auth: &Authenticated) -> Caller {
+    let mut caller = auth.caller.clone();
+    if let Exposure::Scoped(domains) = &shared.state.exposure {
+        caller.domains = Some(domains.clone());
+    }
+    caller
+}
+
+pub(super) fn may_trace(shared: &Shared, caller: &Caller) -> bool {
+    shared.state.gateway.policy().role_satisfies(&caller.role, &shared.trace_role)
+}
+
+pub(super) async fn whoami(State(shared): State<Arc<Shared>>, auth: Extension<Authenticated>) -> Response {
+    let caller = caller_of(&shared, &auth);
+    Json(json!({
+        "user_id": caller.user_id,
+        "role": caller.role,
+        "key_id": auth.key_id,
+        "exposure": shared.state.exposure.to_string(),
+        "can_trace": may_trace(&shared, &caller),
+    }))
+    .into_response()
+}
+
+pub(super) async fn tools(
+    State(shared): State<Arc<Shared>>,
+    auth: Extension<Authenticated>,
+    filter: Result<Query<Filter>, QueryRejection>,
+) -> Response {
+    let filter = match filter {
+        Ok(Query(filter)) => filter,
+        Err(rejection) => {
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                "INVALID_PARAMS",
+                &format!("{}; filters are name, domain, tag and effect (read|write)", rejection.body_text()),
+            );
+        }
+    };
+    let caller = caller_of(&shared, &auth);
+    let tools: Vec<Value> = shared
+        .state
+        .gateway
+        .discover(&caller, &filter)
+        .into_iter()
+        .map(|spec| {
+            json!({
+                "name": spec.name,
+                "description": spec.description,
+                "effect": spec.effect.label(),
+                "idempotent": spec.effect.is_retry_safe(),
+                "domain": spec.domain,
+                "required_role": spec.required_role,
+                "tags": spec.tags,
+            })
+        })
+        .collect();
+    Json(json!({ "tools": tools, "mcp_tools": shared.server.tools_for(&caller).len() })).into_response()
+}
+
+pub(super) async fn skills(State(shared): State<Arc<Shared>>, auth: Extension<Authenticated>) -> Response {
+    let caller = caller_of(&shared, &auth);
+    let skills: Vec<Value> = shared
+        .state
+        .gateway
+        .visible_skills(&caller)
+        .into_iter()
+        .map(|skill| {
+            json!({
+                "id": skill.id,
+                "name": skill.name,
+                "description": skill.description,
+                "required_role": skill.required_role,
+                "steps": skill.steps.iter().map(|s| json!({"title": s.title, "tool": s.tool})).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    Json(json!({ "skills": skills })).into_response()
+}

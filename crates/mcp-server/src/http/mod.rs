@@ -1,0 +1,284 @@
+//! The HTTP server: MCP over streamable HTTP at `/mcp`, the live trace at
+//! `/trace`, a small JSON API for the web page, and the page itself at `/`.
+//!
+//! Every request passes, in this order:
+//!
+//! 1. the Host/Origin check (DNS rebinding): a Host that is not in
+//!    [`HttpConfig::allowed_hosts`], or an `Origin` that is neither one of
+//!    those hosts nor in [`HttpConfig::allowed_origins`], is `403`;
+//! 2. except for `/`, the bearer key: none or a bad one is `401` (with
+//!    `WWW-Authenticate: Bearer`), a key store that cannot answer is `503`;
+//! 3. the body limit: a `Content-Length` over [`HttpConfig::max_body_bytes`]
+//!    is `413` (rmcp enforces the same limit on streamed bodies);
+//! 4. on `/mcp` with sessions, the session owner: a session id made by
+//!    another user or role is answered `404` like an unknown one;
+//! 5. on `POST /mcp` with a JSON content type, the message itself: a body
+//!    that is not JSON is `400` with JSON-RPC error `-32700`; one that is
+//!    not a single JSON-RPC 2.0 message (bad `jsonrpc`, `id`, `method` or
+//!    `params`; a batch) is `400` with `-32600`; a request id that is
+//!    already in progress in the same session is `400` with `-32600`
+//!    (two answers with one id would be undeliverable).
+//!
+//! Errors of steps 1-3 are JSON: `{"error": {"code": "UNAUTHORIZED", "message": "..."}}`.
+//! What passes goes to rmcp, which answers wrong content types (`415`), a
+//! missing `Accept` (`406`), a missing session id (`400`), an unknown or
+//! stale one (`404`), an unsupported HTTP method (`405`), and unknown
+//! JSON-RPC methods or bad params (JSON-RPC `-32601` / `-32602`).
+//!
+//! One file per step: `origin` (1), `auth` (2), `limits` (3), `session` (4)
+//! with `message` (5); [`http_router`] stacks them in this order.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::Router;
+use axum::http::StatusCode;
+use axum::middleware;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::serve::ListenerExt;
+use gateway::Gateway;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use tool_core::Caller;
+
+use crate::{Exposure, KeyStore, McpServer};
+
+mod api;
+mod auth;
+mod limits;
+mod message;
+mod origin;
+mod page;
+mod session;
+mod trace;
+
+/// Where `toolgate serve` listens unless told otherwise: loopback only.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:8377";
+
+/// How MCP sessions are kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum SessionMode {
+    /// `initialize` opens a session (`Mcp-Session-Id`) kept in memory; each
+    /// session is bound to the user and role that opened it. Needed for
+    /// clients that open the standalone GET stream. The default.
+    #[default]
+    Stateful,
+    /// No sessions: every POST stands alone and plain results are answered
+    /// as `application/json`. The fastest mode, and fine for several
+    /// instances behind a load balancer.
+    Stateless,
+}
+
+/// Settings of the HTTP layer.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Hosts a request's `Host` may name: `localhost`, `127.0.0.1`, `[::1]`
+    /// by default. An entry without a port allows any port; `host:port`
+    /// allows that port only. An `Origin` whose host is listed is allowed too.
+    pub allowed_hosts: Vec<String>,
+    /// Further origins allowed to call from a browser, written
+    /// `scheme://host[:port]` (e.g. `https://console.example.com`).
+    pub allowed_origins: Vec<String>,
+    /// Largest request body, in bytes (default 1 MiB); larger is `413`.
+    pub max_body_bytes: usize,
+    /// Sessions or not.
+    pub sessions: SessionMode,
+    /// The lowest role that may read `/trace`; `None` (default) means the
+    /// highest role of the gateway's hierarchy (`admin` by default).
+    pub trace_role: Option<String>,
+    /// Interval of keep-alive comments on SSE streams (default 15 s).
+    pub sse_keep_alive: Option<Duration>,
+    /// When set, a request without an `Authorization` header acts as this
+    /// caller instead of getting `401` (a bad key is still `401`). Off by
+    /// default; meant for local tools that cannot send headers, such as the
+    /// MCP conformance suite, on a loopback listener with a low role.
+    pub anonymous: Option<Caller>,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            allowed_hosts: vec!["localhost".into(), "127.0.0.1".into(), "[::1]".into()],
+            allowed_origins: Vec::new(),
+            max_body_bytes: 1024 * 1024,
+            sessions: SessionMode::Stateful,
+            trace_role: None,
+            sse_keep_alive: Some(Duration::from_secs(15)),
+            anonymous: None,
+        }
+    }
+}
+
+/// Everything the HTTP server needs. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct HttpState {
+    /// The gateway that runs the tools.
+    pub gateway: Gateway,
+    /// Where API keys are checked.
+    pub keys: KeyStore,
+    /// How tools appear to MCP clients.
+    pub exposure: Exposure,
+    /// Hosts, origins, limits, sessions.
+    pub config: HttpConfig,
+    /// Adds backend credentials (the pass-through token) to a verified caller.
+    pub credentials: Option<Arc<dyn CredentialHook>>,
+    shutdown: CancellationToken,
+}
+
+/// Where a deployment gets the pass-through token its tools send to backends
+/// for a caller (e.g. a token of the fitness API for that user). The API key
+/// that authenticated the request is never forwarded.
+#[tool_core::async_trait]
+pub trait CredentialHook: Send + Sync + std::fmt::Debug + 'static {
+    /// The caller with `token` (and anything else the deployment knows) filled in.
+    async fn credentials(&self, caller: Caller) -> Caller;
+}
+
+impl HttpState {
+    /// State with the default exposure (meta) and configuration.
+    pub fn new(gateway: Gateway, keys: KeyStore) -> Self {
+        Self {
+            gateway,
+            keys,
+            exposure: Exposure::default(),
+            config: HttpConfig::default(),
+            credentials: None,
+            shutdown: CancellationToken::new(),
+        }
+    }
+
+    /// Fill in backend credentials for every verified caller.
+    pub fn with_credentials(mut self, hook: Arc<dyn CredentialHook>) -> Self {
+        self.credentials = Some(hook);
+        self
+    }
+
+    /// Set the exposure.
+    pub fn with_exposure(mut self, exposure: Exposure) -> Self {
+        self.exposure = exposure;
+        self
+    }
+
+    /// Set the configuration.
+    pub fn with_config(mut self, config: HttpConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Cancelling this token ends every MCP session and SSE stream of the
+    /// routers built from this state ([`serve_http`] cancels it on shutdown;
+    /// an embedding that serves [`http_router`] itself should too, or its
+    /// graceful shutdown waits for the streams forever).
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+}
+
+/// The parts the middleware and handlers share.
+#[derive(Debug)]
+struct Shared {
+    state: HttpState,
+    hosts: Vec<origin::HostRule>,
+    origins: HashSet<String>,
+    trace_role: String,
+    server: McpServer,
+}
+
+/// The whole HTTP surface as an axum router (see the module docs for the
+/// checks every request goes through). Serve it with [`serve_http`], or
+/// with `axum::serve` yourself (then set TCP_NODELAY and cancel
+/// [`HttpState::shutdown_token`] on shutdown).
+pub fn http_router(state: HttpState) -> Router {
+    let hosts = state.config.allowed_hosts.iter().filter_map(|h| origin::HostRule::parse(h)).collect();
+    let origins = state.config.allowed_origins.iter().filter_map(|o| origin::normalize_origin(o)).collect();
+    let trace_role = state
+        .config
+        .trace_role
+        .clone()
+        .unwrap_or_else(|| state.gateway.policy().hierarchy().highest().to_owned());
+    let server = McpServer::new(state.gateway.clone(), state.exposure.clone());
+    let shared = Arc::new(Shared { state, hosts, origins, trace_role, server });
+
+    let config = &shared.state.config;
+    let rmcp_config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(config.sessions == SessionMode::Stateful)
+        .with_json_response(true)
+        .with_sse_keep_alive(config.sse_keep_alive)
+        .with_cancellation_token(shared.state.shutdown.child_token())
+        .with_max_request_body_bytes(config.max_body_bytes)
+        // Host and Origin are checked for every route by `guard_origin`, with one rule set.
+        .disable_allowed_hosts()
+        .disable_allowed_origins();
+    let factory_server = shared.server.clone();
+    let factory = move || Ok(factory_server.clone());
+    let mut guard =
+        session::McpGuard { max_body_bytes: config.max_body_bytes, owners: None, in_flight: Arc::default() };
+    let mcp = match config.sessions {
+        SessionMode::Stateful => {
+            let manager = Arc::new(LocalSessionManager::default());
+            guard.owners = Some(session::SessionOwners::new(manager.clone()));
+            Router::new().nest_service("/mcp", StreamableHttpService::new(factory, manager, rmcp_config))
+        }
+        SessionMode::Stateless => {
+            let manager = Arc::new(NeverSessionManager::default());
+            Router::new().nest_service("/mcp", StreamableHttpService::new(factory, manager, rmcp_config))
+        }
+    };
+    // Layers run outside in: the last `.layer` added is the first to see a request.
+    let mcp = mcp.layer(middleware::from_fn_with_state(Arc::new(guard), session::mcp_guard)); // 4, 5
+
+    let protected = Router::new()
+        .route("/api/whoami", get(api::whoami))
+        .route("/api/tools", get(api::tools))
+        .route("/api/skills", get(api::skills))
+        .route("/trace", get(trace::trace))
+        .fallback(api::not_found)
+        .with_state(shared.clone())
+        .merge(mcp)
+        .layer(middleware::from_fn_with_state(shared.clone(), limits::body_limit)) // 3
+        .layer(middleware::from_fn_with_state(shared.clone(), auth::authenticate)); // 2
+
+    Router::new()
+        .route("/", get(page::index))
+        .merge(protected)
+        .layer(middleware::from_fn_with_state(shared, origin::guard_origin)) // 1
+}
+
+/// Serve the router on `listener` (TCP_NODELAY on every accepted socket)
+/// until `shutdown` resolves; then end sessions and streams and wait for
+/// requests in flight.
+pub async fn serve_http<F>(
+    listener: tokio::net::TcpListener,
+    state: HttpState,
+    shutdown: F,
+) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let token = state.shutdown_token();
+    let router = http_router(state);
+    let listener = listener.tap_io(|tcp| {
+        // Small JSON-RPC answers must not wait for Nagle's algorithm.
+        if let Err(error) = tcp.set_nodelay(true) {
+            tracing::debug!(%error, "could not set TCP_NODELAY");
+        }
+    });
+    axum::serve(listener, router)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            token.cancel();
+        })
+        .await
+}
+
+/// A JSON error response of this layer.
+fn error_response(status: StatusCode, code: &str, message: &str) -> Response {
+    (status, Json(json!({ "error": { "code": code, "message": message } }))).into_response()
+}

@@ -1,0 +1,135 @@
+//! Step 1 of every request: the Host/Origin check against DNS rebinding.
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, Uri, header, uri::Authority};
+use axum::middleware::Next;
+use axum::response::Response;
+
+use super::{Shared, error_response};
+
+/// One allowed host: a name or address, and a port or any port.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct HostRule {
+    host: String,
+    port: Option<u16>,
+}
+
+impl HostRule {
+    pub(super) fn parse(text: &str) -> Option<Self> {
+        let text = text.trim();
+        // A bare IPv6 address (`::1`) is written with brackets in a Host header.
+        let text = if text.matches(':').count() > 1 && !text.starts_with('[') {
+            format!("[{text}]")
+        } else {
+            text.to_owned()
+        };
+        let authority: Authority = text.parse().ok()?;
+        Some(Self { host: authority.host().to_ascii_lowercase(), port: authority.port_u16() })
+    }
+
+    fn allows(&self, host: &str, port: Option<u16>) -> bool {
+        self.host == host && self.port.is_none_or(|p| Some(p) == port)
+    }
+}
+
+fn host_allowed(rules: &[HostRule], authority: &Authority) -> bool {
+    let host = authority.host().to_ascii_lowercase();
+    rules.iter().any(|rule| rule.allows(&host, authority.port_u16()))
+}
+
+/// `scheme://host[:port]`, lowercased, without a default port or a trailing slash.
+pub(super) fn normalize_origin(text: &str) -> Option<String> {
+    let uri: Uri = text.trim().trim_end_matches('/').parse().ok()?;
+    let scheme = uri.scheme_str()?.to_ascii_lowercase();
+    let authority = uri.authority()?;
+    if uri.path() != "/" && !uri.path().is_empty() {
+        return None;
+    }
+    let default = match scheme.as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return None,
+    };
+    let host = authority.host().to_ascii_lowercase();
+    Some(match authority.port_u16() {
+        Some(port) if port != default => format!("{scheme}://{host}:{port}"),
+        _ => format!("{scheme}://{host}"),
+    })
+}
+
+pub(super) async fn guard_origin(
+    State(shared): State<Arc<Shared>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| request.uri().authority().map(ToString::to_string));
+    let Some(authority) = host.as_deref().and_then(|h| h.parse::<Authority>().ok()) else {
+        return error_response(StatusCode::FORBIDDEN, "FORBIDDEN", "the request has no valid Host header");
+    };
+    if !host_allowed(&shared.hosts, &authority) {
+        tracing::warn!(host = %authority, "refused a request for a foreign Host (possible DNS rebinding)");
+        return error_response(StatusCode::FORBIDDEN, "FORBIDDEN", "this Host is not served here");
+    }
+    if let Some(origin) = request.headers().get(header::ORIGIN)
+        && !origin_allowed(&shared, origin)
+    {
+        tracing::warn!(origin = ?origin, "refused a request from a foreign Origin");
+        return error_response(StatusCode::FORBIDDEN, "FORBIDDEN", "this Origin may not call this server");
+    }
+    next.run(request).await
+}
+
+fn origin_allowed(shared: &Shared, origin: &HeaderValue) -> bool {
+    let Some(origin) = origin.to_str().ok().and_then(normalize_origin) else {
+        // `null`, opaque or malformed origins are never allowed.
+        return false;
+    };
+    if shared.origins.contains(&origin) {
+        return true;
+    }
+    origin
+        .split_once("://")
+        .and_then(|(_, authority)| authority.parse::<Authority>().ok())
+        .is_some_and(|authority| host_allowed(&shared.hosts, &authority))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(list: &[&str]) -> Vec<HostRule> {
+        list.iter().filter_map(|h| HostRule::parse(h)).collect()
+    }
+
+    #[test]
+    fn hosts_match_with_and_without_ports() {
+        let rules = rules(&["localhost", "127.0.0.1", "::1", "api.example.com:8443"]);
+        let ok = |h: &str| host_allowed(&rules, &h.parse::<Authority>().unwrap());
+        assert!(ok("localhost"));
+        assert!(ok("LOCALHOST:8080"));
+        assert!(ok("127.0.0.1:1"));
+        assert!(ok("[::1]:9000"));
+        assert!(ok("api.example.com:8443"));
+        assert!(!ok("api.example.com"));
+        assert!(!ok("api.example.com:443"));
+        assert!(!ok("evil.example"));
+        assert!(!ok("localhost.evil.example"));
+        assert!(!ok("127.0.0.2"));
+    }
+
+    #[test]
+    fn origins_are_normalized() {
+        assert_eq!(normalize_origin("http://LOCALHOST:80/").as_deref(), Some("http://localhost"));
+        assert_eq!(normalize_origin("https://a.example:8443").as_deref(), Some("https://a.example:8443"));
+        assert_eq!(normalize_origin("null"), None);
+        assert_eq!(normalize_origin("file:///etc"), None);
+        assert_eq!(normalize_origin("https://a.example/path"), None);
+    }
+}

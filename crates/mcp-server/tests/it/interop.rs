@@ -1,0 +1,100 @@
+//! Interop with the official MCP Python SDK: `tests/python/client_check.py`
+//! against the real server over streamable HTTP (sessions and stateless,
+//! the `initialize` handshake and the `server/discover` lifecycle) and over
+//! stdio (the `stdio_demo` example, which `cargo test` builds).
+//!
+//! Needs a Python with the `mcp` package: `TOOLGATE_PYTHON` names the
+//! interpreter (default `python3`). Without one the tests print why they
+//! skipped, unless `TOOLGATE_REQUIRE_INTEROP=1`, under which that is a failure.
+//!
+//! ```text
+//! python3 -m venv target/interop-venv && target/interop-venv/bin/pip install mcp
+//! TOOLGATE_PYTHON=target/interop-venv/bin/python cargo test -p mcp-server --test it interop::
+//! ```
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::common::TestServer;
+use mcp_server::{Exposure, HttpConfig, SessionMode};
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/client_check.py");
+
+/// The Python to use, or why there is none (a failure under `TOOLGATE_REQUIRE_INTEROP=1`).
+fn python() -> Option<String> {
+    let mut python = std::env::var("TOOLGATE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+    // A relative path (e.g. `target/interop-venv/bin/python`) is relative to the workspace root.
+    if python.contains('/') && !python.starts_with('/') {
+        python = format!("{}/../../{python}", env!("CARGO_MANIFEST_DIR"));
+    }
+    let found = std::process::Command::new(&python)
+        .args(["-c", "import mcp"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let why = match found {
+        Ok(status) if status.success() => return Some(python),
+        Ok(_) => format!("`{python}` has no `mcp` module (pip install mcp)"),
+        Err(error) => format!("`{python}` cannot be run ({error})"),
+    };
+    assert!(
+        std::env::var("TOOLGATE_REQUIRE_INTEROP").as_deref() != Ok("1"),
+        "TOOLGATE_REQUIRE_INTEROP=1 but {why}"
+    );
+    eprintln!("skipped: {why}; set TOOLGATE_PYTHON to a Python with `mcp` installed");
+    None
+}
+
+/// Run the checker; panic with its output when it fails.
+async fn check(python: &str, args: &[&str]) {
+    let output = tokio::time::timeout(
+        Duration::from_secs(180),
+        tokio::process::Command::new(python).arg(SCRIPT).args(args).kill_on_drop(true).output(),
+    )
+    .await
+    .expect("client_check.py finishes within 3 minutes")
+    .expect("client_check.py starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    eprintln!("{stdout}");
+    assert!(output.status.success(), "client_check.py {args:?} failed\n{stdout}\n{stderr}");
+    assert!(stdout.contains("PASS"), "{stdout}");
+}
+
+/// `target/<profile>/examples/stdio_demo`, next to this test's `deps` folder.
+fn stdio_demo() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test knows where it is");
+    let profile = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>/deps");
+    let demo = profile.join("examples").join(format!("stdio_demo{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        demo.exists(),
+        "{} is missing; `cargo test` builds it (or `cargo build -p mcp-server --examples`)",
+        demo.display()
+    );
+    demo
+}
+
+#[tokio::test]
+async fn python_sdk_over_streamable_http() {
+    let Some(python) = python() else { return };
+    for sessions in [SessionMode::Stateful, SessionMode::Stateless] {
+        let server =
+            TestServer::start(Exposure::Meta, HttpConfig { sessions, ..HttpConfig::default() }).await;
+        let url = server.url("/mcp");
+        for mode in ["legacy", "auto"] {
+            check(&python, &["--mode", mode, "http", &url, &server.member]).await;
+        }
+        server.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn python_sdk_over_stdio() {
+    let Some(python) = python() else { return };
+    let demo = stdio_demo();
+    let demo = demo.to_str().expect("a UTF-8 path");
+    for mode in ["legacy", "auto"] {
+        check(&python, &["--mode", mode, "stdio", demo, "--user", "mia", "--role", "member"]).await;
+    }
+}

@@ -1,0 +1,94 @@
+//! The web page end to end in headless Chromium: `tests/web/page_check.cjs`
+//! (playwright-core) against the real server. It keeps a screenshot at
+//! `target/e2e/console.png`.
+//!
+//! Needs `node`, Chromium (`TOOLGATE_CHROMIUM`, default `/usr/bin/chromium`,
+//! Debian's `chromium` package) and `playwright-core` from the npm registry
+//! in `TOOLGATE_NODE_MODULES` (default `target/e2e-node/node_modules`).
+//! Without them the test prints why it skipped, unless
+//! `TOOLGATE_REQUIRE_BROWSER=1`, under which that is a failure.
+//!
+//! ```text
+//! apt-get install chromium
+//! mkdir -p target/e2e-node && npm install --prefix target/e2e-node playwright-core
+//! cargo test -p mcp-server --test it web::
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::common::TestServer;
+
+const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/web/page_check.cjs");
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// A path from the environment; relative ones are relative to the workspace root.
+fn env_path(var: &str, default: &str) -> PathBuf {
+    let path = PathBuf::from(std::env::var(var).unwrap_or_else(|_| default.to_owned()));
+    if path.is_absolute() { path } else { workspace().join(path) }
+}
+
+/// (chromium, node_modules), or why they are missing.
+fn tools() -> Result<(PathBuf, PathBuf), String> {
+    let chromium = env_path("TOOLGATE_CHROMIUM", "/usr/bin/chromium");
+    if !chromium.exists() {
+        return Err(format!("no Chromium at {} (apt-get install chromium)", chromium.display()));
+    }
+    let modules = env_path("TOOLGATE_NODE_MODULES", "target/e2e-node/node_modules");
+    let found = std::process::Command::new("node")
+        .args(["-e", "require('playwright-core')"])
+        .env("NODE_PATH", &modules)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    match found {
+        Ok(status) if status.success() => Ok((chromium, modules)),
+        Ok(_) => Err(format!("no playwright-core in {} (npm install playwright-core)", modules.display())),
+        Err(error) => Err(format!("`node` cannot be run ({error})")),
+    }
+}
+
+#[tokio::test]
+async fn the_page_shows_tools_skills_and_the_live_trace() {
+    let (chromium, modules) = match tools() {
+        Ok(found) => found,
+        Err(why) => {
+            assert!(
+                std::env::var("TOOLGATE_REQUIRE_BROWSER").as_deref() != Ok("1"),
+                "TOOLGATE_REQUIRE_BROWSER=1 but {why}"
+            );
+            eprintln!("skipped: {why}");
+            return;
+        }
+    };
+    let server = TestServer::default().await;
+    let shots = workspace().join("target/e2e");
+    std::fs::create_dir_all(&shots).unwrap();
+    let screenshot = shots.join("console.png");
+    let _ = std::fs::remove_file(&screenshot);
+    let output = tokio::time::timeout(
+        Duration::from_secs(120),
+        tokio::process::Command::new("node")
+            .arg(SCRIPT)
+            .args([server.base.as_str(), server.admin.as_str(), server.member.as_str()])
+            .arg(&screenshot)
+            .env("NODE_PATH", &modules)
+            .env("CHROMIUM", &chromium)
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("page_check.cjs finishes within 2 minutes")
+    .expect("node starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    eprintln!("{stdout}");
+    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(stdout.contains("PASS web"));
+    let png = std::fs::read(&screenshot).expect("a screenshot was kept");
+    assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{} bytes", png.len());
+    server.stop().await;
+}

@@ -1,0 +1,121 @@
+//! The rules a route table's paths and fields must keep, each problem said with its fix.
+
+use std::collections::HashSet;
+
+use serde_json::json;
+use tool_core::names::is_injected_field;
+
+use super::field::{Field, FieldType, Shape};
+use super::{FIELD_NAME, PATH_VAR};
+
+pub(super) fn check_path(path: &str, at: &str, problems: &mut Vec<String>) {
+    if !path.starts_with('/') {
+        problems.push(format!("{at}: `path` {path:?} must start with `/`"));
+    }
+    let rest = PATH_VAR.replace_all(path, "");
+    if rest.contains('{') || rest.contains('}') {
+        problems.push(format!(
+            "{at}: `path` {path:?} has a malformed variable; write `{{name}}` with name `[A-Za-z_][A-Za-z0-9_]*`"
+        ));
+    }
+}
+
+pub(super) fn check_field(field: &Field, at: &str, problems: &mut Vec<String>) {
+    if !FIELD_NAME.is_match(&field.name) {
+        problems.push(format!("{at}: the name must match `[A-Za-z_][A-Za-z0-9_]*` (at most 64 characters)"));
+    }
+    if is_injected_field(&field.name) {
+        problems.push(format!(
+            "{at}: `{}` comes from the call context (caller identity), never from the model; remove the field",
+            field.name
+        ));
+    }
+    check_shape(&field.shape(), at, problems);
+}
+
+fn check_shape(shape: &Shape<'_>, at: &str, problems: &mut Vec<String>) {
+    let ty = shape.ty;
+    if shape.format.is_some() && ty != FieldType::String {
+        problems.push(format!("{at}: `format` applies to strings only, the type is {}", ty.as_str()));
+    }
+    if (shape.minimum.is_some() || shape.maximum.is_some()) && !ty.is_numeric() {
+        problems
+            .push(format!("{at}: `minimum`/`maximum` apply to numbers only, the type is {}", ty.as_str()));
+    }
+    for (name, v) in [("minimum", shape.minimum), ("maximum", shape.maximum)] {
+        if v.is_some_and(|v| !v.is_finite()) {
+            problems.push(format!("{at}: `{name}` must be a finite number"));
+        }
+    }
+    if let (Some(lo), Some(hi)) = (shape.minimum, shape.maximum)
+        && lo > hi
+    {
+        problems.push(format!("{at}: `minimum` {lo} is above `maximum` {hi}"));
+    }
+    if (shape.pattern.is_some() || shape.min_length.is_some() || shape.max_length.is_some())
+        && ty != FieldType::String
+    {
+        problems.push(format!("{at}: `pattern`/`min_length`/`max_length` apply to strings only"));
+    }
+    if let (Some(lo), Some(hi)) = (shape.min_length, shape.max_length)
+        && lo > hi
+    {
+        problems.push(format!("{at}: `min_length` {lo} is above `max_length` {hi}"));
+    }
+    if let Some(pattern) = shape.pattern
+        && jsonschema::draft202012::new(&json!({ "pattern": pattern })).is_err()
+    {
+        problems.push(format!("{at}: `pattern` {pattern:?} is not a valid regular expression"));
+    }
+    if (shape.min_items.is_some() || shape.max_items.is_some()) && ty != FieldType::Array {
+        problems.push(format!("{at}: `min_items`/`max_items` apply to arrays only"));
+    }
+    if let (Some(lo), Some(hi)) = (shape.min_items, shape.max_items)
+        && lo > hi
+    {
+        problems.push(format!("{at}: `min_items` {lo} is above `max_items` {hi}"));
+    }
+    if let Some(values) = shape.enum_values {
+        if values.is_empty() {
+            problems.push(format!("{at}: `enum` is empty"));
+        }
+        for v in values {
+            let fits = match ty {
+                FieldType::String => v.is_string(),
+                FieldType::Integer => v.is_i64() || v.is_u64(),
+                FieldType::Number => v.is_number(),
+                FieldType::Boolean => v.is_boolean(),
+                FieldType::Array | FieldType::Object => false,
+            };
+            if !fits {
+                problems.push(format!("{at}: `enum` value {v} is not of type {}", ty.as_str()));
+            }
+        }
+    }
+    match ty {
+        FieldType::Array => match shape.items {
+            None => problems.push(format!(
+                "{at}: an array needs `items` (e.g. `items = {{ type = \"string\" }}`); models need exact types"
+            )),
+            Some(items) => check_shape(&items.shape(), &format!("{at} items"), problems),
+        },
+        _ if shape.items.is_some() => problems.push(format!("{at}: `items` applies to arrays only")),
+        _ => {}
+    }
+    match ty {
+        FieldType::Object if shape.fields.is_empty() => problems.push(format!(
+            "{at}: an object needs `fields` (its keys and their types); models need exact schemas"
+        )),
+        FieldType::Object => {
+            let mut names = HashSet::new();
+            for f in shape.fields {
+                if !names.insert(f.name.as_str()) {
+                    problems.push(format!("{at}: field `{}` is declared twice", f.name));
+                }
+                check_field(f, &format!("{at}.{}", f.name), problems);
+            }
+        }
+        _ if !shape.fields.is_empty() => problems.push(format!("{at}: `fields` applies to objects only")),
+        _ => {}
+    }
+}

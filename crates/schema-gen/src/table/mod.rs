@@ -1,0 +1,355 @@
+//! Route tables: one tool whose operations are rows (op, method, path, fields),
+//! read from TOML or JSON data files and turned into one JSON Schema 2020-12.
+
+mod check;
+mod field;
+mod schema;
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tool_core::names::{is_injected_field, is_tool_name};
+use tool_core::{Effect, SCHEMA_DIALECT, ToolSpec};
+
+use self::check::{check_field, check_path};
+pub use self::field::{Field, FieldType, Items};
+#[cfg(test)]
+use self::schema::number;
+use self::schema::route_schema;
+use crate::{Error, Result};
+
+/// The property that selects the operation in a route-table schema.
+pub const OP_FIELD: &str = "op";
+
+fn guest() -> String {
+    "guest".to_string()
+}
+
+/// A route table: one tool whose operations share one schema (`oneOf`, one
+/// branch per operation, the branch chosen by `op`).
+///
+/// ```
+/// let table = schema_gen::RouteTable::from_toml_str(r#"
+/// tool = "query_weight"
+/// description = "Body weight measurements of the caller."
+/// domain = "body"
+///
+/// [[routes]]
+/// op = "get_weight"
+/// method = "GET"
+/// path = "/body/weight/{date}"
+/// summary = "Weight measured on one day"
+/// "#).unwrap();
+/// let schema = table.schema();
+/// assert_eq!(schema["oneOf"][0]["required"], serde_json::json!(["op", "date"]));
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteTable {
+    /// Tool name, verb_noun, e.g. `query_nutrition`.
+    pub tool: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// Business domain, e.g. `nutrition`.
+    pub domain: String,
+    /// Lowest role that may use the tool (default `guest`).
+    #[serde(default = "guest")]
+    pub required_role: String,
+    /// Free tags for discovery.
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// The operations.
+    pub routes: Vec<Route>,
+}
+
+/// One operation of a route table.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Route {
+    /// Operation name, snake_case, unique in the table; the value of `op`.
+    pub op: String,
+    /// HTTP method of the backend call.
+    pub method: Method,
+    /// Path template with `{variables}`, e.g. `/body/measurements/{date}`.
+    pub path: String,
+    /// One line for the model: what the operation does.
+    pub summary: String,
+    /// The parameters besides the path variables (path variables may be
+    /// declared here too, to give them a type and a description).
+    #[serde(default)]
+    pub fields: Vec<Field>,
+}
+
+/// HTTP method of a route. Written `GET`, `POST`, ... (lowercase accepted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Method {
+    /// Read.
+    #[serde(alias = "get")]
+    Get,
+    /// Create (not idempotent).
+    #[serde(alias = "post")]
+    Post,
+    /// Replace (idempotent).
+    #[serde(alias = "put")]
+    Put,
+    /// Partial update (not idempotent).
+    #[serde(alias = "patch")]
+    Patch,
+    /// Delete (idempotent).
+    #[serde(alias = "delete")]
+    Delete,
+}
+
+impl Method {
+    /// `"GET"`, `"POST"`, ...
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+
+    /// Whether the method only reads.
+    pub fn is_read(self) -> bool {
+        self == Method::Get
+    }
+
+    /// Whether repeating the call has the effect of one call (HTTP semantics).
+    pub fn is_idempotent(self) -> bool {
+        matches!(self, Method::Get | Method::Put | Method::Delete)
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The pattern added to every `format: date` string, so a date is checked
+/// by shape even where formats are annotations only.
+pub const DATE_PATTERN: &str = r"^\d{4}-\d{2}-\d{2}$";
+
+pub(crate) static PATH_VAR: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\{([A-Za-z_][A-Za-z0-9_]*)\}").expect("a literal regex"));
+
+pub(crate) static OP_NAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[a-z][a-z0-9_]{0,63}$").expect("a literal regex"));
+
+pub(crate) static FIELD_NAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$").expect("a literal regex"));
+
+/// The `{variables}` of a path template, in order of appearance, each once.
+///
+/// ```
+/// assert_eq!(schema_gen::path_variables("/users/{id}/posts/{post_id}/{id}"), ["id", "post_id"]);
+/// ```
+pub fn path_variables(path: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for cap in PATH_VAR.captures_iter(path) {
+        let name = &cap[1];
+        if !out.iter().any(|n| n == name) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// `first` then `second`, in order, every name once.
+///
+/// ```
+/// let a = ["op".to_string(), "date".to_string()];
+/// let b = ["date".to_string(), "meal".to_string()];
+/// assert_eq!(schema_gen::merge_required(&a, &b), ["op", "date", "meal"]);
+/// ```
+pub fn merge_required(first: &[String], second: &[String]) -> Vec<String> {
+    let mut seen: HashSet<&str> = HashSet::with_capacity(first.len() + second.len());
+    let mut out = Vec::with_capacity(first.len() + second.len());
+    for name in first.iter().chain(second) {
+        if seen.insert(name.as_str()) {
+            out.push(name.clone());
+        }
+    }
+    out
+}
+
+impl RouteTable {
+    /// Parse a TOML route table and check it.
+    pub fn from_toml_str(text: &str) -> Result<Self> {
+        let table: Self =
+            toml::from_str(text).map_err(|e| Error::Parse { format: "TOML", message: e.to_string() })?;
+        table.check()?;
+        Ok(table)
+    }
+
+    /// Parse a JSON route table and check it.
+    pub fn from_json_str(text: &str) -> Result<Self> {
+        let table: Self = serde_json::from_str(text)
+            .map_err(|e| Error::Parse { format: "JSON", message: e.to_string() })?;
+        table.check()?;
+        Ok(table)
+    }
+
+    /// Read a route table file: `.toml` or `.json` by extension.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let in_file = |e: Error| Error::File { path: path.to_path_buf(), error: Box::new(e) };
+        let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        let parse: fn(&str) -> Result<Self> = match ext.as_deref() {
+            Some("toml") => Self::from_toml_str,
+            Some("json") => Self::from_json_str,
+            _ => {
+                return Err(in_file(Error::Extension));
+            }
+        };
+        let text =
+            std::fs::read_to_string(path).map_err(|source| Error::Io { path: path.to_path_buf(), source })?;
+        parse(&text).map_err(in_file)
+    }
+
+    /// The route of an operation.
+    pub fn route(&self, op: &str) -> Option<&Route> {
+        self.routes.iter().find(|r| r.op == op)
+    }
+
+    /// The operation names, in table order.
+    pub fn ops(&self) -> impl Iterator<Item = &str> {
+        self.routes.iter().map(|r| r.op.as_str())
+    }
+
+    /// Check everything a table can get wrong, reporting every problem at once.
+    pub fn check(&self) -> Result<()> {
+        let mut problems = Vec::new();
+        if !is_tool_name(&self.tool) {
+            problems.push(format!(
+                "`tool = {:?}` is not a verb_noun snake_case name (e.g. `query_nutrition`)",
+                self.tool
+            ));
+        }
+        for (what, value) in [
+            ("description", &self.description),
+            ("domain", &self.domain),
+            ("required_role", &self.required_role),
+        ] {
+            if value.trim().is_empty() {
+                problems.push(format!("`{what}` is empty"));
+            }
+        }
+        if self.routes.is_empty() {
+            problems.push("`routes` is empty; add at least one [[routes]] entry".to_string());
+        }
+        let mut ops = HashSet::new();
+        for (i, route) in self.routes.iter().enumerate() {
+            let at = format!("routes[{i}] (op `{}`)", route.op);
+            if !OP_NAME.is_match(&route.op) {
+                problems.push(format!("{at}: `op` must be snake_case (`[a-z][a-z0-9_]*`, at most 64 chars)"));
+            }
+            if !ops.insert(route.op.as_str()) {
+                problems.push(format!("{at}: op `{}` appears twice; ops must be unique", route.op));
+            }
+            if route.summary.trim().is_empty() {
+                problems.push(format!("{at}: `summary` is empty; write one line for the model"));
+            }
+            check_path(&route.path, &at, &mut problems);
+            let vars = path_variables(&route.path);
+            let mut names = HashSet::new();
+            for field in &route.fields {
+                if !names.insert(field.name.as_str()) {
+                    problems.push(format!("{at}: field `{}` is declared twice", field.name));
+                }
+                if field.name == OP_FIELD {
+                    problems.push(format!("{at}: a field may not be called `op`; it selects the operation"));
+                }
+                if vars.contains(&field.name) && matches!(field.ty, FieldType::Array | FieldType::Object) {
+                    problems.push(format!(
+                        "{at}: path variable `{}` is declared as {}; a path variable must be a string, number or boolean",
+                        field.name,
+                        field.ty.as_str()
+                    ));
+                }
+                check_field(field, &format!("{at}: field `{}`", field.name), &mut problems);
+            }
+            for var in &vars {
+                if var == OP_FIELD || is_injected_field(var) {
+                    problems.push(format!(
+                        "{at}: path variable `{var}` cannot be a parameter (reserved or injected from the call context)"
+                    ));
+                }
+            }
+        }
+        if problems.is_empty() {
+            self.effect().map(|_| ())
+        } else {
+            Err(Error::Invalid { tool: self.tool.clone(), problems })
+        }
+    }
+
+    /// The JSON Schema 2020-12 of the tool: root `type: object` with one
+    /// `oneOf` branch per operation, `op` locked by `const`, every branch closed.
+    pub fn schema(&self) -> Value {
+        let branches: Vec<Value> = self.routes.iter().map(route_schema).collect();
+        json!({
+            "$schema": SCHEMA_DIALECT,
+            "type": "object",
+            "oneOf": branches,
+        })
+    }
+
+    /// All GET: `Read`. All writes: `Write`, idempotent when every method is
+    /// PUT or DELETE. Reads and writes mixed: an error (they are different tools).
+    pub fn effect(&self) -> Result<Effect> {
+        let (reads, writes): (Vec<&Route>, Vec<&Route>) =
+            self.routes.iter().partition(|r| r.method.is_read());
+        match (reads.is_empty(), writes.is_empty()) {
+            (_, true) => Ok(Effect::Read),
+            (true, false) => {
+                Ok(Effect::Write { idempotent: writes.iter().all(|r| r.method.is_idempotent()) })
+            }
+            (false, false) => Err(Error::MixedEffect {
+                tool: self.tool.clone(),
+                reads: reads.iter().map(|r| r.op.clone()).collect(),
+                writes: writes.iter().map(|r| format!("{} ({})", r.op, r.method)).collect(),
+            }),
+        }
+    }
+
+    /// The tool's spec: schema, effect, role, domain and tags; checked with
+    /// [`ToolSpec::check`].
+    pub fn spec(&self) -> Result<ToolSpec> {
+        self.check()?;
+        let spec = ToolSpec::new(self.tool.clone(), self.description.clone(), self.schema())
+            .with_effect(self.effect()?)
+            .with_role(self.required_role.clone())
+            .with_domain(self.domain.clone())
+            .with_tags(self.tags.iter().cloned());
+        spec.check()?;
+        Ok(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn regexes_compile() {
+        assert!(PATH_VAR.is_match("{a}"));
+        assert!(OP_NAME.is_match("get_x"));
+        assert!(FIELD_NAME.is_match("_x1"));
+    }
+
+    #[test]
+    fn numbers_print_without_fraction_when_whole() {
+        assert_eq!(number(1.0), json!(1));
+        assert_eq!(number(-2.5), json!(-2.5));
+        assert_eq!(number(1e300), json!(1e300));
+    }
+}

@@ -1,0 +1,97 @@
+//! One route, or one field, as JSON Schema 2020-12.
+
+use serde_json::{Map, Value, json};
+
+use super::field::{FieldType, Shape};
+use super::{DATE_PATTERN, OP_FIELD, Route, merge_required, path_variables};
+
+pub(super) fn route_schema(route: &Route) -> Value {
+    let vars = path_variables(&route.path);
+    let mut properties = Map::new();
+    properties.insert(OP_FIELD.to_string(), json!({ "const": route.op, "description": route.summary }));
+    for var in &vars {
+        if !route.fields.iter().any(|f| f.name == *var) {
+            properties.insert(
+                var.clone(),
+                json!({ "type": "string", "minLength": 1, "description": format!("Path parameter `{var}`.") }),
+            );
+        }
+    }
+    for field in &route.fields {
+        properties.insert(field.name.clone(), shape_schema(&field.shape()));
+    }
+    let declared: Vec<String> = route.fields.iter().filter(|f| f.required).map(|f| f.name.clone()).collect();
+    let mut head = Vec::with_capacity(1 + vars.len());
+    head.push(OP_FIELD.to_string());
+    head.extend(vars);
+    let required = merge_required(&head, &declared);
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+/// A number as JSON: whole numbers without a fraction (`1`, not `1.0`).
+pub(crate) fn number(n: f64) -> Value {
+    if n.fract() == 0.0 && n.abs() < 9.0e15 {
+        Value::from(n as i64)
+    } else {
+        serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number)
+    }
+}
+
+fn shape_schema(shape: &Shape<'_>) -> Value {
+    let mut s = Map::new();
+    s.insert("type".into(), shape.ty.as_str().into());
+    if let Some(d) = shape.description {
+        s.insert("description".into(), d.into());
+    }
+    if let Some(f) = shape.format {
+        s.insert("format".into(), f.into());
+    }
+    match (shape.pattern, shape.format) {
+        (Some(p), _) => {
+            s.insert("pattern".into(), p.into());
+        }
+        (None, Some("date")) => {
+            s.insert("pattern".into(), DATE_PATTERN.into());
+        }
+        _ => {}
+    }
+    if let Some(values) = shape.enum_values {
+        s.insert("enum".into(), Value::Array(values.to_vec()));
+    }
+    if let Some(n) = shape.minimum {
+        s.insert("minimum".into(), number(n));
+    }
+    if let Some(n) = shape.maximum {
+        s.insert("maximum".into(), number(n));
+    }
+    if let Some(n) = shape.min_length {
+        s.insert("minLength".into(), n.into());
+    }
+    if let Some(n) = shape.max_length {
+        s.insert("maxLength".into(), n.into());
+    }
+    if let Some(n) = shape.min_items {
+        s.insert("minItems".into(), n.into());
+    }
+    if let Some(n) = shape.max_items {
+        s.insert("maxItems".into(), n.into());
+    }
+    if let Some(items) = shape.items {
+        s.insert("items".into(), shape_schema(&items.shape()));
+    }
+    if shape.ty == FieldType::Object {
+        let props: Map<String, Value> =
+            shape.fields.iter().map(|f| (f.name.clone(), shape_schema(&f.shape()))).collect();
+        let required: Vec<&str> =
+            shape.fields.iter().filter(|f| f.required).map(|f| f.name.as_str()).collect();
+        s.insert("properties".into(), Value::Object(props));
+        s.insert("required".into(), json!(required));
+        s.insert("additionalProperties".into(), false.into());
+    }
+    Value::Object(s)
+}

@@ -1,0 +1,7 @@
+//! The integration tests of `skills`, one binary (each module links once).
+
+mod common;
+mod guide;
+mod load;
+mod orchestrate;
+mod props;
