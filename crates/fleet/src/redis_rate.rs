@@ -76,6 +76,19 @@ impl RedisRateStore {
         Ok(conn)
     }
 
+    /// Whether Redis answers (for `/readyz`).
+    pub async fn ping(&self) -> Result<(), RateStoreError> {
+        let mut conn = self.connection().await?;
+        match tokio::time::timeout(TIMEOUT, redis::cmd("PING").query_async::<String>(&mut conn)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => {
+                *self.conn.lock().await = None;
+                Err(RateStoreError(format!("Redis: {}", e.kind_name())))
+            }
+            Err(_) => Err(RateStoreError("Redis did not answer in time".into())),
+        }
+    }
+
     async fn eval<T: redis::FromRedisValue>(
         &self,
         script: &str,

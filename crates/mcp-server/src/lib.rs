@@ -42,10 +42,16 @@
 //! | `GET /api/whoami` | any valid key | `{user_id, role, key_id, exposure, can_trace}` |
 //! | `GET /api/tools?name=&domain=&tag=&effect=` | any valid key | the tools this caller may use |
 //! | `GET /api/skills` | any valid key | the skills this caller may read |
+//! | `GET /api/audit?user=&tool=&outcome=&since=&limit=` | the highest role | the audit trail, newest first (`{records: [...]}`) |
+//! | `GET /healthz` | anyone, any Host | `{"status": "ok"}` while the process serves |
+//! | `GET /readyz` | anyone, any Host | `200` when every [`Probe`] passes (database, Redis, ...), else `503`; `{status, checks}` |
+//! | `GET /metrics` | loopback peers, or [`HttpConfig::metrics_token`] | Prometheus text: calls by tool, role and outcome, latency per tool, in flight, sessions, rate-limit refusals, and any [`MetricsSource`] |
 //! | `GET /trace` | [`HttpConfig::trace_role`] and above (the highest role by default) | SSE: a `ready` event, then one `trace` event (a `gateway::TraceEvent` as JSON, secrets redacted) per execution; `lagged` when a slow reader missed some |
 //!
 //! Every request is checked in this order: Host/Origin (`403`), bearer key
-//! (`401`, except `/`), body size (`413`), session owner (`404`). Error
+//! (`401`, except `/`), requests per key ([`HttpConfig::http_rate`]: `429`
+//! with `Retry-After`), body size (`413`), session owner (`404`).
+//! `/healthz`, `/readyz` and `/metrics` are outside these checks. Error
 //! bodies are `{"error": {"code", "message"}}`. See [`http_router`]
 //! for the details, and [`KeyStore`] for why keys are stored as SHA-256 digests.
 //!
@@ -87,7 +93,10 @@ mod stdio;
 pub use error::{Error, Result};
 pub use exposure::{Exposure, ParseExposureError};
 pub use handler::{CATALOG_PROMPT, GUIDE_PROMPT_PREFIX, McpServer, tool_listing};
-pub use http::{CredentialHook, DEFAULT_LISTEN, HttpConfig, HttpState, SessionMode, http_router, serve_http};
+pub use http::{
+    CredentialHook, DEFAULT_LISTEN, HttpConfig, HttpRate, HttpState, MetricsSource, Probe, SessionMode,
+    http_router, serve_http,
+};
 pub use keys::{CreatedKey, KEY_PREFIX, KeyInfo, KeyStore, MIGRATIONS_TABLE, VerifiedKey};
 pub use stdio::{serve_io, serve_stdio};
 

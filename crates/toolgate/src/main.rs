@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 mod cmd;
+mod logs;
 
 /// Stands between LLM agents and business systems: typed tools, one envelope, MCP.
 #[derive(Debug, Parser)]
@@ -25,7 +26,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_tracing();
+    logs::init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -41,11 +42,4 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
-}
-
-fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    // Logs go to stderr: stdout carries results (and the MCP stdio stream).
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }

@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 use clap::Subcommand;
 use toolgate::{App, Config};
 
+mod audit;
 mod call;
 mod inspect;
 mod keys;
@@ -35,6 +36,8 @@ impl Globals {
 pub(crate) enum Command {
     /// Serve MCP over streamable HTTP at /mcp (or over stdio).
     Serve(serve::Args),
+    /// Read the audit trail: write calls and refused calls, newest first.
+    Audit(audit::Args),
     /// Manage API keys (stored hashed).
     Keys {
         #[command(subcommand)]
@@ -71,6 +74,7 @@ impl Command {
                 serve::run(args, &config).await
             }
             Command::Keys { action } => keys::run(action, &config).await,
+            Command::Audit(args) => audit::run(args, &config).await,
             Command::Call(args) => call::run(args, &start(&config).await?).await,
             Command::Tools(args) => inspect::tools(args, &start(&config).await?),
             Command::Schema(args) => inspect::schema(args, &start(&config).await?),

@@ -57,7 +57,9 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
         mcp_server::serve_stdio(app.gateway.clone(), caller, exposure).await?;
         return Ok(ExitCode::SUCCESS);
     }
-    let keys = mcp_server::KeyStore::connect(&toolgate::wiring::sqlite_create(&config.database.url)).await?;
+    let keys = mcp_server::KeyStore::connect(&toolgate::wiring::sqlite_create(&config.database.url))
+        .await?
+        .with_cache_ttl(std::time::Duration::from_millis(config.server.key_cache_ms));
     let demo_keys = if args.demo { toolgate::serve::demo_setup(&app, &keys).await? } else { Vec::new() };
     let mut http = mcp_server::HttpConfig {
         max_body_bytes: config.server.max_body_bytes,
@@ -66,8 +68,13 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
         } else {
             mcp_server::SessionMode::Stateful
         },
+        metrics_token: config.server.metrics_token.clone(),
+        http_rate: config.rate_limits.http(),
         ..mcp_server::HttpConfig::default()
     };
+    if let (Some(audit), Some(days)) = (&app.audit, config.audit.retention_days) {
+        toolgate::serve::spawn_audit_retention(audit.clone(), days);
+    }
     http.allowed_hosts.extend(config.server.allowed_hosts.iter().cloned());
     if let Some(role) = args.allow_anonymous {
         check_role(app.gateway.policy().hierarchy(), &role, "--allow-anonymous: ")?;
@@ -81,6 +88,7 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
         print!("{}", toolgate::serve::demo_banner(&url, &demo_keys));
     }
     println!("toolgate serving MCP at {url}/mcp ({exposure} exposure); Ctrl-C stops it");
+    tracing::info!(%url, %exposure, instance = %toolgate::wiring::instance_name(config), "serving MCP");
     let _ = std::io::stdout().flush();
     let state = toolgate::serve::http_state(&app, keys, exposure, http);
     mcp_server::serve_http(listener, state, shutdown_signal()).await?;
