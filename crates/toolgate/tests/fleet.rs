@@ -179,15 +179,15 @@ fn haproxy_config(dir: &Path, front: (u16, u16), stateless: [&str; 2], sticky: [
     let host = |url: &str| url.trim_start_matches("http://").to_owned();
     let text = format!(
         "global\n  maxconn 1024\n\
-         defaults\n  mode http\n  timeout connect 1s\n  timeout client 30s\n  timeout server 30s\n  option redispatch\n  retries 2\n  retry-on conn-failure\n\
+         defaults\n  mode http\n  timeout connect 1s\n  timeout client 30s\n  timeout server 30s\n  timeout check 2s\n  option redispatch\n  retries 2\n  retry-on conn-failure\n\
          \x20 errorfile 502 {e502}\n  errorfile 503 {e503}\n  errorfile 504 {e504}\n\
          frontend stateless_in\n  bind 127.0.0.1:{a}\n  default_backend toolgate_stateless\n\
          frontend sticky_in\n  bind 127.0.0.1:{b}\n  default_backend toolgate_sticky\n\
          backend toolgate_stateless\n  balance roundrobin\n  option httpchk\n  http-check send meth GET uri /readyz\n\
-         \x20 default-server check inter 200ms fall 1 rise 2\n  server a {s0}\n  server b {s1}\n\
+         \x20 default-server check inter 200ms fall 2 rise 2\n  server a {s0}\n  server b {s1}\n\
          backend toolgate_sticky\n  balance roundrobin\n  option httpchk\n  http-check send meth GET uri /readyz\n\
          \x20 stick-table type string len 64 size 100k expire 30m\n  stick on req.hdr(mcp-session-id)\n  stick store-response res.hdr(mcp-session-id)\n\
-         \x20 default-server check inter 200ms fall 1 rise 2\n  server c {t0}\n  server d {t1}\n",
+         \x20 default-server check inter 200ms fall 2 rise 2\n  server c {t0}\n  server d {t1}\n",
         e502 = e502.display(),
         e503 = e503.display(),
         e504 = e504.display(),
@@ -403,10 +403,14 @@ async fn fleet_behind_haproxy() {
         failures.len(),
         failures.iter().filter(|f| f.1 == 502).count()
     );
-    assert!(failures.len() <= 8, "more failures than calls in flight: {failures:?}");
+    // Failing: what b held when it died (calls it was running, and on a
+    // busy machine connections already queued in its listen backlog), at
+    // most two per client; nothing before the kill, nothing once the
+    // balancer saw it down.
+    assert!(failures.len() <= 16, "more failures than calls b held: {failures:?}");
     for (n, status, env) in &failures {
         assert!(
-            *n + 8 >= killed_at && *n <= killed_at + 16,
+            *n + 8 >= killed_at && *n <= killed_at + 40,
             "call {n} failed away from the kill: {status} {env}"
         );
         // Before the answer began: HAProxy's 502 with a JSON-RPC error; after
