@@ -152,6 +152,15 @@ async fn calls_of(client: &reqwest::Client, url: &str, tool: &str) -> u64 {
         .sum()
 }
 
+/// An address of this machine that is not loopback (the one a route out
+/// would use; no packet is sent), if it has one.
+fn outside_address() -> Option<std::net::IpAddr> {
+    let socket = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    socket.connect("10.255.255.255:9").ok()?;
+    let ip = socket.local_addr().ok()?.ip();
+    (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+}
+
 fn day(days: i64) -> String {
     (chrono::Utc::now().date_naive() + chrono::Duration::days(days)).to_string()
 }
@@ -449,7 +458,8 @@ async fn one_instance_for_operators() {
     let (alice_id, alice) = make_key(&config, "alice", "member");
     let (_, carol) = make_key(&config, "carol", "admin");
     let mut proc = toolgate(&config)
-        .args(["serve", "--stateless", "--listen", "127.0.0.1:0"])
+        // Every address, so that a peer off loopback can be tried on /metrics.
+        .args(["serve", "--stateless", "--listen", "0.0.0.0:0"])
         .env("TOOLGATE_INSTANCE", "ops-1")
         .env("TOOLGATE_LOG", "info")
         .env("TOOLGATE_LOG_FORMAT", "json")
@@ -461,7 +471,7 @@ async fn one_instance_for_operators() {
     let url = loop {
         let line = lines.next().expect("an address").unwrap();
         if let Some(rest) = line.strip_prefix("toolgate serving MCP at ") {
-            break rest.split("/mcp").next().unwrap().to_owned();
+            break rest.split("/mcp").next().unwrap().replace("0.0.0.0", "127.0.0.1");
         }
     };
     let stderr = proc.stderr.take().unwrap();
@@ -493,6 +503,19 @@ async fn one_instance_for_operators() {
     assert_eq!(env["success"], true, "{env}");
     let order_id = env["result"]["order_id"].clone();
 
+    // Metrics off loopback: refused without the token, served with it.
+    match outside_address() {
+        Some(ip) => {
+            let port = url.rsplit(':').next().unwrap();
+            let outside = format!("http://{ip}:{port}/metrics");
+            assert_eq!(client.get(&outside).send().await.unwrap().status(), 403);
+            let wrong = client.get(&outside).bearer_auth("scrape-you").send().await.unwrap();
+            assert_eq!(wrong.status(), 403);
+            let right = client.get(&outside).bearer_auth("scrape-me").send().await.unwrap();
+            assert_eq!(right.status(), 200);
+        }
+        None => eprintln!("skipped the off-loopback /metrics check: this machine has no other address"),
+    }
     // Metrics: loopback reads; the counters carry the calls above.
     let metrics = client.get(format!("{url}/metrics")).send().await.unwrap();
     assert_eq!(metrics.status(), 200);
