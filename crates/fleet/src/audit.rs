@@ -274,6 +274,11 @@ impl SqlAudit {
         Ok(())
     }
 
+    /// The pool's connections: (open, idle, most allowed), for `/metrics`.
+    pub fn pool_use(&self) -> (u32, u32, u32) {
+        dispatch!(self, |pool| (pool.size(), pool.num_idle() as u32, pool.options().get_max_connections()))
+    }
+
     /// Close the pool.
     pub async fn close(&self) {
         dispatch!(self, |pool| pool.close().await)

@@ -101,7 +101,10 @@ pub fn http_state(app: &App, keys: KeyStore, exposure: Exposure, config: HttpCon
         state = state.with_credentials(Arc::new(FitnessCredentials::new(db.clone())));
     }
     if let Some(audit) = &app.audit {
-        state = state.with_audit(audit.clone()).with_probe(Arc::new(DatabaseProbe(audit.clone())));
+        state = state
+            .with_audit(audit.clone())
+            .with_probe(Arc::new(DatabaseProbe(audit.clone())))
+            .with_metrics_source(Arc::new(AuditPoolMetrics(audit.clone())));
     }
     if let Some(store) = &app.rate_store {
         state = state.with_rate_store(store.clone());
@@ -127,6 +130,27 @@ impl mcp_server::Probe for DatabaseProbe {
             tracing::warn!(%error, "readiness: the database does not answer");
             "the database does not answer or its tables are missing".to_owned()
         })
+    }
+}
+
+/// `/metrics`: the audit trail's connection pool (the other stores keep
+/// their pools to themselves until they share one `db::Db`).
+#[derive(Debug)]
+struct AuditPoolMetrics(fleet::SqlAudit);
+
+impl mcp_server::MetricsSource for AuditPoolMetrics {
+    fn render(&self, out: &mut String) {
+        let (open, idle, max) = self.0.pool_use();
+        out.push_str("# HELP toolgate_db_pool_connections Database connections of a pool, by state.\n");
+        out.push_str("# TYPE toolgate_db_pool_connections gauge\n");
+        out.push_str(&format!(
+            "toolgate_db_pool_connections{{pool=\"audit\",state=\"in_use\"}} {}\n",
+            open.saturating_sub(idle)
+        ));
+        out.push_str(&format!("toolgate_db_pool_connections{{pool=\"audit\",state=\"idle\"}} {idle}\n"));
+        out.push_str("# HELP toolgate_db_pool_max_connections Most connections a pool may open.\n");
+        out.push_str("# TYPE toolgate_db_pool_max_connections gauge\n");
+        out.push_str(&format!("toolgate_db_pool_max_connections{{pool=\"audit\"}} {max}\n"));
     }
 }
 
