@@ -14,7 +14,7 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     &["authz", "schema-gen", "db"],
     &["skills"],
     &["gateway"],
-    &["http-tools", "fitness-api", "fleet"],
+    &["http-tools", "fitness-api", "agent", "fleet"],
     &["travel", "fitness"],
     &["mcp-server"],
     &["toolgate"],

@@ -184,6 +184,9 @@ impl Denial {
     }
 }
 
+/// The toolset every deployment has: read tools only (an "info agent").
+pub const READ_ONLY: &str = "read_only";
+
 /// The role hierarchy, overrides and toolsets of one deployment.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Policy {
@@ -261,7 +264,7 @@ impl Policy {
             return Err(Denial::Scope(domains.clone()));
         }
         if let Some(name) = &caller.toolset {
-            match self.toolsets.get(name) {
+            match self.toolset(name) {
                 Some(set) if set.admits(spec) => {}
                 _ => return Err(Denial::Toolset(name.clone())),
             }
@@ -272,6 +275,14 @@ impl Policy {
         } else {
             Err(Denial::Role { required: required.to_string(), have: caller.role.clone() })
         }
+    }
+
+    /// A toolset by name. [`READ_ONLY`] always exists (every read tool, no
+    /// write tool) unless the deployment defines its own under that name.
+    pub fn toolset(&self, name: &str) -> Option<&Toolset> {
+        static BUILT_IN: Toolset =
+            Toolset { read_only: true, tools: Vec::new(), domains: Vec::new(), exclude: Vec::new() };
+        self.toolsets.get(name).or((name == READ_ONLY).then_some(&BUILT_IN))
     }
 
     /// Whether the caller may see (and so call) the tool.
@@ -345,6 +356,13 @@ mod tests {
         assert!(policy.visible(&agent, &tool("query_order", "guest", Effect::Read, "travel")));
         let write = tool("cancel_order", "guest", Effect::Write { idempotent: true }, "travel");
         assert_eq!(policy.decide(&agent, &write), Err(Denial::Toolset("read_only".into())));
+        let built_in = Policy::default();
+        let info_agent = Caller::new("bot", "admin").with_toolset(READ_ONLY);
+        assert!(built_in.toolset(READ_ONLY).is_some(), "read_only exists without configuration");
+        assert!(!built_in.visible(
+            &info_agent,
+            &ToolSpec::new("cancel_x", "d", json!({})).with_effect(Effect::Write { idempotent: true })
+        ));
         let unknown = Caller::new("bot", "admin").with_toolset("nope");
         assert!(!policy.visible(&unknown, &tool("query_order", "guest", Effect::Read, "travel")));
     }

@@ -70,21 +70,26 @@ pub fn classify_code(code: &str) -> ErrorClass {
 /// An error type that may carry a database error; what [`on_pool!`](crate::on_pool)
 /// reads to decide whether to try again on a fresh connection.
 pub trait Classify {
+    /// The database error inside, if any.
+    fn database_error(&self) -> Option<&sqlx::Error>;
+
     /// The class of this error ([`ErrorClass::Permanent`] when it is not a database error).
-    fn class(&self) -> ErrorClass;
+    fn class(&self) -> ErrorClass {
+        self.database_error().map_or(ErrorClass::Permanent, classify)
+    }
 }
 
 impl Classify for sqlx::Error {
-    fn class(&self) -> ErrorClass {
-        classify(self)
+    fn database_error(&self) -> Option<&sqlx::Error> {
+        Some(self)
     }
 }
 
 impl Classify for sqlx::migrate::MigrateError {
-    fn class(&self) -> ErrorClass {
+    fn database_error(&self) -> Option<&sqlx::Error> {
         match self {
-            sqlx::migrate::MigrateError::Execute(e) => classify(e),
-            _ => ErrorClass::Permanent,
+            sqlx::migrate::MigrateError::Execute(e) => Some(e),
+            _ => None,
         }
     }
 }

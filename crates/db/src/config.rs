@@ -18,8 +18,9 @@ pub struct DbConfig {
     /// whole PostgreSQL budget. In-memory SQLite always uses one.
     pub max_connections: u32,
     /// How long a call waits for a connection before it fails with
-    /// UNAVAILABLE. Short on purpose: during an outage each call fails fast
-    /// instead of hanging.
+    /// UNAVAILABLE. Once a call found no server in this time, the following
+    /// calls fail at once (one refused connection attempt each) until the
+    /// server answers again, so only the first call of an outage waits.
     pub acquire_timeout_ms: u64,
     /// At start, how long to keep retrying (with backoff) while the server
     /// refuses connections or is starting up; 0 tries once. Wrong
@@ -53,7 +54,7 @@ impl Default for DbConfig {
         Self {
             url: "sqlite:toolgate.db".into(),
             max_connections: 10,
-            acquire_timeout_ms: 2_000,
+            acquire_timeout_ms: 5_000,
             connect_retry_secs: 10,
             idle_timeout_secs: 600,
             max_lifetime_secs: 1_800,

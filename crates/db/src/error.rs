@@ -53,12 +53,18 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Classify for Error {
+    fn database_error(&self) -> Option<&sqlx::Error> {
+        match self {
+            Error::Database(e) => Some(e),
+            Error::Migrate { source, .. } => source.database_error(),
+            _ => None,
+        }
+    }
+
     fn class(&self) -> ErrorClass {
         match self {
-            Error::Database(e) => classify(e),
-            Error::Migrate { source, .. } => source.class(),
             Error::Connect { cause, .. } if cause.is_transient() => ErrorClass::Unavailable,
-            _ => ErrorClass::Permanent,
+            other => other.database_error().map_or(ErrorClass::Permanent, classify),
         }
     }
 }

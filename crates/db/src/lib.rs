@@ -46,6 +46,10 @@ pub use pool::{Backend, Db, Pool, STALE_ATTEMPTS, redact};
 /// (`&SqlitePool` or `&PgPool`): the body is written once and compiled for
 /// each backend, so its SQL must be portable (`$1` placeholders work on both).
 ///
+/// While the server is believed down (a call could not open any connection
+/// in the acquire timeout), the call first tries one direct connection and
+/// fails at once when it is refused.
+///
 /// `?` inside the body converts into `$err`. When the body fails with an
 /// error of class [`ErrorClass::Stale`] (the connection it got was dead), the
 /// body runs again on a fresh connection, up to [`STALE_ATTEMPTS`] times in
@@ -58,6 +62,10 @@ macro_rules! on_pool {
     ($db:expr, $err:ty, |$pool:ident| $body:expr) => {{
         let __db: &$crate::Db = &$db;
         let mut __attempt: u32 = 0;
+        if let ::std::result::Result::Err(__error) = __db.check_reachable().await {
+            let __error: $err = ::std::convert::From::from(__error);
+            return ::std::result::Result::Err(::std::convert::From::from(__error));
+        }
         loop {
             __attempt += 1;
             let __result: ::std::result::Result<_, $err> = async {

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use sqlx::pool::PoolConnectionMetadata;
@@ -52,11 +52,17 @@ impl Backend {
     }
 }
 
-/// When a dead connection was last seen, as nanoseconds since `base` (0: never).
+/// When a dead connection was last seen, as nanoseconds since `base` (0:
+/// never), and whether the server is believed down.
 #[derive(Debug)]
 struct Health {
     base: Instant,
     stale_seen_at: AtomicU64,
+    /// Set when a call could not open any connection within the acquire
+    /// timeout; cleared by the first connection that opens again. While set,
+    /// each call tries one direct connection first and fails at once when it
+    /// is refused, instead of waiting out the acquire timeout again.
+    down: AtomicBool,
 }
 
 impl Health {
@@ -100,7 +106,11 @@ impl Db {
     /// (retrying while it refuses or starts up), then open the pool.
     pub async fn connect(config: &DbConfig) -> Result<Self> {
         let url = config.url.as_str();
-        let health = Arc::new(Health { base: Instant::now(), stale_seen_at: AtomicU64::new(0) });
+        let health = Arc::new(Health {
+            base: Instant::now(),
+            stale_seen_at: AtomicU64::new(0),
+            down: AtomicBool::new(false),
+        });
         let retry = Duration::from_secs(config.connect_retry_secs);
         let attempt_timeout = config.acquire_timeout_duration().max(Duration::from_secs(5));
         if url.starts_with("sqlite:") {
@@ -191,12 +201,53 @@ impl Db {
         }
     }
 
+    /// Whether the server is believed down (the last call could not open a
+    /// connection); see [`Db::check_reachable`].
+    pub fn is_down(&self) -> bool {
+        self.health.down.load(Ordering::Relaxed)
+    }
+
+    /// Before a call: nothing (one atomic load) while the server is up.
+    /// While it is believed down, one direct connection attempt: refused
+    /// fails the call at once (UNAVAILABLE in milliseconds, not the acquire
+    /// timeout); a connection that opens ends the outage.
+    #[doc(hidden)]
+    pub async fn check_reachable(&self) -> Result<(), sqlx::Error> {
+        if !self.is_down() {
+            return Ok(());
+        }
+        let Pool::Postgres(pool) = &self.pool else { return Ok(()) };
+        let options = pool.connect_options();
+        let timeout = pool.options().get_acquire_timeout();
+        match tokio::time::timeout(timeout, sqlx::ConnectOptions::connect(&*options)).await {
+            Ok(Ok(conn)) => {
+                let _ = sqlx::Connection::close(conn).await;
+                self.health.down.store(false, Ordering::Relaxed);
+                tracing::info!(target: "db", "database reachable again");
+                Ok(())
+            }
+            Ok(Err(error)) => Err(error),
+            Err(_) => Err(sqlx::Error::PoolTimedOut),
+        }
+    }
+
     /// Whether the body of [`on_pool!`](crate::on_pool) should run again
     /// after `error` on attempt number `attempt`: yes for a dead connection
     /// ([`ErrorClass::Stale`]), which also retires every connection opened
-    /// before now.
+    /// before now. A pool wait that timed out marks a PostgreSQL server
+    /// down (see [`Db::check_reachable`]).
     #[doc(hidden)]
     pub fn retry_after<E: Classify>(&self, error: &E, attempt: u32) -> bool {
+        // A saturated pool times out too; then the next call's direct
+        // connection opens and clears the mark, at the cost of one handshake.
+        if matches!(error.database_error(), Some(sqlx::Error::PoolTimedOut))
+            && matches!(self.pool, Pool::Postgres(_))
+        {
+            if !self.health.down.swap(true, Ordering::Relaxed) {
+                tracing::warn!(target: "db", "database unreachable; calls fail at once until it answers again");
+            }
+            return false;
+        }
         if error.class() != ErrorClass::Stale {
             return false;
         }

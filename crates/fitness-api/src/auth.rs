@@ -84,6 +84,48 @@ pub async fn issue_token(db: &Db, user_id: &str) -> Result<String> {
     Ok(token)
 }
 
+/// A token from [`issue_expiring_token`] and when it stops working.
+#[derive(Debug, Clone)]
+pub struct ExpiringToken {
+    /// The bearer token (shown once; only its hash is stored).
+    pub token: String,
+    /// When the API stops accepting it.
+    pub expires_at: chrono::DateTime<chrono::Utc>,
+}
+
+/// Issues a token for `user_id` that stops working after `ttl`, creating
+/// the user when missing. Tokens (of any user) that have expired are deleted
+/// on the way, so a gateway that mints one token per user and refreshes it
+/// before it expires leaves about one row per user behind.
+pub async fn issue_expiring_token(db: &Db, user_id: &str, ttl: std::time::Duration) -> Result<ExpiringToken> {
+    check_user_id(user_id)?;
+    let now = chrono::Utc::now();
+    let ttl =
+        chrono::Duration::from_std(ttl).unwrap_or(chrono::Duration::MAX).max(chrono::Duration::seconds(1));
+    let expires_at = now.checked_add_signed(ttl).unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC);
+    let token = new_token();
+    let hash = token_hash(&token);
+    on_pool!(db, |pool| {
+        let mut tx = pool.begin().await?;
+        sqlx::query("DELETE FROM fit_tokens WHERE expires_at IS NOT NULL AND expires_at <= $1")
+            .bind(now.timestamp())
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("INSERT INTO fit_users (user_id) VALUES ($1) ON CONFLICT (user_id) DO NOTHING")
+            .bind(user_id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("INSERT INTO fit_tokens (token_sha256, user_id, expires_at) VALUES ($1, $2, $3)")
+            .bind(&hash)
+            .bind(user_id)
+            .bind(expires_at.timestamp())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await?;
+    });
+    Ok(ExpiringToken { token, expires_at })
+}
+
 /// Revokes a token; true when it existed.
 pub async fn revoke_token(db: &Db, token: &str) -> Result<bool> {
     let deleted = on_pool!(db, |pool| {
@@ -97,12 +139,15 @@ pub async fn revoke_token(db: &Db, token: &str) -> Result<bool> {
 }
 
 pub(crate) async fn user_for_token(db: &Db, token: &str) -> Result<Option<String>, sqlx::Error> {
-    on_pool!(db, |pool| {
-        sqlx::query_scalar::<_, String>("SELECT user_id FROM fit_tokens WHERE token_sha256 = $1")
-            .bind(token_hash(token))
-            .fetch_optional(pool)
-            .await
-    })
+    Ok(on_pool!(db, |pool| {
+        sqlx::query_scalar::<_, String>(
+            "SELECT user_id FROM fit_tokens WHERE token_sha256 = $1 AND (expires_at IS NULL OR expires_at > $2)",
+        )
+        .bind(token_hash(token))
+        .bind(chrono::Utc::now().timestamp())
+        .fetch_optional(pool)
+        .await?
+    }))
 }
 
 /// The token of an `Authorization: Bearer <token>` header (scheme case-insensitive).

@@ -9,9 +9,10 @@ use serde::Serialize;
 /// What the library functions (`connect`, `create_user`, `seed_demo`, ...) can fail with.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The database URL is neither `sqlite:` nor `postgres://` / `postgresql://`.
-    #[error("unsupported database URL (expected sqlite:... or postgres://...)")]
-    UnsupportedUrl,
+    /// Connecting or migrating failed; the message names the cause (an unsupported URL,
+    /// refused, authentication, unknown database), never a password.
+    #[error(transparent)]
+    Connect(#[from] db::Error),
     /// An argument was refused; `field` names it.
     #[error("{field}: {message}")]
     Invalid {
@@ -26,9 +27,6 @@ pub enum Error {
     /// The database failed.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
-    /// Applying the migrations failed.
-    #[error("migration failed: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
     /// Binding or serving failed.
     #[error("io error: {0}")]
     Io(#[from] std::io::Error),

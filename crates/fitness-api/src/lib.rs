@@ -27,8 +27,10 @@ mod server;
 mod training;
 mod validate;
 
-pub use auth::{create_user, issue_token, revoke_token};
-pub use db::{Db, connect};
+/// The pool settings [`connect_with`] takes (re-exported from the `db` crate).
+pub use ::db::DbConfig;
+pub use auth::{ExpiringToken, create_user, issue_expiring_token, issue_token, revoke_token};
+pub use db::{Db, connect, connect_with};
 pub use error::{Error, Result};
 pub use routes::{RouteSpec, route_specs, router, routes};
 pub use seed::{SeedSummary, seed_demo};

@@ -3,15 +3,12 @@
 //! `/api/audit`, shortened only by retention pruning. There is no update
 //! and no delete of a chosen row here, and a trigger refuses UPDATE.
 
-use std::str::FromStr;
 use std::time::Duration;
 
 use gateway::{AuditRecord, AuditSink};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::{PgPool, QueryBuilder, SqlitePool};
+use sqlx::QueryBuilder;
 
 use crate::{Error, Result};
 
@@ -23,23 +20,17 @@ pub const MAX_AUDIT_ROWS: u32 = 1000;
 
 macro_rules! dispatch {
     ($store:expr, |$pool:ident| $body:expr) => {
-        match &$store.backend {
-            Backend::Sqlite($pool) => $body,
-            Backend::Postgres($pool) => $body,
+        match $store.db.pool() {
+            db::Pool::Sqlite($pool) => $body,
+            db::Pool::Postgres($pool) => $body,
         }
     };
-}
-
-#[derive(Clone, Debug)]
-enum Backend {
-    Sqlite(SqlitePool),
-    Postgres(PgPool),
 }
 
 /// The audit trail. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct SqlAudit {
-    backend: Backend,
+    db: db::Db,
     instance: String,
 }
 
@@ -131,56 +122,35 @@ fn normalize_time(text: &str) -> Result<String> {
 
 impl SqlAudit {
     /// Connect to `url` (`sqlite:file.db`, `sqlite::memory:`, `postgres://...`)
-    /// and apply the migrations. `instance` names this process in every record.
+    /// with its own pool and apply the migrations (for the CLI and tests;
+    /// a server shares its one pool through [`SqlAudit::open`]).
     pub async fn connect(url: &str, instance: impl Into<String>) -> Result<Self> {
-        let backend = if url.starts_with("sqlite:") {
-            let memory = url.contains(":memory:") || url.contains("mode=memory");
-            let options = SqliteConnectOptions::from_str(url)?
-                .create_if_missing(true)
-                .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(SqliteSynchronous::Normal)
-                .busy_timeout(Duration::from_secs(10));
-            let pool = SqlitePoolOptions::new()
-                .max_connections(if memory { 1 } else { 4 })
-                .min_connections(if memory { 1 } else { 0 })
-                .idle_timeout(if memory { None } else { Some(Duration::from_secs(600)) })
-                .max_lifetime(None)
-                .acquire_timeout(Duration::from_secs(5))
-                .connect_with(options)
-                .await?;
-            Backend::Sqlite(pool)
-        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let options = PgConnectOptions::from_str(url)?.application_name("toolgate-audit");
-            let pool = PgPoolOptions::new()
-                .max_connections(4)
-                .acquire_timeout(Duration::from_secs(5))
-                .connect_with(options)
-                .await?;
-            Backend::Postgres(pool)
-        } else {
+        if !(url.starts_with("sqlite:") || url.starts_with("postgres://") || url.starts_with("postgresql://"))
+        {
             return Err(Error::UnsupportedUrl);
-        };
-        let audit = Self { backend, instance: instance.into() };
+        }
+        let db = db::Db::connect(&db::DbConfig::new(url)).await?;
+        Self::open(db, instance).await
+    }
+
+    /// The audit trail on the process's pool; applies the migrations.
+    /// `instance` names this process in every record.
+    pub async fn open(db: db::Db, instance: impl Into<String>) -> Result<Self> {
+        let audit = Self { db, instance: instance.into() };
         audit.migrate().await?;
         Ok(audit)
     }
 
     /// Apply the migrations (idempotent).
     pub async fn migrate(&self) -> Result<()> {
-        match &self.backend {
-            Backend::Sqlite(pool) => {
-                let mut migrator = sqlx::migrate!("./migrations/sqlite");
-                migrator.dangerous_set_table_name(AUDIT_MIGRATIONS_TABLE);
-                migrator.set_ignore_missing(true);
-                migrator.run(pool).await?;
-            }
-            Backend::Postgres(pool) => {
-                let mut migrator = sqlx::migrate!("./migrations/postgres");
-                migrator.dangerous_set_table_name(AUDIT_MIGRATIONS_TABLE);
-                migrator.set_ignore_missing(true);
-                migrator.run(pool).await?;
-            }
-        }
+        self.db
+            .migrate(db::MigrationSet {
+                owner: "audit",
+                table: AUDIT_MIGRATIONS_TABLE,
+                sqlite: sqlx::migrate!("./migrations/sqlite"),
+                postgres: sqlx::migrate!("./migrations/postgres"),
+            })
+            .await?;
         Ok(())
     }
 
@@ -274,14 +244,15 @@ impl SqlAudit {
         Ok(())
     }
 
-    /// The pool's connections: (open, idle, most allowed), for `/metrics`.
+    /// The (shared) pool's connections: (open, idle, most allowed), for `/metrics`.
     pub fn pool_use(&self) -> (u32, u32, u32) {
-        dispatch!(self, |pool| (pool.size(), pool.num_idle() as u32, pool.options().get_max_connections()))
+        let idle = dispatch!(self, |pool| pool.num_idle() as u32);
+        (self.db.size(), idle, self.db.max_connections())
     }
 
-    /// Close the pool.
+    /// Close the pool (shared: only when the process is done with it).
     pub async fn close(&self) {
-        dispatch!(self, |pool| pool.close().await)
+        self.db.close().await
     }
 }
 

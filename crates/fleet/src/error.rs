@@ -6,9 +6,9 @@ pub enum Error {
     /// The database answered with an error or could not be reached.
     #[error("database: {0}")]
     Database(#[from] sqlx::Error),
-    /// The migrations could not be applied.
-    #[error("database migrations: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// The pool could not be made, or the migrations not applied.
+    #[error(transparent)]
+    Db(#[from] db::Error),
     /// The URL names neither SQLite nor PostgreSQL.
     #[error("the database URL must start with sqlite: or postgres://")]
     UnsupportedUrl,

@@ -111,17 +111,14 @@ impl Gateway {
     /// the model finds tools with `get_tool_schema`'s search.
     pub fn catalog(&self, caller: &Caller) -> String {
         let mut out = String::new();
-        out.push_str("# Working with tools\n\n");
-        out.push_str(
-            "Find tools and read their contracts with `get_tool_schema`, run them with `execute_tool`.\n\nRules:\n",
-        );
+        out.push_str("# Working with tools\n\nRules:\n");
         for rule in [
             "If a skill matches the task, call `get_skill_guide` first and follow its steps.",
-            "Find tools with `get_tool_schema` and `query`, `domain`, `tag` or `effect`; read a tool's contract (`tool_name`) before its first call and send exactly its fields.",
+            "Find tools with `get_tool_schema` (`query`, `domain`, `tag`, `effect`); read a tool's contract (`tool_name`) before calling it.",
             "Never invent values (dates, ids, amounts): ask the user. Never send user ids, tokens or session ids.",
-            "Never state a result before the tool has answered; report only what its `result` says.",
-            "If `success` is false, fix what `error.message` names; never repeat a call unchanged. `error.details.retryable`: tell the user, try later.",
-            "Signals: `need_confirm`: ask the user, then call again with the confirm parameter; `beyond_range`: tell the user and use what it suggests; `unavailable`: tell the user and stop; `duplicate`: already done, do not resubmit; `related_items`: tell the user.",
+            "Never state a result before the tool has answered.",
+            "If `success` is false, fix what `error.message` names; never repeat a call unchanged; if `error.details.retryable`, tell the user to try later.",
+            "Signals: `need_confirm`: ask the user, then call again with the confirm parameter; `beyond_range`: tell the user, use its suggestion; `unavailable`: tell the user, stop; `duplicate`: already done, do not resubmit; `related_items`: tell the user.",
         ] {
             let _ = writeln!(out, "- {rule}");
         }
@@ -129,7 +126,7 @@ impl Gateway {
         if !skills.is_empty() {
             out.push_str("\n## Skills\n\n");
             for skill in skills {
-                let _ = writeln!(out, "- `{}`: {}", skill.id, brief(&skill.description));
+                let _ = writeln!(out, "- `{}`: {}", skill.id, brief(&skill.description, 50));
             }
         }
         let tools = self.discover(caller, &Filter::default());
@@ -137,9 +134,9 @@ impl Gateway {
         if tools.is_empty() {
             out.push_str("(none available to this caller)\n");
         }
-        let mut domains: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        let mut domains: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         for spec in &tools {
-            domains.entry(spec.domain.as_str()).or_default().push(spec.name.as_str());
+            domains.entry(spec.domain.as_str()).or_default().push(format!("`{}`", spec.name));
         }
         for (domain, names) in domains {
             if tools.len() <= NAMED_TOOLS {
@@ -156,15 +153,14 @@ impl Gateway {
 /// beyond it, only the domains.
 pub const NAMED_TOOLS: usize = 40;
 
-/// The first sentence of a description cut at a word boundary near 90
+/// The first sentence of a description cut at a word boundary near `max`
 /// characters: the catalog is read before every conversation.
-pub(crate) fn brief(text: &str) -> String {
-    const MAX: usize = 90;
+pub(crate) fn brief(text: &str, max: usize) -> String {
     let sentence = first_sentence(text);
-    if sentence.chars().count() <= MAX {
+    if sentence.chars().count() <= max {
         return sentence.to_owned();
     }
-    let cut: String = sentence.chars().take(MAX).collect();
+    let cut: String = sentence.chars().take(max).collect();
     match cut.rfind(' ') {
         Some(i) => format!("{}…", cut[..i].trim_end_matches([',', ';', ':'])),
         None => format!("{cut}…"),

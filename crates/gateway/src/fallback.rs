@@ -2,7 +2,8 @@
 //! calling: a fenced JSON block, `<tool_call>` tags, or a bare JSON object,
 //! with `name`/`tool_name` and `arguments`/`parameters`. A call that parses
 //! goes through the same execute path; text that is malformed or ambiguous
-//! runs nothing and says why.
+//! runs nothing and says why. [`parse_all`] reads every call of a message
+//! (an agent loop runs them all); [`parse`] insists on exactly one.
 
 use serde_json::{Map, Value};
 use tool_core::{Envelope, ErrorCode, Metadata, ToolContext, ToolError};
@@ -68,6 +69,50 @@ pub fn parse(text: &str) -> Result<ParsedCall, FallbackError> {
     }
 }
 
+/// Every tool call in `text`: each `<tool_call>` pair, else each fenced JSON
+/// block, else the whole text when it is one JSON object; a JSON array of
+/// calls counts as several. Text whose call markup does not parse is
+/// `Malformed` (nothing runs, the model is told why); prose that merely
+/// contains braces is `NoCall`, so a final answer is never mistaken for a call.
+pub fn parse_all(text: &str) -> Result<Vec<ParsedCall>, FallbackError> {
+    let mut candidates = tagged(text);
+    if candidates.is_empty() {
+        candidates = fenced(text);
+    }
+    if candidates.is_empty() && (text.trim().starts_with('{') || text.trim().starts_with("[{")) {
+        candidates.push(text.trim().to_owned());
+    }
+    let mut calls = Vec::new();
+    for (i, candidate) in candidates.iter().enumerate() {
+        let items = match serde_json::from_str::<Value>(candidate) {
+            Ok(Value::Array(items)) => items.into_iter().map(|v| v.to_string()).collect(),
+            _ => vec![candidate.clone()],
+        };
+        for item in items {
+            match interpret(&item) {
+                Ok(Some(call)) => calls.push(call),
+                Ok(None) => {}
+                Err(e) => {
+                    let which =
+                        if candidates.len() > 1 { format!("call {}: ", i + 1) } else { String::new() };
+                    return Err(FallbackError::Malformed(format!("{which}{e}")));
+                }
+            }
+        }
+    }
+    if calls.is_empty() { Err(FallbackError::NoCall) } else { Ok(calls) }
+}
+
+/// Whether `text` carries call markup (a `<tool_call>` tag, a fenced JSON
+/// object, or is itself a JSON object): such text is a call attempt, not an answer.
+pub fn has_call_markup(text: &str) -> bool {
+    let trimmed = text.trim();
+    !tagged(text).is_empty()
+        || !fenced(text).is_empty()
+        || trimmed.starts_with('{')
+        || trimmed.starts_with("[{")
+}
+
 /// The contents of every `<tool_call>...</tool_call>` pair.
 fn tagged(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -98,7 +143,9 @@ fn fenced(text: &str) -> Vec<String> {
         let (lang, body) = block.split_once('\n').unwrap_or((block, ""));
         let lang = lang.trim().to_lowercase();
         let body = body.trim();
-        if (lang == "json" || lang.is_empty() || lang == "tool_call") && body.starts_with('{') {
+        if (lang == "json" || lang.is_empty() || lang == "tool_call")
+            && (body.starts_with('{') || body.starts_with("[{"))
+        {
             out.push(body.to_owned());
         }
         // Skip the text between this block's closing fence and the next opening one.
@@ -205,6 +252,34 @@ mod tests {
             Ok(("query_weather", json!({"city": "Kyiv"}))),
         );
         check("<tool_call>{\"name\": \"list_things\"}</tool_call>", Ok(("list_things", json!({}))));
+    }
+
+    #[test]
+    fn several_calls_in_one_message() {
+        let names =
+            |text: &str| -> Vec<String> { parse_all(text).unwrap().into_iter().map(|c| c.tool).collect() };
+        assert_eq!(
+            names(
+                "<tool_call>{\"name\": \"a_b\"}</tool_call>\n<tool_call>{\"name\": \"c_d\", \"arguments\": {\"x\": 1}}</tool_call>"
+            ),
+            ["a_b", "c_d"]
+        );
+        assert_eq!(
+            names("First:\n```json\n{\"name\": \"a_b\"}\n```\nthen\n```json\n{\"name\": \"c_d\"}\n```"),
+            ["a_b", "c_d"]
+        );
+        assert_eq!(names("```json\n[{\"name\": \"a_b\"}, {\"tool_name\": \"c_d\"}]\n```"), ["a_b", "c_d"]);
+        assert_eq!(names("{\"name\": \"a_b\", \"arguments\": {}}"), ["a_b"]);
+        // An answer that merely mentions braces is not a call.
+        assert_eq!(parse_all("The set {a, b} has two members."), Err(FallbackError::NoCall));
+        assert!(!has_call_markup("The set {a, b} has two members."));
+        let err = parse_all("<tool_call>{\"name\": \"a_b\"}</tool_call><tool_call>{\"name\": }</tool_call>")
+            .unwrap_err();
+        assert!(
+            matches!(&err, FallbackError::Malformed(m) if m.starts_with("call 2: not valid JSON")),
+            "{err}"
+        );
+        assert!(has_call_markup("<tool_call>{\"name\": }</tool_call>"));
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub(crate) fn meta_specs_for(lowest_role: &str, limits: &Limits) -> Vec<ToolSpec
     vec![
         ToolSpec::new(
             GET_SKILL_GUIDE,
-            "Read a skill's step-by-step guide (markdown: each step's tool and parameter schema). \
+            "A skill's step-by-step guide (each step's tool and parameters). \
              Call it first when a skill in the catalog matches the task. Example: {\"skill_id\": \"travel-request\"}.",
             json!({
                 "type": "object",
@@ -43,9 +43,9 @@ pub(crate) fn meta_specs_for(lowest_role: &str, limits: &Limits) -> Vec<ToolSpec
         ),
         ToolSpec::new(
             GET_TOOL_SCHEMA,
-            "With `tool_name`: one tool's contract (description, effect, role, JSON Schema of its parameters); \
-             read it before a tool's first call. Without: find tools by `query` (words), `domain`, `tag`, \
-             `effect`; answers result.tools and metadata.total. Example: {\"query\": \"weather\"}.",
+            "With `tool_name`: a tool's contract (description, effect, role, parameter schema); read it before \
+             the tool's first call. Without: find tools by `query`, `domain`, `tag`, `effect` (result.tools, \
+             metadata.total). Example: {\"query\": \"weather\"}.",
             json!({
                 "type": "object",
                 "properties": {
@@ -63,8 +63,7 @@ pub(crate) fn meta_specs_for(lowest_role: &str, limits: &Limits) -> Vec<ToolSpec
         ToolSpec::new(
             EXECUTE_TOOL,
             "Run one tool with parameters matching its schema. Returns an envelope {success, result, error, \
-             signals, metadata}; on failure fix what error.message names. options: timeout_ms is the whole \
-             call's time, retries included; retry_delay_ms doubles per retry. Example: \
+             signals, metadata}. options.timeout_ms covers the whole call. Example: \
              {\"tool_name\": \"query_travel_order\", \"parameters\": {\"status\": \"SUBMITTED\"}}.",
             json!({
                 "type": "object",
@@ -75,10 +74,8 @@ pub(crate) fn meta_specs_for(lowest_role: &str, limits: &Limits) -> Vec<ToolSpec
                         "type": "object",
                         "properties": {
                             "timeout_ms": total_ms,
-                            "timeout": total_ms,
                             "retries": {"type": "integer", "minimum": 0, "maximum": limits.max_retries},
                             "retry_delay_ms": retry_ms,
-                            "retryDelay": retry_ms,
                             "format": {"enum": ["json", "raw"]}
                         },
                         "additionalProperties": false
@@ -93,6 +90,31 @@ pub(crate) fn meta_specs_for(lowest_role: &str, limits: &Limits) -> Vec<ToolSpec
     .into_iter()
     .map(|spec| spec.with_role(lowest_role).with_domain("meta"))
     .collect()
+}
+
+/// Options in other tool-calling conventions' spelling, and the name each
+/// stands for (in milliseconds, as ours).
+const OPTION_SPELLINGS: [(&str, &str); 2] = [("timeout", "timeout_ms"), ("retryDelay", "retry_delay_ms")];
+
+/// `options.timeout` and `options.retryDelay` become `timeout_ms` and
+/// `retry_delay_ms` before the arguments are checked, so the published
+/// schema lists each option once; both spellings at once is refused.
+fn respell_options(args: &mut Value) -> Result<(), ToolError> {
+    let Some(Value::Object(options)) = args.get_mut("options") else { return Ok(()) };
+    for (alias, name) in OPTION_SPELLINGS {
+        if let Some(value) = options.remove(alias) {
+            if options.contains_key(name) {
+                return Err(ToolError::invalid_params(vec![FieldError::new(
+                    format!("/options/{alias}"),
+                    "each option once",
+                    &Value::Null,
+                    format!("`{alias}` and `{name}` are the same option; send one of them"),
+                )]));
+            }
+            options.insert(name.to_owned(), value);
+        }
+    }
+    Ok(())
 }
 
 /// The meta-tools' argument validators, compiled once per gateway (the
@@ -115,27 +137,20 @@ impl Gateway {
         let started = Instant::now();
         if meta_tool == EXECUTE_TOOL {
             let refused = |error| Envelope::err(error, Metadata::now(EXECUTE_TOOL, ms(started), 0));
+            let mut args = args;
+            if let Err(error) = respell_options(&mut args) {
+                return refused(error);
+            }
             if let Err(error) = self.check_args(meta_tool, &args) {
                 return refused(error);
             }
             let tool_name = args["tool_name"].as_str().unwrap_or_default().to_owned();
             let options = match args.get("options") {
                 None | Some(Value::Null) => CallOptions::default(),
-                Some(raw) => match serde_json::from_value::<CallOptions>(raw.clone()) {
-                    Ok(options) => options,
-                    // The schema passed, so what is left is a name given in two
-                    // spellings; serde's text is not repeated (it may quote a value).
-                    Err(_) => {
-                        return refused(ToolError::invalid_params(vec![FieldError::new(
-                            "/options",
-                            "each option once",
-                            &Value::Null,
-                            "an option is given twice (e.g. `timeout` and `timeout_ms`); send one spelling",
-                        )]));
-                    }
-                },
+                // The schema passed, so this reads; serde's text is never
+                // repeated (it may quote a value).
+                Some(raw) => serde_json::from_value::<CallOptions>(raw.clone()).unwrap_or_default(),
             };
-            let mut args = args;
             let parameters = match args.get_mut("parameters").map(Value::take) {
                 None | Some(Value::Null) => json!({}),
                 // Models often send the object as JSON text; text that is not

@@ -29,9 +29,9 @@ pub enum SchemaFormat {
 }
 
 /// Per-call options (`execute_tool`'s `options`). Unset fields take the
-/// tool's or the gateway's defaults. The spellings of other tool-calling
-/// conventions are accepted too: `timeout` for `timeout_ms` and `retryDelay`
-/// for `retry_delay_ms` (both in milliseconds).
+/// tool's or the gateway's defaults. `execute_tool` also accepts the
+/// spellings of other tool-calling conventions: `timeout` for `timeout_ms`
+/// and `retryDelay` for `retry_delay_ms` (both in milliseconds).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CallOptions {
@@ -39,7 +39,7 @@ pub struct CallOptions {
     /// pause between them (capped by [`Limits::max_timeout_ms`]). Default:
     /// [`Limits::read_deadline_ms`] for read tools, the tool's own time limit
     /// for writes. No single attempt runs longer than the tool's time limit.
-    #[serde(default, alias = "timeout")]
+    #[serde(default)]
     pub timeout_ms: Option<u64>,
     /// Extra attempts after a transient failure (capped by
     /// [`Limits::max_retries`]); only read tools and idempotent writes are retried.
@@ -49,7 +49,7 @@ pub struct CallOptions {
     /// each further retry (backoff: d, 2d, 4d, ...), each pause capped by
     /// [`Limits::max_retry_delay_ms`]. A retry that would not start with at
     /// least as much time left as the last attempt took is not started.
-    #[serde(default, alias = "retryDelay")]
+    #[serde(default)]
     pub retry_delay_ms: Option<u64>,
     /// `json` (default) or `raw`.
     #[serde(default)]

@@ -7,9 +7,10 @@ pub enum Error {
     /// The key database answered with an error.
     #[error("key store database error: {0}")]
     Database(#[from] sqlx::Error),
-    /// Applying the key store's migrations failed.
-    #[error("key store migration error: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
+    /// Connecting to the key database or applying its migrations failed
+    /// (the message names the cause, never a password).
+    #[error("key store: {0}")]
+    Store(#[from] db::Error),
     /// The database URL names no supported backend (the URL is not repeated:
     /// it may hold a password).
     #[error("unsupported database URL: use `sqlite:<path>` or `postgres://...`")]

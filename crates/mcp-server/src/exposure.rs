@@ -36,6 +36,25 @@ impl Exposure {
     }
 }
 
+/// Narrow a caller to `domains`: the caller keeps only the domains it
+/// already had (from its key) that are also in `domains`; a caller without
+/// domains gets `domains`. Scopes only ever narrow: nothing here widens.
+pub(crate) fn narrow(caller: &mut tool_core::Caller, domains: &[String]) {
+    let narrowed = match caller.domains.take() {
+        Some(own) => own.into_iter().filter(|d| domains.contains(d)).collect(),
+        None => domains.to_vec(),
+    };
+    caller.domains = Some(narrowed);
+}
+
+/// The domains a client asked for with `?domains=a,b` on the MCP URL.
+pub(crate) fn session_domains(query: Option<&str>) -> Option<Vec<String>> {
+    let value = query?.split('&').find_map(|pair| pair.strip_prefix("domains="))?;
+    // Domain names are plain words; only the comma may come percent-encoded.
+    let value = value.replace("%2C", ",").replace("%2c", ",");
+    Some(value.split(',').map(str::trim).filter(|d| !d.is_empty()).map(str::to_owned).collect())
+}
+
 /// Why an exposure spelling was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("unknown exposure `{0}`: use `meta`, `direct` or `scoped:<domain>[,<domain>...]`")]
@@ -77,6 +96,21 @@ impl fmt::Display for Exposure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scopes_only_narrow() {
+        let mut keyed = tool_core::Caller::new("u", "member").with_domains(["nutrition", "travel"]);
+        narrow(&mut keyed, &["nutrition".into(), "body".into()]);
+        assert_eq!(keyed.domains, Some(vec!["nutrition".to_owned()]));
+        let mut open = tool_core::Caller::new("u", "member");
+        narrow(&mut open, &["body".into()]);
+        assert_eq!(open.domains, Some(vec!["body".to_owned()]));
+        assert_eq!(
+            session_domains(Some("a=1&domains=nutrition%2Cbody")),
+            Some(vec!["nutrition".into(), "body".into()])
+        );
+        assert_eq!(session_domains(Some("x=1")), None);
+    }
 
     #[test]
     fn parses_and_prints_every_spelling() {

@@ -123,11 +123,15 @@ impl McpServer {
                     .and_then(|p| p.headers.get("mcp-session-id"))
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_owned);
+                // A client may narrow its own session further (`/mcp?domains=a,b`).
+                if let Some(domains) = crate::exposure::session_domains(parts.and_then(|p| p.uri.query())) {
+                    crate::exposure::narrow(&mut caller, &domains);
+                }
                 caller
             }
         };
         if let Exposure::Scoped(domains) = &self.inner.exposure {
-            caller.domains = Some(domains.clone());
+            crate::exposure::narrow(&mut caller, domains);
         }
         Ok(caller)
     }

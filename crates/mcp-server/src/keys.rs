@@ -26,16 +26,12 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::str::FromStr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use db::{Db, DbConfig, MigrationSet};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
-use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
-use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
-};
 use tool_core::{Caller, Secret};
 
 use crate::error::{Error, Result};
@@ -51,20 +47,23 @@ const DIGEST_DOMAIN: &[u8] = b"toolgate-api-key:v1:";
 const MAX_CACHED: usize = 10_000;
 const MAX_NAME_LEN: usize = 200;
 
-/// Run `$body` with `$pool` bound to the concrete pool of the store's backend.
+/// Run `$body` with `$pool` bound to the concrete pool of the store's
+/// backend (`db::on_pool!`: a dead connection makes the body run again on a
+/// fresh one).
 macro_rules! dispatch {
     ($store:expr, |$pool:ident| $body:expr) => {
-        match &$store.backend {
-            Backend::Sqlite($pool) => $body,
-            Backend::Postgres($pool) => $body,
-        }
+        ::db::on_pool!($store.db, Error, |$pool| $body)
     };
 }
 
-#[derive(Clone, Debug)]
-enum Backend {
-    Sqlite(SqlitePool),
-    Postgres(PgPool),
+impl db::Classify for Error {
+    fn database_error(&self) -> Option<&sqlx::Error> {
+        match self {
+            Error::Database(e) => Some(e),
+            Error::Store(e) => e.database_error(),
+            _ => None,
+        }
+    }
 }
 
 /// A key that was just made. The plaintext is shown once: only its digest is stored.
@@ -76,6 +75,34 @@ pub struct CreatedKey {
     pub key: Secret,
 }
 
+/// What a key may see: a named toolset and a set of domains, each
+/// narrowing every surface exactly as the server-wide scoped exposure does.
+/// The default narrows nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct KeyScope {
+    /// A toolset of the deployment's policy (e.g. `read_only`).
+    pub toolset: Option<String>,
+    /// Only tools of these domains; `None` for every domain.
+    pub domains: Option<Vec<String>>,
+}
+
+impl KeyScope {
+    fn apply(&self, mut caller: Caller) -> Caller {
+        caller.toolset = self.toolset.clone();
+        caller.domains = self.domains.clone();
+        caller
+    }
+
+    fn domains_text(&self) -> Option<String> {
+        self.domains.as_ref().map(|d| d.join(","))
+    }
+
+    fn from_columns(toolset: Option<String>, domains: Option<String>) -> Self {
+        let domains = domains.map(|d| d.split(',').filter(|s| !s.is_empty()).map(str::to_owned).collect());
+        Self { toolset, domains }
+    }
+}
+
 /// A stored key as listed: no secret, no digest.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct KeyInfo {
@@ -85,6 +112,8 @@ pub struct KeyInfo {
     pub user_id: String,
     /// The role it carries.
     pub role: String,
+    /// What it may see.
+    pub scope: KeyScope,
     /// When it was made (RFC 3339, UTC).
     pub created_at: String,
     /// When it was revoked, if it was.
@@ -96,7 +125,7 @@ pub struct KeyInfo {
 pub struct VerifiedKey {
     /// The key's public id (safe to log).
     pub id: String,
-    /// The caller the key acts as (user and role; nothing else set).
+    /// The caller the key acts as (user, role and the key's scope; nothing else set).
     pub caller: Caller,
 }
 
@@ -110,18 +139,17 @@ struct Cached {
 /// Cheap to clone; clones share the pool and the cache.
 #[derive(Clone)]
 pub struct KeyStore {
-    backend: Backend,
+    db: Db,
     cache: Arc<Mutex<HashMap<String, Cached>>>,
     cache_ttl: Duration,
 }
 
 impl fmt::Debug for KeyStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let backend = match self.backend {
-            Backend::Sqlite(_) => "sqlite",
-            Backend::Postgres(_) => "postgres",
-        };
-        f.debug_struct("KeyStore").field("backend", &backend).field("cache_ttl", &self.cache_ttl).finish()
+        f.debug_struct("KeyStore")
+            .field("backend", &self.db.backend().as_str())
+            .field("cache_ttl", &self.cache_ttl)
+            .finish()
     }
 }
 
@@ -132,35 +160,17 @@ impl KeyStore {
     /// `sqlite::memory:` (one connection, for tests), or
     /// `postgres://user@host:port/db`.
     pub async fn connect(url: &str) -> Result<Self> {
-        let backend = if url.starts_with("sqlite:") {
-            let memory = url.contains(":memory:") || url.contains("mode=memory");
-            let options = SqliteConnectOptions::from_str(url)?
-                .create_if_missing(true)
-                .journal_mode(SqliteJournalMode::Wal)
-                .synchronous(SqliteSynchronous::Normal)
-                .busy_timeout(Duration::from_secs(10));
-            let pool = SqlitePoolOptions::new()
-                // An in-memory database lives and dies with its one connection.
-                .max_connections(if memory { 1 } else { 8 })
-                .min_connections(if memory { 1 } else { 0 })
-                .idle_timeout(if memory { None } else { Some(Duration::from_secs(600)) })
-                .max_lifetime(if memory { None } else { Some(Duration::from_secs(1800)) })
-                .acquire_timeout(Duration::from_secs(10))
-                .connect_with(options)
-                .await?;
-            Backend::Sqlite(pool)
-        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let options = PgConnectOptions::from_str(url)?.application_name("toolgate-keys");
-            let pool = PgPoolOptions::new()
-                .max_connections(8)
-                .acquire_timeout(Duration::from_secs(10))
-                .connect_with(options)
-                .await?;
-            Backend::Postgres(pool)
-        } else {
-            return Err(Error::UnsupportedUrl);
-        };
-        let store = Self { backend, cache: Arc::default(), cache_ttl: Duration::from_secs(30) };
+        let db = Db::connect(&DbConfig::new(url)).await.map_err(|e| match e {
+            db::Error::UnsupportedUrl { .. } => Error::UnsupportedUrl,
+            other => Error::Store(other),
+        })?;
+        Self::open(db).await
+    }
+
+    /// The key store on an open pool (shared with the process's other
+    /// stores): applies the key store's migrations.
+    pub async fn open(db: Db) -> Result<Self> {
+        let store = Self { db, cache: Arc::default(), cache_ttl: Duration::from_secs(30) };
         store.migrate().await?;
         Ok(store)
     }
@@ -174,10 +184,14 @@ impl KeyStore {
 
     /// Apply the migrations (idempotent; [`KeyStore::connect`] already did).
     pub async fn migrate(&self) -> Result<()> {
-        let mut migrator = sqlx::migrate!("./migrations");
-        migrator.dangerous_set_table_name(MIGRATIONS_TABLE);
-        migrator.set_ignore_missing(true);
-        dispatch!(self, |pool| migrator.run(pool).await?);
+        self.db
+            .migrate(MigrationSet {
+                owner: "mcp-server keys",
+                table: MIGRATIONS_TABLE,
+                sqlite: sqlx::migrate!("./migrations"),
+                postgres: sqlx::migrate!("./migrations"),
+            })
+            .await?;
         Ok(())
     }
 
@@ -185,8 +199,21 @@ impl KeyStore {
     /// and nowhere else. The role is not checked against a hierarchy here:
     /// the caller (the CLI) knows the policy.
     pub async fn create(&self, user_id: &str, role: &str) -> Result<CreatedKey> {
+        self.create_scoped(user_id, role, &KeyScope::default()).await
+    }
+
+    /// [`create`](Self::create) with a scope: the key's caller sees only the
+    /// toolset's tools of the scope's domains (the toolset and domain names
+    /// are checked by the caller, which knows the policy).
+    pub async fn create_scoped(&self, user_id: &str, role: &str, scope: &KeyScope) -> Result<CreatedKey> {
         check_name("user id", user_id)?;
         check_name("role", role)?;
+        for name in scope.toolset.iter().chain(scope.domains.iter().flatten()) {
+            check_name("scope", name)?;
+            if name.contains(',') {
+                return Err(Error::Invalid("a toolset or domain name has no commas".into()));
+            }
+        }
         let mut secret = [0u8; KEY_BYTES];
         rand::rng().fill_bytes(&mut secret);
         let key = format!("{KEY_PREFIX}{}", hex::encode(secret));
@@ -194,15 +221,18 @@ impl KeyStore {
         rand::rng().fill_bytes(&mut id_bytes);
         let id = format!("key_{}", hex::encode(id_bytes));
         let now = now();
-        const SQL: &str = "INSERT INTO toolgate_api_keys (id, user_id, role, key_hash, created_at) \
-                           VALUES ($1, $2, $3, $4, $5)";
+        const SQL: &str = "INSERT INTO toolgate_api_keys (id, user_id, role, key_hash, created_at, toolset, domains) \
+                           VALUES ($1, $2, $3, $4, $5, $6, $7)";
         let hash = digest(&key);
+        let domains = scope.domains_text();
         dispatch!(self, |pool| sqlx::query(SQL)
             .bind(&id)
             .bind(user_id)
             .bind(role)
             .bind(&hash)
             .bind(&now)
+            .bind(&scope.toolset)
+            .bind(&domains)
             .execute(pool)
             .await
             .map(|_| ())?);
@@ -212,16 +242,17 @@ impl KeyStore {
 
     /// Every key, oldest first, revoked ones included; no secrets.
     pub async fn list(&self) -> Result<Vec<KeyInfo>> {
-        const SQL: &str =
-            "SELECT id, user_id, role, created_at, revoked_at FROM toolgate_api_keys ORDER BY created_at, id";
-        let rows: Vec<(String, String, String, String, Option<String>)> =
-            dispatch!(self, |pool| sqlx::query_as(SQL).fetch_all(pool).await?);
+        const SQL: &str = "SELECT id, user_id, role, created_at, revoked_at, toolset, domains \
+                           FROM toolgate_api_keys ORDER BY created_at, id";
+        type Row = (String, String, String, String, Option<String>, Option<String>, Option<String>);
+        let rows: Vec<Row> = dispatch!(self, |pool| sqlx::query_as(SQL).fetch_all(pool).await?);
         Ok(rows
             .into_iter()
-            .map(|(id, user_id, role, created_at, revoked_at)| KeyInfo {
+            .map(|(id, user_id, role, created_at, revoked_at, toolset, domains)| KeyInfo {
                 id,
                 user_id,
                 role,
+                scope: KeyScope::from_columns(toolset, domains),
                 created_at,
                 revoked_at,
             })
@@ -255,16 +286,19 @@ impl KeyStore {
         if let Some(hit) = self.cached(&hash) {
             return Ok(Some(hit));
         }
-        const SQL: &str = "SELECT id, user_id, role, key_hash FROM toolgate_api_keys WHERE key_hash = $1 AND revoked_at IS NULL";
-        let row: Option<(String, String, String, String)> =
+        const SQL: &str = "SELECT id, user_id, role, key_hash, toolset, domains FROM toolgate_api_keys \
+                           WHERE key_hash = $1 AND revoked_at IS NULL";
+        type Row = (String, String, String, String, Option<String>, Option<String>);
+        let row: Option<Row> =
             dispatch!(self, |pool| sqlx::query_as(SQL).bind(&hash).fetch_optional(pool).await?);
-        let Some((id, user_id, role, stored)) = row else {
+        let Some((id, user_id, role, stored, toolset, domains)) = row else {
             return Ok(None);
         };
         if !constant_time_eq(stored.as_bytes(), hash.as_bytes()) {
             return Ok(None);
         }
-        let verified = VerifiedKey { id, caller: Caller::new(user_id, role) };
+        let caller = KeyScope::from_columns(toolset, domains).apply(Caller::new(user_id, role));
+        let verified = VerifiedKey { id, caller };
         if !self.cache_ttl.is_zero()
             && let Ok(mut cache) = self.cache.lock()
         {
@@ -287,7 +321,7 @@ impl KeyStore {
 
     /// Close the pool.
     pub async fn close(&self) {
-        dispatch!(self, |pool| pool.close().await)
+        self.db.close().await
     }
 }
 

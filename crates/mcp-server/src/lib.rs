@@ -97,7 +97,7 @@ pub use http::{
     CredentialHook, DEFAULT_LISTEN, HttpConfig, HttpRate, HttpState, MetricsSource, Probe, SessionMode,
     http_router, serve_http,
 };
-pub use keys::{CreatedKey, KEY_PREFIX, KeyInfo, KeyStore, MIGRATIONS_TABLE, VerifiedKey};
+pub use keys::{CreatedKey, KEY_PREFIX, KeyInfo, KeyScope, KeyStore, MIGRATIONS_TABLE, VerifiedKey};
 pub use stdio::{serve_io, serve_stdio};
 
 // Re-exported so that an embedder names the same versions this crate uses.

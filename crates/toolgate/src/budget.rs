@@ -2,15 +2,21 @@
 //! exposure mode — the server's instructions (the catalog) plus the
 //! `tools/list` answer — in bytes and in tokens of a real tokenizer that
 //! works offline (tiktoken's `o200k_base`, shipped inside tiktoken-rs).
+//!
+//! Besides the shipped tools it measures a generated set of
+//! [`GENERATED_TOOLS`] tools (ten domains of realistic reads and writes), so
+//! the figure that matters as deployments add domains is held too: meta
+//! mode's first-call context must not grow with the number of tools.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
 use gateway::{Filter, Gateway};
 use mcp_server::{Exposure, McpServer};
 use serde_json::{Value, json};
-use tool_core::{Caller, ToolSpec};
+use tool_core::{Caller, Effect, FnTool, Tool, ToolOutput, ToolSpec};
 
 /// One exposure mode's first-call context.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +36,12 @@ pub struct Row {
 pub struct Report {
     /// One row per mode: meta, direct, then scoped per domain.
     pub rows: Vec<Row>,
+    /// Meta and direct mode with [`GENERATED_TOOLS`] generated tools.
+    pub generated: [Row; 2],
 }
+
+/// How many tools the generated set has.
+pub const GENERATED_TOOLS: usize = 200;
 
 /// The name of the tokenizer the figures use.
 pub const TOKENIZER: &str = "o200k_base (tiktoken-rs)";
@@ -53,12 +64,10 @@ pub fn report(gateway: &Gateway) -> Result<Report> {
     let mut rows = Vec::new();
 
     let server = |exposure: Exposure| McpServer::new(gateway.clone(), exposure);
-    let meta = first_call_context(&server(Exposure::Meta).instructions(&caller), &gateway.meta_specs());
-    rows.push(Row { mode: "meta".into(), tools: 3, bytes: meta.len(), tokens: count(&meta) });
-
+    let [meta, direct] = meta_and_direct(gateway, &caller, &count);
     let all = gateway.discover(&caller, &Filter::default());
-    let direct = first_call_context(&server(Exposure::Direct).instructions(&caller), &all);
-    rows.push(Row { mode: "direct".into(), tools: all.len(), bytes: direct.len(), tokens: count(&direct) });
+    rows.push(meta);
+    rows.push(direct);
 
     let domains: BTreeSet<String> = all.iter().map(|s| s.domain.clone()).collect();
     for domain in domains {
@@ -73,7 +82,107 @@ pub fn report(gateway: &Gateway) -> Result<Report> {
             tokens: count(&text),
         });
     }
-    Ok(Report { rows })
+    let generated = generated_gateway(gateway)?;
+    let [meta, direct] = meta_and_direct(&generated, &caller, &count);
+    let generated = [
+        Row { mode: format!("meta ({GENERATED_TOOLS} generated tools)"), ..meta },
+        Row { mode: format!("direct ({GENERATED_TOOLS} generated tools)"), ..direct },
+    ];
+    Ok(Report { rows, generated })
+}
+
+fn meta_and_direct(gateway: &Gateway, caller: &Caller, count: &dyn Fn(&str) -> usize) -> [Row; 2] {
+    let server = |exposure: Exposure| McpServer::new(gateway.clone(), exposure);
+    let meta = first_call_context(&server(Exposure::Meta).instructions(caller), &gateway.meta_specs());
+    let all = gateway.discover(caller, &Filter::default());
+    let direct = first_call_context(&server(Exposure::Direct).instructions(caller), &all);
+    [
+        Row { mode: "meta".into(), tools: 3, bytes: meta.len(), tokens: count(&meta) },
+        Row { mode: "direct".into(), tools: all.len(), bytes: direct.len(), tokens: count(&direct) },
+    ]
+}
+
+/// A gateway with the deployment's policy and skills and
+/// [`GENERATED_TOOLS`] generated tools: ten domains, each with reads and
+/// writes whose descriptions and schemas are the size of real ones.
+pub fn generated_gateway(like: &Gateway) -> Result<Gateway> {
+    const DOMAINS: [&str; 10] = [
+        "billing",
+        "crm",
+        "hr",
+        "inventory",
+        "logistics",
+        "marketing",
+        "payroll",
+        "support",
+        "tickets",
+        "wiki",
+    ];
+    const THINGS: [&str; 10] = [
+        "invoice", "contact", "employee", "item", "shipment", "campaign", "payslip", "case", "ticket", "page",
+    ];
+    const VERBS: [&str; 20] = [
+        "query",
+        "list",
+        "get",
+        "search",
+        "count",
+        "export",
+        "compare",
+        "summarize",
+        "check",
+        "find",
+        "create",
+        "update",
+        "archive",
+        "assign",
+        "approve",
+        "close",
+        "tag",
+        "merge",
+        "notify",
+        "schedule",
+    ];
+    let roles = like.policy().hierarchy().roles().to_vec();
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(GENERATED_TOOLS);
+    for i in 0..GENERATED_TOOLS {
+        let (domain, thing, verb) = (DOMAINS[i % 10], THINGS[i % 10], VERBS[(i / 10) % 20]);
+        let write = (i / 10) % 20 >= 10;
+        let name = format!("{verb}_{domain}_{thing}");
+        let description = format!(
+            "{verb} {thing} records of the caller's {domain} account. Use it when the user asks about a {thing} \
+             by id, status or date range. Returns at most 50 records with their id, status and dates. \
+             Example: {{\"status\": \"open\", \"from\": \"2026-07-01\"}}."
+        );
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "id": {"type": "string", "description": format!("The {thing} id, e.g. {}-1042.", &thing[..2])},
+                "status": {"type": "string", "enum": ["open", "pending", "closed"]},
+                "from": {"type": "string", "format": "date", "description": "First day, YYYY-MM-DD."},
+                "to": {"type": "string", "format": "date", "description": "Last day, YYYY-MM-DD."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": 50}
+            },
+            "additionalProperties": false
+        });
+        let mut spec = ToolSpec::new(name, description, schema).with_domain(domain).with_tags([thing]);
+        if write {
+            spec = spec.with_effect(Effect::Write { idempotent: i % 2 == 0 });
+        }
+        if let Some(role) = roles.get(1 + i % roles.len().saturating_sub(1).max(1)).or(roles.first()) {
+            spec = spec.with_role(role.clone());
+        }
+        tools.push(Arc::new(FnTool::new(spec, |_ctx, _params| {
+            Box::pin(async { Ok(ToolOutput::json(json!({}))) })
+        })));
+    }
+    Gateway::builder()
+        .policy(like.policy().clone())
+        .limits(like.limits().clone())
+        .skills(like.skill_set().clone())
+        .tools(tools)
+        .build()
+        .map_err(|e| anyhow!("the generated tools: {e}"))
 }
 
 impl Report {
@@ -89,26 +198,43 @@ impl Report {
         }
     }
 
+    /// With the generated tools: meta mode's tokens as a share of direct mode's.
+    pub fn generated_meta_share(&self) -> f64 {
+        let [meta, direct] = &self.generated;
+        if direct.tokens > 0 { meta.tokens as f64 / direct.tokens as f64 } else { 0.0 }
+    }
+
     /// A plain-text table.
     pub fn text(&self) -> String {
-        let mut out = format!("{:<24} {:>6} {:>9} {:>8}\n", "mode", "tools", "bytes", "tokens");
-        for r in &self.rows {
-            let _ = writeln!(out, "{:<24} {:>6} {:>9} {:>8}", r.mode, r.tools, r.bytes, r.tokens);
+        let mut out = format!("{:<34} {:>6} {:>9} {:>8}\n", "mode", "tools", "bytes", "tokens");
+        for r in self.rows.iter().chain(&self.generated) {
+            let _ = writeln!(out, "{:<34} {:>6} {:>9} {:>8}", r.mode, r.tools, r.bytes, r.tokens);
         }
-        let _ = write!(out, "meta / direct: {:.1}% of the tokens ({TOKENIZER})", self.meta_share() * 100.0);
+        let _ = writeln!(out, "meta / direct: {:.1}% of the tokens ({TOKENIZER})", self.meta_share() * 100.0);
+        let _ = write!(
+            out,
+            "generated: meta {} tokens, {:.1}% of direct",
+            self.generated[0].tokens,
+            self.generated_meta_share() * 100.0
+        );
         out
     }
 
     /// A markdown table.
     pub fn markdown(&self) -> String {
         let mut out = String::from("| mode | tools | bytes | tokens |\n| --- | ---: | ---: | ---: |\n");
-        for r in &self.rows {
+        for r in self.rows.iter().chain(&self.generated) {
             let _ = writeln!(out, "| {} | {} | {} | {} |", r.mode, r.tools, r.bytes, r.tokens);
         }
         let _ = write!(
             out,
-            "\nMeta mode's first-call context is {:.1}% of direct mode's, in tokens of {TOKENIZER}.\n",
-            self.meta_share() * 100.0
+            "\nMeta mode's first-call context is {:.1}% of direct mode's, in tokens of {TOKENIZER}; \
+             with {GENERATED_TOOLS} generated tools it is {} tokens, {:.1}% of direct mode's \
+             (the catalog lists domains, not tools, past {} tools).\n",
+            self.meta_share() * 100.0,
+            self.generated[0].tokens,
+            self.generated_meta_share() * 100.0,
+            gateway::NAMED_TOOLS
         );
         out
     }

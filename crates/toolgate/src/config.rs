@@ -1,5 +1,5 @@
 //! `toolgate.toml`: roles, per-tool role overrides, limits, database, Redis,
-//! the fitness backend, the weather endpoint and the server, with
+//! the fitness backend, the weather endpoint, the server and the agent's model, with
 //! `TOOLGATE_*` environment overrides applied on top.
 
 use std::path::{Path, PathBuf};
@@ -31,6 +31,8 @@ pub struct Config {
     pub rate_limits: RateLimitsConfig,
     /// The audit trail.
     pub audit: AuditConfig,
+    /// The agent's model (`toolgate agent`, `POST /api/chat`).
+    pub agent: AgentSection,
 }
 
 /// `[rate_limits]`: per API key, per key and tool, and at the HTTP transport.
@@ -83,19 +85,10 @@ impl Default for AuditConfig {
     }
 }
 
-/// `[database]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct DatabaseConfig {
-    /// `sqlite:toolgate.db` (default, created when missing) or `postgres://...`.
-    pub url: String,
-}
-
-impl Default for DatabaseConfig {
-    fn default() -> Self {
-        Self { url: "sqlite:toolgate.db".into() }
-    }
-}
+/// `[database]`: one pool shared by every store of the process (travel,
+/// the in-process fitness API, the API keys); see [`db::DbConfig`] for each
+/// setting and its default.
+pub type DatabaseConfig = db::DbConfig;
 
 /// `[redis]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,11 +114,14 @@ pub struct FitnessConfig {
     pub base_url: Option<String>,
     /// Time limit of one backend request, in milliseconds.
     pub timeout_ms: u64,
+    /// In-process API only: how long the one pass-through token per user
+    /// lives, in seconds (at least 60); it is replaced before it expires.
+    pub token_ttl_secs: u64,
 }
 
 impl Default for FitnessConfig {
     fn default() -> Self {
-        Self { base_url: None, timeout_ms: 10_000 }
+        Self { base_url: None, timeout_ms: 10_000, token_ttl_secs: 3_600 }
     }
 }
 
@@ -180,6 +176,97 @@ impl Default for ServerConfig {
     }
 }
 
+/// `[agent]`: the OpenAI-compatible model the agent runtime talks to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentSection {
+    /// Base URL up to `/v1` (OpenAI, vLLM, Ollama `http://127.0.0.1:11434/v1`, llama.cpp); unset: no agent.
+    pub base_url: Option<String>,
+    /// The model name.
+    pub model: Option<String>,
+    /// Where the API key comes from: `{ env = "OPENAI_API_KEY" }`. Never the key itself.
+    pub api_key: Option<EnvRef>,
+    /// Most model turns per message.
+    pub max_steps: u32,
+    /// Sampling temperature; unset: the server's default.
+    pub temperature: Option<f32>,
+    /// `meta` (the three meta-tools) or `direct` (every permitted tool).
+    pub exposure: agent::Exposure,
+    /// `native` (the `tools` field) or `text` (`<tool_call>` blocks, for servers without tool support).
+    pub tool_calling: agent::ToolCalling,
+    /// The whole run's time limit, in seconds.
+    pub deadline_secs: u64,
+    /// Longest wait for the model's next byte, in seconds.
+    pub idle_timeout_secs: u64,
+    /// Extra attempts after a transient model error.
+    pub retries: u32,
+    /// Text put before the generated system prompt.
+    pub instructions: Option<String>,
+}
+
+impl Default for AgentSection {
+    fn default() -> Self {
+        Self {
+            base_url: None,
+            model: None,
+            api_key: None,
+            max_steps: 12,
+            temperature: None,
+            exposure: agent::Exposure::Meta,
+            tool_calling: agent::ToolCalling::Native,
+            deadline_secs: 300,
+            idle_timeout_secs: 60,
+            retries: 2,
+            instructions: None,
+        }
+    }
+}
+
+/// A value read from an environment variable, so secrets stay out of files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EnvRef {
+    /// The variable's name.
+    pub env: String,
+}
+
+impl AgentSection {
+    /// The agent's typed configuration; `var` reads the environment (a
+    /// function, so tests need not touch the process's).
+    pub fn to_config(&self, var: impl Fn(&str) -> Option<String>) -> Result<agent::AgentConfig> {
+        let Some(base_url) = self.base_url.clone().filter(|u| !u.trim().is_empty()) else {
+            bail!(
+                "no model configured: set [agent] base_url and model in toolgate.toml (or TOOLGATE_AGENT_BASE_URL and TOOLGATE_AGENT_MODEL)"
+            );
+        };
+        let Some(model) = self.model.clone().filter(|m| !m.trim().is_empty()) else {
+            bail!("[agent] model is not set (or TOOLGATE_AGENT_MODEL)");
+        };
+        if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+            bail!("[agent] base_url must start with http:// or https://, got {base_url:?}");
+        }
+        if self.max_steps == 0 || self.deadline_secs == 0 || self.idle_timeout_secs == 0 {
+            bail!("[agent] max_steps, deadline_secs and idle_timeout_secs must be at least 1");
+        }
+        let mut config = agent::AgentConfig::new(base_url, model);
+        if let Some(key) = &self.api_key {
+            match var(&key.env).filter(|v| !v.trim().is_empty()) {
+                Some(value) => config.api_key = Some(tool_core::Secret::new(value.trim())),
+                None => bail!("[agent] api_key names the environment variable {}, which is not set", key.env),
+            }
+        }
+        config.max_steps = self.max_steps;
+        config.temperature = self.temperature;
+        config.exposure = self.exposure;
+        config.tool_calling = self.tool_calling;
+        config.deadline = std::time::Duration::from_secs(self.deadline_secs);
+        config.idle_timeout = std::time::Duration::from_secs(self.idle_timeout_secs);
+        config.model_retries = self.retries;
+        config.instructions = self.instructions.clone();
+        Ok(config)
+    }
+}
+
 /// The environment variables that override the file, and the field each sets.
 pub const ENV_OVERRIDES: &[(&str, &str)] = &[
     ("TOOLGATE_DATABASE_URL", "database.url"),
@@ -192,6 +279,8 @@ pub const ENV_OVERRIDES: &[(&str, &str)] = &[
     ("TOOLGATE_EXPOSE", "server.expose"),
     ("TOOLGATE_INSTANCE", "server.instance"),
     ("TOOLGATE_METRICS_TOKEN", "server.metrics_token"),
+    ("TOOLGATE_AGENT_BASE_URL", "agent.base_url"),
+    ("TOOLGATE_AGENT_MODEL", "agent.model"),
 ];
 
 impl Config {
@@ -254,6 +343,12 @@ impl Config {
         if let Some(v) = get("TOOLGATE_METRICS_TOKEN") {
             self.server.metrics_token = Some(v);
         }
+        if let Some(v) = get("TOOLGATE_AGENT_BASE_URL") {
+            self.agent.base_url = Some(v);
+        }
+        if let Some(v) = get("TOOLGATE_AGENT_MODEL") {
+            self.agent.model = Some(v);
+        }
         Ok(())
     }
 }
@@ -303,6 +398,39 @@ mod tests {
         assert!(Config::default().rate_limits.is_empty());
         let err = Config::from_toml("[rate_limits.tools.x]\nweight = 2").unwrap_err().to_string();
         assert!(err.contains("weight"), "{err}");
+    }
+
+    #[test]
+    fn the_agent_section_reads_its_key_from_the_environment_only() {
+        let config = Config::from_toml(
+            "[agent]\nbase_url = \"http://127.0.0.1:11434/v1\"\nmodel = \"qwen\"\napi_key = { env = \"MY_KEY\" }\nexposure = \"direct\"",
+        )
+        .unwrap();
+        let agent = config.agent.to_config(|n| (n == "MY_KEY").then(|| "sk-1234".to_owned())).unwrap();
+        assert_eq!(agent.api_key.as_ref().map(|k| k.expose()), Some("sk-1234"));
+        assert_eq!(agent.exposure, agent::Exposure::Direct);
+        assert!(!format!("{agent:?}").contains("sk-1234"));
+        let err = config.agent.to_config(|_| None).unwrap_err().to_string();
+        assert!(err.contains("MY_KEY") && err.contains("not set"), "{err}");
+        let err = Config::from_toml("[agent]\napi_key = \"sk-literal\"").unwrap_err().to_string();
+        assert!(err.contains("api_key"), "a literal key is refused: {err}");
+        let err = Config::default().agent.to_config(|_| None).unwrap_err().to_string();
+        assert!(err.contains("base_url"), "{err}");
+    }
+
+    #[test]
+    fn the_database_section_is_one_set_of_pool_settings() {
+        let config = Config::from_toml(
+            "[database]\nurl = \"postgres://u@h/db\"\nmax_connections = 6\nacquire_timeout_ms = 750\n\
+             sqlite_synchronous = \"normal\"",
+        )
+        .unwrap();
+        assert_eq!(config.database.max_connections, 6);
+        assert_eq!(config.database.acquire_timeout_ms, 750);
+        assert_eq!(config.database.sqlite_synchronous, db::Synchronous::Normal);
+        assert_eq!(config.database.connect_retry_secs, db::DbConfig::default().connect_retry_secs);
+        let err = Config::from_toml("[database]\nmax_conections = 6").unwrap_err().to_string();
+        assert!(err.contains("max_conections"), "{err}");
     }
 
     #[test]

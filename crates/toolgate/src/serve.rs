@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use mcp_server::{CredentialHook, Exposure, HttpConfig, HttpState, KeyStore};
@@ -15,36 +16,50 @@ use crate::App;
 pub const DEMO_USERS: [(&str, &str); 4] =
     [("visitor", "guest"), ("alice", "member"), ("bob", "manager"), ("carol", "admin")];
 
-/// Pass-through tokens for the in-process fitness API: one per user, made on
-/// first use and kept in memory. Deployments with an external fitness API
-/// bring their own credentials instead.
+/// Pass-through tokens for the in-process fitness API: one per user, made
+/// on first use, kept in memory and replaced before it expires. Concurrent
+/// first calls of one user wait for the one token being made (a per-user
+/// lock), so a burst mints one token, not one per call. Deployments with an
+/// external fitness API bring their own credentials instead.
 #[derive(Debug)]
 pub struct FitnessCredentials {
     db: fitness_api::Db,
-    tokens: Mutex<HashMap<String, Secret>>,
+    ttl: Duration,
+    users: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<CachedToken>>>>>,
+}
+
+#[derive(Debug)]
+struct CachedToken {
+    token: Secret,
+    /// A tenth of the lifetime before expiry, so a token handed out is
+    /// never about to expire under the call that uses it.
+    refresh_at: Instant,
 }
 
 impl FitnessCredentials {
-    /// Tokens of the fitness API whose database is `db`.
-    pub fn new(db: fitness_api::Db) -> Self {
-        Self { db, tokens: Mutex::new(HashMap::new()) }
+    /// Tokens of the fitness API whose database is `db`, each valid for `ttl`.
+    pub fn new(db: fitness_api::Db, ttl: Duration) -> Self {
+        Self { db, ttl, users: Mutex::new(HashMap::new()) }
     }
 
     async fn token_for(&self, user_id: &str) -> Option<Secret> {
-        if let Some(token) = self.tokens.lock().ok()?.get(user_id) {
-            return Some(token.clone());
+        let slot = self.users.lock().ok()?.entry(user_id.to_owned()).or_default().clone();
+        let mut cached = slot.lock().await;
+        if let Some(hit) = cached.as_ref().filter(|c| c.refresh_at > Instant::now()) {
+            return Some(hit.token.clone());
         }
-        let token = match fitness_api::create_user(&self.db, user_id).await {
-            Ok(token) => token,
-            Err(fitness_api::Error::Conflict(_)) => fitness_api::issue_token(&self.db, user_id).await.ok()?,
+        match fitness_api::issue_expiring_token(&self.db, user_id, self.ttl).await {
+            Ok(issued) => {
+                let token = Secret::new(issued.token);
+                let refresh_at = Instant::now() + self.ttl.mul_f64(0.9);
+                *cached = Some(CachedToken { token: token.clone(), refresh_at });
+                Some(token)
+            }
             Err(error) => {
                 tracing::warn!(%error, "no fitness token for a caller");
-                return None;
+                None
             }
-        };
-        let token = Secret::new(token);
-        self.tokens.lock().ok()?.insert(user_id.to_owned(), token.clone());
-        Some(token)
+        }
     }
 }
 
@@ -98,7 +113,7 @@ pub async fn demo_setup(app: &App, keys: &KeyStore) -> Result<Vec<DemoKey>> {
 pub fn http_state(app: &App, keys: KeyStore, exposure: Exposure, config: HttpConfig) -> HttpState {
     let mut state = HttpState::new(app.gateway.clone(), keys).with_exposure(exposure).with_config(config);
     if let Some(db) = &app.fitness_db {
-        state = state.with_credentials(Arc::new(FitnessCredentials::new(db.clone())));
+        state = state.with_credentials(Arc::new(FitnessCredentials::new(db.clone(), app.fitness_token_ttl)));
     }
     if let Some(audit) = &app.audit {
         state = state
@@ -133,8 +148,7 @@ impl mcp_server::Probe for DatabaseProbe {
     }
 }
 
-/// `/metrics`: the audit trail's connection pool (the other stores keep
-/// their pools to themselves until they share one `db::Db`).
+/// `/metrics`: the process's one connection pool (every store shares it).
 #[derive(Debug)]
 struct AuditPoolMetrics(fleet::SqlAudit);
 
@@ -144,13 +158,13 @@ impl mcp_server::MetricsSource for AuditPoolMetrics {
         out.push_str("# HELP toolgate_db_pool_connections Database connections of a pool, by state.\n");
         out.push_str("# TYPE toolgate_db_pool_connections gauge\n");
         out.push_str(&format!(
-            "toolgate_db_pool_connections{{pool=\"audit\",state=\"in_use\"}} {}\n",
+            "toolgate_db_pool_connections{{pool=\"main\",state=\"in_use\"}} {}\n",
             open.saturating_sub(idle)
         ));
-        out.push_str(&format!("toolgate_db_pool_connections{{pool=\"audit\",state=\"idle\"}} {idle}\n"));
+        out.push_str(&format!("toolgate_db_pool_connections{{pool=\"main\",state=\"idle\"}} {idle}\n"));
         out.push_str("# HELP toolgate_db_pool_max_connections Most connections a pool may open.\n");
         out.push_str("# TYPE toolgate_db_pool_max_connections gauge\n");
-        out.push_str(&format!("toolgate_db_pool_max_connections{{pool=\"audit\"}} {max}\n"));
+        out.push_str(&format!("toolgate_db_pool_max_connections{{pool=\"main\"}} {max}\n"));
     }
 }
 
@@ -209,4 +223,43 @@ pub fn demo_banner(url: &str, keys: &[DemoKey]) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn concurrent_first_calls_share_one_expiring_token() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite:{}", dir.path().join("fit.db").display());
+        let db = fitness_api::connect(&url).await.unwrap();
+        let ttl = Duration::from_secs(600);
+        let credentials = Arc::new(FitnessCredentials::new(db.clone(), ttl));
+        let calls: Vec<_> = (0..32)
+            .map(|_| {
+                let credentials = credentials.clone();
+                tokio::spawn(
+                    async move { credentials.credentials(Caller::new("racer", "member")).await.token },
+                )
+            })
+            .collect();
+        let mut tokens = Vec::new();
+        for call in calls {
+            tokens.push(call.await.unwrap().expect("a token").expose().to_owned());
+        }
+        assert!(tokens.iter().all(|t| *t == tokens[0]), "one token for one user");
+        let raw = sqlx::SqlitePool::connect(&url).await.unwrap();
+        let (rows, expires_at): (i64, Option<i64>) =
+            sqlx::query_as("SELECT count(*), max(expires_at) FROM fit_tokens WHERE user_id = 'racer'")
+                .fetch_one(&raw)
+                .await
+                .unwrap();
+        assert_eq!(rows, 1, "one token row for 32 concurrent first calls");
+        let expected = chrono::Utc::now().timestamp() + 600;
+        assert!(expires_at.is_some_and(|e| (expected - 5..=expected).contains(&e)), "{expires_at:?}");
+        // Another user gets their own token.
+        let other = credentials.credentials(Caller::new("other", "member")).await.token.unwrap();
+        assert_ne!(other.expose(), tokens[0]);
+    }
 }

@@ -25,6 +25,9 @@ pub const SHIPPED_SKILLS: &[(&str, &str)] = &[
 /// A running deployment: the gateway and what it needs kept alive.
 #[derive(Debug)]
 pub struct App {
+    /// The one database pool every store of the process shares (travel, the
+    /// in-process fitness API, the API keys).
+    pub db: db::Db,
     /// The gateway every transport serves.
     pub gateway: Gateway,
     /// The travel store (for seeding and migrations).
@@ -33,6 +36,8 @@ pub struct App {
     pub fitness_db: Option<fitness_api::Db>,
     /// The in-process fitness API, when no base URL is configured.
     pub fitness_server: Option<fitness_api::Server>,
+    /// How long a pass-through token of the in-process fitness API lives.
+    pub fitness_token_ttl: Duration,
     /// Problems found in the skills (bad files, unknown tools); the others still load.
     pub skill_problems: Vec<SkillError>,
     /// The audit trail, unless `[audit] enabled = false`.
@@ -59,16 +64,12 @@ impl App {
     /// Connect the databases (running migrations), start the in-process
     /// fitness API when none is configured, and build the gateway.
     pub async fn start(config: &Config) -> Result<Self> {
-        let url = sqlite_create(&config.database.url);
-        let travel_store = travel::connect(&url)
-            .await
-            .with_context(|| format!("connecting the travel store at {}", redact_url(&url)))?;
+        let db = connect_db(&config.database).await?;
+        let travel_store = travel::Store::open(db.clone()).await.context("opening the travel store")?;
         let (fitness_url, fitness_db, fitness_server) = match &config.fitness.base_url {
             Some(base) => (base.clone(), None, None),
             None => {
-                let db = fitness_api::connect(&url)
-                    .await
-                    .with_context(|| format!("connecting the fitness store at {}", redact_url(&url)))?;
+                let db = fitness_api::Db::open(db.clone()).await.context("opening the fitness store")?;
                 let server = fitness_api::spawn("127.0.0.1:0", db.clone())
                     .await
                     .context("starting the in-process fitness API")?;
@@ -97,9 +98,9 @@ impl App {
         let mut builder =
             Gateway::builder().policy(policy).limits(config.limits.clone()).tools(tools).skills(skill_set);
         let audit = if config.audit.enabled {
-            let audit = fleet::SqlAudit::connect(&url, instance_name(config))
+            let audit = fleet::SqlAudit::open(db.clone(), instance_name(config))
                 .await
-                .with_context(|| format!("connecting the audit trail at {}", redact_url(&url)))?;
+                .context("opening the audit trail")?;
             builder = builder.audit(Arc::new(audit.clone()));
             Some(audit)
         } else {
@@ -126,10 +127,12 @@ impl App {
             tracing::warn!("{problem}");
         }
         Ok(Self {
+            db,
             gateway,
             travel: travel_store,
             fitness_db,
             fitness_server,
+            fitness_token_ttl: Duration::from_secs(config.fitness.token_ttl_secs.max(60)),
             skill_problems,
             audit,
             rate_store,
@@ -151,6 +154,20 @@ impl App {
     }
 }
 
+impl App {
+    /// The agent over this deployment's gateway, with its conversations on
+    /// the deployment's one pool. Fails when no model is configured.
+    pub async fn agent(&self, config: &Config) -> Result<agent::Agent> {
+        let agent_config = config.agent.to_config(|name| std::env::var(name).ok())?;
+        let store = agent::ConversationStore::new(self.db.clone())
+            .await
+            .context("preparing the conversation tables")?;
+        let agent =
+            agent::Agent::new(self.gateway.clone(), agent_config).context("building the model client")?;
+        Ok(agent.with_store(store))
+    }
+}
+
 /// Load skills from a folder, or the shipped ones when none is given.
 pub fn load_skills(dir: Option<&Path>, hierarchy: &authz::RoleHierarchy) -> (SkillSet, Vec<SkillError>) {
     match dir {
@@ -169,6 +186,14 @@ pub fn load_skills(dir: Option<&Path>, hierarchy: &authz::RoleHierarchy) -> (Ski
     }
 }
 
+/// Open the process's one pool as `[database]` says (the SQLite file is
+/// created when missing). The error names the cause and the server, never
+/// the password.
+pub async fn connect_db(config: &db::DbConfig) -> Result<db::Db> {
+    let config = db::DbConfig { url: sqlite_create(&config.url), ..config.clone() };
+    db::Db::connect(&config).await.context("connecting to the database ([database] in toolgate.toml)")
+}
+
 /// SQLite URLs create the file when it is missing.
 pub fn sqlite_create(url: &str) -> String {
     if url.starts_with("sqlite:") && !url.contains("mode=") && !url.contains(":memory:") {
@@ -181,16 +206,7 @@ pub fn sqlite_create(url: &str) -> String {
 
 /// A database URL without its password, for messages.
 pub fn redact_url(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &url[scheme + 3..at];
-            match userinfo.split_once(':') {
-                Some((user, _)) => format!("{}{user}:[redacted]{}", &url[..scheme + 3], &url[at..]),
-                None => url.to_owned(),
-            }
-        }
-        _ => url.to_owned(),
-    }
+    db::redact(url)
 }
 
 #[cfg(test)]

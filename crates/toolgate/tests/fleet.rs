@@ -531,7 +531,7 @@ async fn one_instance_for_operators() {
         "{text}"
     );
     assert!(text.contains("toolgate_calls_in_flight 0\n"));
-    assert!(text.contains("toolgate_db_pool_max_connections{pool=\"audit\"} 4\n"), "{text}");
+    assert!(text.contains("toolgate_db_pool_max_connections{pool=\"main\"}"), "{text}");
 
     // The audit trail: admins only, over HTTP and from the CLI.
     let refused = client.get(format!("{url}/api/audit")).bearer_auth(&alice).send().await.unwrap();

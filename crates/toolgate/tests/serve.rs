@@ -13,6 +13,7 @@ struct Demo {
     child: Child,
     url: String,
     banner: String,
+    db: String,
     _dir: tempfile::TempDir,
 }
 
@@ -45,7 +46,7 @@ fn start(extra: &[&str]) -> Demo {
         }
         assert!(started.elapsed() < Duration::from_secs(30), "no address in {banner}");
     };
-    Demo { child, url, banner, _dir: dir }
+    Demo { child, url, banner, db, _dir: dir }
 }
 
 fn key_of(banner: &str, user: &str) -> String {
@@ -66,8 +67,19 @@ async fn rpc(
     session: Option<&str>,
     body: Value,
 ) -> (u16, Option<String>, Value) {
+    rpc_to(client, &format!("{url}/mcp"), key, session, body).await
+}
+
+/// [`rpc`] to a full endpoint (e.g. `/mcp?domains=nutrition`).
+async fn rpc_to(
+    client: &reqwest::Client,
+    endpoint: &str,
+    key: Option<&str>,
+    session: Option<&str>,
+    body: Value,
+) -> (u16, Option<String>, Value) {
     let mut req = client
-        .post(format!("{url}/mcp"))
+        .post(endpoint)
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream")
         .json(&body);
@@ -188,4 +200,194 @@ async fn direct_mode_publishes_route_tables_without_a_root_union() {
         let (_, _, value) = rpc(&client, &demo.url, Some(&alice), Some(&session), call).await;
         assert_eq!(value["result"]["structuredContent"]["success"], true, "{value}");
     }
+}
+
+/// `toolgate keys create` on the demo's database; the new key.
+fn create_key(demo: &Demo, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["--db", &demo.db, "keys", "create"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.trim().split('\t').nth(1).expect("id and key").to_owned()
+}
+
+/// Every surface a scoped caller meets over MCP: the catalog, discovery,
+/// schemas, guides and execution.
+struct Surfaces {
+    instructions: String,
+    found: Vec<String>,
+}
+
+async fn surfaces(client: &reqwest::Client, endpoint: &str, key: &str) -> (String, Surfaces) {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    let (status, session, value) = rpc_to(client, endpoint, Some(key), None, init).await;
+    assert_eq!(status, 200, "{value}");
+    let session = session.unwrap();
+    let instructions = value["result"]["instructions"].as_str().unwrap().to_owned();
+    let find = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "get_tool_schema", "arguments": {"limit": 50}}});
+    let (_, _, value) = rpc_to(client, endpoint, Some(key), Some(&session), find).await;
+    let found = value["result"]["structuredContent"]["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{value}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect();
+    (session, Surfaces { instructions, found })
+}
+
+async fn call_meta(
+    client: &reqwest::Client,
+    endpoint: &str,
+    key: &str,
+    session: &str,
+    meta: &str,
+    args: Value,
+) -> Value {
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": meta, "arguments": args}});
+    rpc_to(client, endpoint, Some(key), Some(session), call).await.2["result"]["structuredContent"].clone()
+}
+
+#[tokio::test]
+async fn a_keys_scope_narrows_every_surface_and_a_session_may_narrow_it_further() {
+    let demo = start(&[]);
+    let client = reqwest::Client::new();
+    let mcp = format!("{}/mcp", demo.url);
+    let alice = key_of(&demo.banner, "alice");
+    let (_, everything) = surfaces(&client, &mcp, &alice).await;
+    let writes = ["update_nutrition", "submit_travel_approval", "cancel_travel_order"];
+    for w in writes {
+        assert!(everything.found.contains(&w.to_owned()), "{w} in {:?}", everything.found);
+    }
+
+    // An info agent: no write tool anywhere.
+    let info = create_key(&demo, &["--user", "alice", "--role", "member", "--toolset", "read_only"]);
+    let (session, seen) = surfaces(&client, &mcp, &info).await;
+    assert!(!seen.found.is_empty());
+    for w in writes {
+        assert!(!seen.instructions.contains(w), "{w} in the catalog:\n{}", seen.instructions);
+        assert!(!seen.found.contains(&w.to_owned()), "{w} discovered");
+        let schema =
+            call_meta(&client, &mcp, &info, &session, "get_tool_schema", json!({"tool_name": w})).await;
+        assert_eq!(schema["success"], false, "{schema}");
+        let run = call_meta(
+            &client,
+            &mcp,
+            &info,
+            &session,
+            "execute_tool",
+            json!({"tool_name": w, "parameters": {}}),
+        )
+        .await;
+        assert_eq!(run["error"]["code"], "PERMISSION_DENIED", "{run}");
+    }
+    let env = call_meta(
+        &client,
+        &mcp,
+        &info,
+        &session,
+        "execute_tool",
+        json!({"tool_name": "query_travel_order", "parameters": {}}),
+    )
+    .await;
+    assert_eq!(env["success"], true, "reads still work: {env}");
+
+    // A domain key: only nutrition, on every surface.
+    let nutrition = create_key(&demo, &["--user", "alice", "--role", "member", "--domains", "nutrition"]);
+    let (session, seen) = surfaces(&client, &mcp, &nutrition).await;
+    assert!(!seen.found.is_empty() && seen.found.iter().all(|t| t.contains("nutrition")), "{:?}", seen.found);
+    assert!(!seen.instructions.contains("query_weather"), "{}", seen.instructions);
+    let env = call_meta(
+        &client,
+        &mcp,
+        &nutrition,
+        &session,
+        "execute_tool",
+        json!({"tool_name": "query_weather", "parameters": {"city": "Oslo"}}),
+    )
+    .await;
+    assert_eq!(env["error"]["code"], "PERMISSION_DENIED", "{env}");
+    let guide = call_meta(
+        &client,
+        &mcp,
+        &nutrition,
+        &session,
+        "get_tool_schema",
+        json!({"tool_name": "query_travel_order"}),
+    )
+    .await;
+    assert_eq!(guide["success"], false, "{guide}");
+
+    // A session narrows further with ?domains=, and never widens.
+    let narrowed = format!("{mcp}?domains=nutrition");
+    let (_, seen) = surfaces(&client, &narrowed, &alice).await;
+    assert!(!seen.found.is_empty() && seen.found.iter().all(|t| t.contains("nutrition")), "{:?}", seen.found);
+    let wider = format!("{mcp}?domains=nutrition,travel");
+    let (session, seen) = surfaces(&client, &wider, &nutrition).await;
+    assert!(seen.found.iter().all(|t| t.contains("nutrition")), "the key's scope held: {:?}", seen.found);
+    let env = call_meta(
+        &client,
+        &wider,
+        &nutrition,
+        &session,
+        "execute_tool",
+        json!({"tool_name": "query_travel_order", "parameters": {}}),
+    )
+    .await;
+    assert_eq!(env["error"]["code"], "PERMISSION_DENIED", "{env}");
+
+    // An unknown toolset is refused when the key is made.
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["--db", &demo.db, "keys", "create", "--user", "bob", "--role", "member", "--toolset", "nope"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}
+
+/// Well-formed calls under load: 10,000 `execute_tool` calls from 16
+/// concurrent MCP sessions over HTTP against the real server; at least
+/// 99.9 % must succeed (a call succeeds when it answers 200 with an
+/// envelope whose `success` is true). The figure is printed for the report.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn well_formed_calls_succeed_at_least_999_in_1000_under_load() {
+    const SESSIONS: usize = 16;
+    const CALLS: usize = 10_000;
+    let demo = start(&[]);
+    let client = reqwest::Client::new();
+    let alice = key_of(&demo.banner, "alice");
+    let mcp = format!("{}/mcp", demo.url);
+    let started = Instant::now();
+    let mut workers = Vec::new();
+    for w in 0..SESSIONS {
+        let (client, mcp, alice) = (client.clone(), mcp.clone(), alice.clone());
+        workers.push(tokio::spawn(async move {
+            let session = open_session(&client, mcp.trim_end_matches("/mcp"), Some(&alice)).await;
+            let mut ok = 0usize;
+            for i in (w..CALLS).step_by(SESSIONS) {
+                let call = json!({"jsonrpc": "2.0", "id": i + 10, "method": "tools/call", "params": {
+                    "name": "execute_tool",
+                    "arguments": {"tool_name": "query_travel_policy", "parameters": {"city": "Oslo"}}}});
+                let (status, _, value) = rpc_to(&client, &mcp, Some(&alice), Some(&session), call).await;
+                if status == 200 && value["result"]["structuredContent"]["success"] == true {
+                    ok += 1;
+                }
+            }
+            ok
+        }));
+    }
+    let mut ok = 0;
+    for worker in workers {
+        ok += worker.await.unwrap();
+    }
+    let rate = ok as f64 / CALLS as f64;
+    eprintln!(
+        "load: {ok}/{CALLS} well-formed calls succeeded ({:.3} %) in {:.1} s over {SESSIONS} sessions",
+        rate * 100.0,
+        started.elapsed().as_secs_f64()
+    );
+    assert!(rate >= 0.999, "only {ok} of {CALLS} calls succeeded");
 }

@@ -6,15 +6,12 @@ use tool_core::{ErrorCode, ToolError};
 /// What went wrong in the travel store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    /// The database URL is not one this crate understands.
-    #[error("unsupported database URL (expected sqlite:... or postgres://...)")]
-    UnsupportedUrl,
+    /// Connecting or migrating failed (the message names the cause, never a password).
+    #[error(transparent)]
+    Connect(#[from] db::Error),
     /// The database could not be reached or answered with an error.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
-    /// Applying the travel migrations failed.
-    #[error("migration error: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
     /// A write did not do what it had to (e.g. a row changed under it); it was rolled back.
     #[error("inconsistent write: {0}")]
     Inconsistent(&'static str),
@@ -24,35 +21,27 @@ pub enum StoreError {
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
 /// Whether a database error means "the database is not reachable right now"
-/// (connection lost, pool exhausted, server shutting down, lock contention,
-/// serialization failure) rather than a bug or a constraint.
+/// (connection lost, pool wait timed out, server shutting down, lock
+/// contention, serialization failure) rather than a bug or a constraint.
 pub(crate) fn is_transient(error: &sqlx::Error) -> bool {
-    match error {
-        sqlx::Error::Io(_)
-        | sqlx::Error::Tls(_)
-        | sqlx::Error::Protocol(_)
-        | sqlx::Error::PoolTimedOut
-        | sqlx::Error::PoolClosed
-        | sqlx::Error::WorkerCrashed => true,
-        sqlx::Error::Database(db) => {
-            let code = db.code().map(|c| c.into_owned()).unwrap_or_default();
-            // PostgreSQL SQLSTATE: 08 connection exception, 53 insufficient
-            // resources, 57 operator intervention (terminated, shutting down,
-            // statement timeout), 40001/40P01 serialization failure/deadlock.
-            // SQLite: 5 SQLITE_BUSY, 6 SQLITE_LOCKED (and extended codes).
-            code.starts_with("08")
-                || code.starts_with("53")
-                || code.starts_with("57")
-                || code == "40001"
-                || code == "40P01"
-                || sqlite_busy(&code)
-        }
-        _ => false,
-    }
+    db::classify(error).is_transient()
 }
 
-fn sqlite_busy(code: &str) -> bool {
-    code.parse::<i64>().is_ok_and(|n| matches!(n & 0xff, 5 | 6))
+impl db::Classify for StoreError {
+    fn database_error(&self) -> Option<&sqlx::Error> {
+        match self {
+            StoreError::Database(e) => Some(e),
+            StoreError::Connect(e) => e.database_error(),
+            StoreError::Inconsistent(_) => None,
+        }
+    }
+
+    fn class(&self) -> db::ErrorClass {
+        match self {
+            StoreError::Connect(e) => e.class(),
+            other => other.database_error().map_or(db::ErrorClass::Permanent, db::classify),
+        }
+    }
 }
 
 /// Turn a database error into the model-facing error: `UNAVAILABLE` when the

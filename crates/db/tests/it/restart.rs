@@ -58,7 +58,7 @@ async fn a_restart_costs_no_call_and_an_outage_fails_fast() {
     let Some(pg) = ThrowawayPg::start() else { return };
     let config = DbConfig::new(pg.url())
         .max_connections(8)
-        .acquire_timeout(Duration::from_millis(500))
+        .acquire_timeout(Duration::from_secs(1))
         .connect_retry(Duration::ZERO);
     let db = Db::connect(&config).await.expect("connect");
     fill(&db, 8).await;
@@ -92,15 +92,27 @@ async fn a_restart_costs_no_call_and_an_outage_fails_fast() {
     assert!(old_failures >= 2, "the old pool should hand out dead connections ({old_failures} failures)");
     assert_eq!(new_failures, 0, "no call may fail after a restart");
 
-    // Outage: the server is stopped. Each call fails fast and transiently.
+    // Outage: the server is stopped. The first call waits out the acquire
+    // timeout (1 s) and marks the server down; the following ones fail at
+    // once; all with a transient error.
     pg.stop_server("fast");
-    for _ in 0..3 {
+    let mut took = Vec::new();
+    for _ in 0..4 {
         let started = Instant::now();
         let error = select_one(&db).await.expect_err("the server is down");
-        let took = started.elapsed();
-        eprintln!("outage: error after {} ms: {error}", took.as_millis());
+        took.push(started.elapsed());
         assert_eq!(error.class(), ErrorClass::Unavailable, "{error}");
-        assert!(took < Duration::from_secs(3), "an outage call took {took:?} (acquire timeout 500 ms)");
+        assert!(error.class().is_transient());
+    }
+    eprintln!("outage: calls failed after {took:?}");
+    assert!(db.is_down(), "the first timed-out call marks the server down");
+    assert!(
+        took[0] < Duration::from_secs(4),
+        "the first outage call took {:?} (acquire timeout 1 s)",
+        took[0]
+    );
+    for later in &took[1..] {
+        assert!(*later < Duration::from_millis(500), "a later outage call waited {later:?}");
     }
 
     // Starting while the server is down: without retry the cause is named at once...
@@ -120,4 +132,5 @@ async fn a_restart_costs_no_call_and_an_outage_fails_fast() {
     assert_eq!(select_one(&db2).await.unwrap(), 1);
     // The first pool recovers by itself too.
     assert_eq!(select_one(&db).await.unwrap(), 1);
+    assert!(!db.is_down());
 }

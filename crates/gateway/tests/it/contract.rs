@@ -153,9 +153,7 @@ fn the_execute_tool_schema_states_the_codes_limits() {
     let options = &spec.input_schema["properties"]["options"]["properties"];
     assert_eq!(options["retries"]["maximum"], limits.max_retries);
     assert_eq!(options["timeout_ms"]["maximum"], limits.max_timeout_ms);
-    assert_eq!(options["timeout"]["maximum"], limits.max_timeout_ms);
     assert_eq!(options["retry_delay_ms"]["maximum"], limits.max_retry_delay_ms);
-    assert_eq!(options["retryDelay"]["maximum"], limits.max_retry_delay_ms);
 }
 
 #[tokio::test]

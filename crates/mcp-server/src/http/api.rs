@@ -22,7 +22,7 @@ pub(super) async fn not_found(uri: Uri) -> Response {
         StatusCode::NOT_FOUND,
         "NOT_FOUND",
         &format!(
-            "nothing at `{path}`; this server has /mcp, /trace, /api/whoami, /api/tools, /api/skills and /"
+            "nothing at `{path}`; this server has /mcp, /trace, /api/whoami, /api/tools, /api/tool, /api/skills, /api/call, /api/chat and /"
         ),
     )
 }
@@ -31,7 +31,7 @@ pub(super) async fn not_found(uri: Uri) -> Response {
 pub(super) fn caller_of(shared: &Shared, auth: &Authenticated) -> Caller {
     let mut caller = auth.caller.clone();
     if let Exposure::Scoped(domains) = &shared.state.exposure {
-        caller.domains = Some(domains.clone());
+        crate::exposure::narrow(&mut caller, domains);
     }
     caller
 }

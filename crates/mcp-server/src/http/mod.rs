@@ -43,7 +43,7 @@ use axum::Router;
 use axum::http::StatusCode;
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::serve::ListenerExt;
 use gateway::Gateway;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -58,6 +58,8 @@ use crate::{Exposure, KeyStore, McpServer};
 mod api;
 mod audit;
 mod auth;
+mod chat;
+mod console;
 mod limits;
 mod message;
 mod ops;
@@ -157,6 +159,8 @@ pub struct HttpState {
     pub audit: Option<fleet::SqlAudit>,
     /// Where the transport's request counters live.
     pub rate_store: Option<Arc<dyn gateway::RateStore>>,
+    /// The agent behind `POST /api/chat`; without one that route is `503`.
+    pub agent: Option<agent::Agent>,
     shutdown: CancellationToken,
 }
 
@@ -182,6 +186,7 @@ impl HttpState {
             metrics_sources: Vec::new(),
             audit: None,
             rate_store: None,
+            agent: None,
             shutdown: CancellationToken::new(),
         }
     }
@@ -213,6 +218,12 @@ impl HttpState {
     /// Count the transport's requests per key here (Redis for a fleet).
     pub fn with_rate_store(mut self, store: Arc<dyn gateway::RateStore>) -> Self {
         self.rate_store = Some(store);
+        self
+    }
+
+    /// Serve `POST /api/chat` with this agent (its gateway should be this state's).
+    pub fn with_agent(mut self, agent: agent::Agent) -> Self {
+        self.agent = Some(agent);
         self
     }
 
@@ -311,6 +322,9 @@ pub fn http_router(mut state: HttpState) -> Router {
         .route("/api/whoami", get(api::whoami))
         .route("/api/tools", get(api::tools))
         .route("/api/skills", get(api::skills))
+        .route("/api/tool", get(console::tool))
+        .route("/api/call", post(console::call))
+        .route("/api/chat", post(chat::chat))
         .route("/trace", get(trace::trace))
         .route("/api/audit", get(audit::audit))
         .fallback(api::not_found)

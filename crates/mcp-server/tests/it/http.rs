@@ -658,10 +658,15 @@ async fn the_trace_streams_redacted_events_to_admins_only() {
         )
         .await;
 
+    // Each call has a `start` event, then its `end`; neither carries the secret.
     let (event, data) = trace.next(Duration::from_secs(10)).await.unwrap();
     assert_eq!(event, "trace");
     assert!(!data.contains("sk-very-secret"), "{data}");
+    assert_eq!(serde_json::from_str::<Value>(&data).unwrap()["kind"], "start");
+    let (_, data) = trace.next(Duration::from_secs(10)).await.unwrap();
+    assert!(!data.contains("sk-very-secret"), "{data}");
     let first: Value = serde_json::from_str(&data).unwrap();
+    assert_eq!(first["kind"], "end");
     assert_eq!(first["tool"], "query_weather");
     assert_eq!(first["user_id"], "mia");
     assert_eq!(first["role"], "member");
@@ -669,6 +674,8 @@ async fn the_trace_streams_redacted_events_to_admins_only() {
     assert_eq!(first["code"], "INVALID_PARAMS");
     assert_eq!(first["params"]["api_key"], "[redacted]");
     assert_eq!(first["params"]["city"], "Oslo");
+    let (_, data) = trace.next(Duration::from_secs(10)).await.unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&data).unwrap()["kind"], "start");
     let (_, data) = trace.next(Duration::from_secs(10)).await.unwrap();
     let second: Value = serde_json::from_str(&data).unwrap();
     assert_eq!(second["success"], true);

@@ -1,6 +1,7 @@
 //! The web page end to end in headless Chromium: `tests/web/page_check.cjs`
-//! (playwright-core) against the real server. It keeps a screenshot at
-//! `target/e2e/console.png`.
+//! (playwright-core) against the real server with an agent over a scripted
+//! model: tools, skills, the live trace, a tool's page with a tried call,
+//! and a chat with a tool call. It keeps a screenshot at `target/e2e/console.png`.
 //!
 //! Needs `node`, Chromium (`TOOLGATE_CHROMIUM`, default `/usr/bin/chromium`,
 //! Debian's `chromium` package) and `playwright-core` from the npm registry
@@ -18,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::common::TestServer;
+use crate::chat;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/web/page_check.cjs");
 
@@ -53,7 +54,7 @@ fn tools() -> Result<(PathBuf, PathBuf), String> {
 }
 
 #[tokio::test]
-async fn the_page_shows_tools_skills_and_the_live_trace() {
+async fn the_page_shows_tools_skills_the_live_trace_the_console_and_the_chat() {
     let (chromium, modules) = match tools() {
         Ok(found) => found,
         Err(why) => {
@@ -65,7 +66,14 @@ async fn the_page_shows_tools_skills_and_the_live_trace() {
             return;
         }
     };
-    let server = TestServer::default().await;
+    // The chat panel talks to an agent whose model is scripted: one tool call, then the answer.
+    let model = chat::model(vec![
+        chat::call_turn("query_weather", serde_json::json!({"city": "Oslo"})),
+        chat::text_turn(&["Sunny ", "in ", "Oslo."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = chat::server_with_agent(&model, &dir).await;
     let shots = workspace().join("target/e2e");
     std::fs::create_dir_all(&shots).unwrap();
     let screenshot = shots.join("console.png");
@@ -90,5 +98,6 @@ async fn the_page_shows_tools_skills_and_the_live_trace() {
     assert!(stdout.contains("PASS web"));
     let png = std::fs::read(&screenshot).expect("a screenshot was kept");
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{} bytes", png.len());
+    assert_eq!(model.requests.load(std::sync::atomic::Ordering::SeqCst), 2, "the chat asked the model twice");
     server.stop().await;
 }

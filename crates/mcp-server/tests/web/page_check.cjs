@@ -4,7 +4,9 @@
 //
 // It opens the page, is refused with a wrong key, connects with the admin key, waits for the
 // tools, the skills and the live trace, makes a member call a tool over MCP (fetch, streamable
-// HTTP), waits for that call to appear in the trace, opens its details and keeps a screenshot.
+// HTTP), waits for that call to appear in the trace, opens its details (parameters and result),
+// opens a tool's page (schema, examples, guides) and runs it from the form, chats with the agent
+// (the server's model is scripted: one tool call, then "Sunny in Oslo.") and keeps a screenshot.
 // Chromium: $CHROMIUM or /usr/bin/chromium. Prints PASS and exits 0, or FAIL and exits 1.
 "use strict";
 
@@ -81,12 +83,37 @@ async function memberCallsATool(base, key) {
     expect(true, "the live trace is connected");
 
     await memberCallsATool(base, memberKey);
-    const row = await page.waitForSelector('#trace tbody tr.event[data-tool="query_weather"]', { timeout: 15000 });
+    const row = await page.waitForSelector('#trace tbody tr.event.done[data-tool="query_weather"]', { timeout: 15000 });
     const rowText = await row.textContent();
     expect(rowText.includes("mia (member)") && rowText.includes("ok"), "the call appears in the trace", rowText);
     await row.click();
     const detail = await page.textContent("#trace tbody tr.detail pre");
     expect(detail.includes("\"city\": \"Oslo\""), "the trace row opens its parameters", detail);
+    expect(detail.includes("\"result\"") && detail.includes("Oslo"), "and its result", detail);
+
+    // The console: a tool opens its contract, examples and guides, and runs from the form.
+    await page.click('#tools tbody tr[data-tool="query_weather"]');
+    await page.waitForSelector("#tool-detail:not([hidden])");
+    expect((await page.textContent("#detail-schema")).includes("\"city\""), "the tool's schema is shown");
+    const guides = await page.textContent("#detail-guides");
+    expect(guides.includes("weather-check"), "the guides that use it are listed", guides);
+    const prefilled = await page.inputValue("#try-params");
+    expect(prefilled.includes("\"city\": \"\""), "the form starts from the required fields", prefilled);
+    await page.fill("#try-params", '{"city": "Oslo"}');
+    await page.click("#try-run");
+    await page.waitForSelector("#try-result:not([hidden])");
+    const envelope = await page.textContent("#try-envelope");
+    expect(envelope.includes("\"success\": true"), "the tried call answers its envelope", envelope);
+    expect((await page.textContent("#try-text")).length > 0, "and the text a model reads");
+
+    // The chat: tokens stream into an answer, the tool call shows as it starts and finishes.
+    await page.fill("#chat-input", "Weather in Oslo?");
+    await page.click("#chat-send");
+    await page.waitForSelector('#chat-log .msg.stop[data-stop="answer"]', { timeout: 15000 });
+    const toolLine = await page.textContent('#chat-log .msg.tool[data-state="ok"]');
+    expect(toolLine.startsWith("→ execute_tool") && toolLine.includes("· ok"), "the chat shows the tool call and its outcome", toolLine);
+    const answers = await page.$$eval("#chat-log .msg.assistant", (els) => els.map((e) => e.textContent));
+    expect(answers.length === 1 && answers[0] === "Sunny in Oslo.", "the answer streams in", answers);
 
     await page.screenshot({ path: screenshot, fullPage: true });
     expect(pageErrors.length === 0, "no script errors", pageErrors);

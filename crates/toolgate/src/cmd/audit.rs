@@ -32,10 +32,10 @@ pub(crate) struct Args {
 
 pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
     let since = args.since.as_deref().map(since).transpose()?;
-    let url = toolgate::wiring::sqlite_create(&config.database.url);
-    let audit = fleet::SqlAudit::connect(&url, toolgate::wiring::instance_name(config))
+    let db = toolgate::wiring::connect_db(&config.database).await?;
+    let audit = fleet::SqlAudit::open(db, toolgate::wiring::instance_name(config))
         .await
-        .with_context(|| format!("opening the audit trail at {}", toolgate::wiring::redact_url(&url)))?;
+        .context("opening the audit trail")?;
     let query = fleet::AuditQuery {
         user: args.user,
         tool: args.tool,

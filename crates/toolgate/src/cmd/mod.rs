@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 use clap::Subcommand;
 use toolgate::{App, Config};
 
+mod agent;
 mod audit;
 mod call;
 mod inspect;
@@ -57,6 +58,8 @@ pub(crate) enum Command {
     Migrate,
     /// Bytes and tokens a model reads before its first call, per exposure mode.
     Budget(inspect::BudgetArgs),
+    /// Ask the agent (the configured [agent] model driving the tools) as a user; streams the answer.
+    Agent(agent::Args),
 }
 
 impl Command {
@@ -86,6 +89,7 @@ impl Command {
                 Ok(ExitCode::SUCCESS)
             }
             Command::Budget(args) => inspect::budget(args, &start(&config).await?),
+            Command::Agent(args) => agent::run(args, &start(&config).await?, &config).await,
         }
     }
 }

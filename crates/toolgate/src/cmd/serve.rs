@@ -57,8 +57,9 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
         mcp_server::serve_stdio(app.gateway.clone(), caller, exposure).await?;
         return Ok(ExitCode::SUCCESS);
     }
-    let keys = mcp_server::KeyStore::connect(&toolgate::wiring::sqlite_create(&config.database.url))
-        .await?
+    let keys = mcp_server::KeyStore::open(app.db.clone())
+        .await
+        .context("opening the key store")?
         .with_cache_ttl(std::time::Duration::from_millis(config.server.key_cache_ms));
     let demo_keys = if args.demo { toolgate::serve::demo_setup(&app, &keys).await? } else { Vec::new() };
     let mut http = mcp_server::HttpConfig {
@@ -90,7 +91,14 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
     println!("toolgate serving MCP at {url}/mcp ({exposure} exposure); Ctrl-C stops it");
     tracing::info!(%url, %exposure, instance = %toolgate::wiring::instance_name(config), "serving MCP");
     let _ = std::io::stdout().flush();
-    let state = toolgate::serve::http_state(&app, keys, exposure, http);
+    let mut state = toolgate::serve::http_state(&app, keys, exposure, http);
+    if config.agent.base_url.is_some() {
+        state = state.with_agent(app.agent(config).await?);
+        println!(
+            "chat at {url}/api/chat (and on the web page) with model {}",
+            config.agent.model.as_deref().unwrap_or("")
+        );
+    }
     mcp_server::serve_http(listener, state, shutdown_signal()).await?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,9 +1,7 @@
 //! fitness-api end to end: every route over real HTTP, user isolation, bad input, 401; on
 //! SQLite always and on PostgreSQL when TOOLGATE_TEST_PG_URL is set.
 
-mod common;
-
-use common::{Harness, assert_error};
+use crate::common::{Harness, assert_error};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -331,7 +329,7 @@ async fn missing_or_bad_token_is_401(h: &Harness) {
     let (_, body) = h.call(Some("fit_secret-value-123"), Method::GET, "/body/measurements", None).await;
     assert!(!body.to_string().contains("secret-value-123"));
     // A revoked token stops working; a second token of the same user keeps working.
-    let user = fitness_api::create_user(&h.db, &common::unique_user("revoke")).await.unwrap();
+    let user = fitness_api::create_user(&h.db, &crate::common::unique_user("revoke")).await.unwrap();
     assert_eq!(h.get(&user, "/body/measurements").await.0, 200);
     assert!(fitness_api::revoke_token(&h.db, &user).await.unwrap());
     assert_error(&h.get(&user, "/body/measurements").await, 401, "unauthorized", None);
@@ -537,7 +535,7 @@ async fn odd_input_never_breaks_the_server(h: &Harness) {
 }
 
 async fn seed_demo_is_repeatable(h: &Harness) {
-    let user = common::unique_user("demo");
+    let user = crate::common::unique_user("demo");
     let token = fitness_api::create_user(&h.db, &user).await.unwrap();
     let today = chrono::NaiveDate::from_ymd_opt(2026, 3, 15).unwrap();
     let first = fitness_api::seed_demo(&h.db, &user, today).await.unwrap();
@@ -554,6 +552,6 @@ async fn seed_demo_is_repeatable(h: &Harness) {
         w["workouts"].as_array().unwrap().iter().map(|w| w["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["leg day", "upper body"]);
 
-    let missing = fitness_api::seed_demo(&h.db, &common::unique_user("nobody"), today).await;
+    let missing = fitness_api::seed_demo(&h.db, &crate::common::unique_user("nobody"), today).await;
     assert!(matches!(missing, Err(fitness_api::Error::Invalid { field: "user_id", .. })));
 }

@@ -1,17 +1,19 @@
 //! The library surface: connect, users and tokens, the in-process server, concurrent writes.
 
-mod common;
-
-use common::{Harness, unique_user};
+use crate::common::{Harness, assert_error, unique_user};
 use reqwest::Method;
 use serde_json::json;
 
-on_both_backends!(racing_writes_never_fail_or_duplicate, users_and_tokens);
+on_both_backends!(racing_writes_never_fail_or_duplicate, users_and_tokens, expiring_tokens_stop_working);
 
 #[tokio::test]
 async fn unsupported_urls_are_refused() {
     for url in ["mysql://root@localhost/db", "fitness.db", "", "http://x"] {
-        assert!(matches!(fitness_api::connect(url).await, Err(fitness_api::Error::UnsupportedUrl)), "{url}");
+        let result = fitness_api::connect(url).await;
+        assert!(
+            matches!(result, Err(fitness_api::Error::Connect(db::Error::UnsupportedUrl { .. }))),
+            "{url}: {result:?}"
+        );
     }
 }
 
@@ -155,4 +157,35 @@ async fn racing_writes_never_fail_or_duplicate(h: &Harness) {
         w["sets"].as_array().unwrap().iter().map(|s| s["set_no"].as_i64().unwrap()).collect();
     assert_eq!(numbers, (1..=added as i64).collect::<Vec<_>>());
     assert!(added >= 1);
+}
+
+async fn expiring_tokens_stop_working(h: &Harness) {
+    let id = unique_user("expiring");
+    let ttl = std::time::Duration::from_secs(600);
+    let issued = fitness_api::issue_expiring_token(&h.db, &id, ttl).await.unwrap();
+    let left = issued.expires_at - chrono::Utc::now();
+    assert!(left > chrono::Duration::seconds(590) && left <= chrono::Duration::seconds(600), "{left}");
+    assert_eq!(
+        h.get(&issued.token, "/body/measurements").await.0,
+        200,
+        "a fresh token works (the user was created)"
+    );
+    // Time passes: the stored expiry is moved into the past.
+    let expired = fitness_api::issue_expiring_token(&h.db, &id, ttl).await.unwrap();
+    expire_all_tokens_of(h, &id).await;
+    let answer = h.get(&expired.token, "/body/measurements").await;
+    assert_error(&answer, 401, "unauthorized", None);
+    // Expired tokens are deleted when the next one is issued.
+    let fresh = fitness_api::issue_expiring_token(&h.db, &id, ttl).await.unwrap();
+    assert_eq!(h.get(&fresh.token, "/body/measurements").await.0, 200);
+    assert_eq!(token_rows_of(h, &id).await, 1, "the expired tokens are gone");
+}
+
+async fn expire_all_tokens_of(h: &Harness, user: &str) {
+    let past = chrono::Utc::now().timestamp() - 1;
+    h.raw_exec("UPDATE fit_tokens SET expires_at = $1 WHERE user_id = $2", past, user).await;
+}
+
+async fn token_rows_of(h: &Harness, user: &str) -> i64 {
+    h.raw_count("SELECT count(*) FROM fit_tokens WHERE user_id = $1", user).await
 }

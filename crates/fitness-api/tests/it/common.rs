@@ -13,6 +13,7 @@ pub struct Harness {
     pub server: Server,
     pub client: reqwest::Client,
     pub backend: &'static str,
+    pub url: String,
     _dir: Option<tempfile::TempDir>,
 }
 
@@ -49,7 +50,30 @@ impl Harness {
         let db = fitness_api::connect(url).await.unwrap();
         let backend = db.backend_name();
         let server = fitness_api::spawn("127.0.0.1:0", db.clone()).await.unwrap();
-        Harness { db, server, client: reqwest::Client::new(), backend, _dir: dir }
+        Harness { db, server, client: reqwest::Client::new(), backend, url: url.to_owned(), _dir: dir }
+    }
+
+    /// Run `sql` with `(i64, &str)` bound as `$1, $2` on a connection of the test's own,
+    /// beside the API (to play the clock, or to look at rows the API does not show).
+    pub async fn raw_exec(&self, sql: &'static str, a: i64, b: &str) {
+        if self.url.starts_with("sqlite:") {
+            let pool = sqlx::SqlitePool::connect(&self.url).await.unwrap();
+            sqlx::query(sql).bind(a).bind(b).execute(&pool).await.unwrap();
+        } else {
+            let pool = sqlx::PgPool::connect(&self.url).await.unwrap();
+            sqlx::query(sql).bind(a).bind(b).execute(&pool).await.unwrap();
+        }
+    }
+
+    /// `SELECT count(*) ...` with one text parameter, on a connection of the test's own.
+    pub async fn raw_count(&self, sql: &'static str, a: &str) -> i64 {
+        if self.url.starts_with("sqlite:") {
+            let pool = sqlx::SqlitePool::connect(&self.url).await.unwrap();
+            sqlx::query_scalar(sql).bind(a).fetch_one(&pool).await.unwrap()
+        } else {
+            let pool = sqlx::PgPool::connect(&self.url).await.unwrap();
+            sqlx::query_scalar(sql).bind(a).fetch_one(&pool).await.unwrap()
+        }
     }
 
     /// A new user and its token.
@@ -120,14 +144,13 @@ pub fn assert_error(answer: &(u16, Value), status: u16, code: &str, field: Optio
 }
 
 /// Runs each scenario `async fn name(h: &Harness)` on SQLite, and on PostgreSQL when configured.
-#[macro_export]
 macro_rules! on_both_backends {
     ($($name:ident),* $(,)?) => {
         mod sqlite {
             $(
                 #[tokio::test]
                 async fn $name() {
-                    let h = super::common::Harness::sqlite().await;
+                    let h = crate::common::Harness::sqlite().await;
                     super::$name(&h).await;
                 }
             )*
@@ -136,7 +159,7 @@ macro_rules! on_both_backends {
             $(
                 #[tokio::test]
                 async fn $name() {
-                    let Some(h) = super::common::Harness::postgres().await else { return };
+                    let Some(h) = crate::common::Harness::postgres().await else { return };
                     super::$name(&h).await;
                 }
             )*

@@ -1,0 +1,347 @@
+//! The loop: ask the model, run the calls it makes, feed the results back,
+//! until it answers or a guard stops it (steps, deadline, a call that
+//! fails the same way twice, a model error, cancellation). Every stop ends
+//! with one `final` event that says why.
+
+use std::collections::HashMap;
+
+use futures::future::join_all;
+use gateway::fallback::{self, FallbackError};
+use serde_json::{Value, json};
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::time::{Instant, timeout_at};
+use tokio_util::sync::CancellationToken;
+use tool_core::{Caller, Envelope, ToolContext};
+
+use crate::calls;
+use crate::model::{Message, ToolCall};
+use crate::store::NewMessage;
+use crate::{Agent, AgentError, Event, StopReason, Usage};
+
+/// Longest user message accepted, in characters.
+pub const MAX_MESSAGE_CHARS: usize = 32_000;
+
+/// One run: who asks, what, and in which conversation.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    /// The caller every tool call runs as.
+    pub caller: Caller,
+    /// The user's message.
+    pub message: String,
+    /// A stored conversation to continue (must be the caller's).
+    pub conversation_id: Option<String>,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// The conversation (stored when the agent has a store).
+    pub conversation_id: String,
+    /// The final answer (empty when the run stopped without one).
+    pub answer: String,
+    /// Why it stopped.
+    pub stop_reason: StopReason,
+    /// Tokens used.
+    pub usage: Usage,
+    /// Model turns taken.
+    pub steps: u32,
+}
+
+/// A call as the loop runs it (native or read from text).
+struct Pending {
+    call: ToolCall,
+    args: Result<Value, String>,
+}
+
+/// The state of one run.
+struct Run<'a> {
+    agent: &'a Agent,
+    ctx: ToolContext,
+    events: &'a UnboundedSender<Event>,
+    conversation_id: String,
+    history: Vec<Message>,
+    unsaved: Vec<NewMessage>,
+    next_seq: i32,
+    usage: Usage,
+    failures: HashMap<String, u32>,
+    steps: u32,
+}
+
+impl Agent {
+    /// Run the loop for one user message. Events go to `events` as they
+    /// happen; a closed receiver or a cancelled `cancel` stops the run
+    /// (stop reason `cancelled`). Errors before the loop starts (an unknown
+    /// conversation, an empty message) are returned, not streamed.
+    pub async fn run(
+        &self,
+        request: RunRequest,
+        events: &UnboundedSender<Event>,
+        cancel: CancellationToken,
+    ) -> Result<Outcome, AgentError> {
+        let message = request.message.trim();
+        if message.is_empty() {
+            return Err(AgentError::InvalidInput("the message is empty".into()));
+        }
+        if message.chars().count() > MAX_MESSAGE_CHARS {
+            return Err(AgentError::InvalidInput(format!(
+                "the message is longer than {MAX_MESSAGE_CHARS} characters"
+            )));
+        }
+        let caller = request.caller;
+        let (conversation_id, stored) = match (&self.store, request.conversation_id) {
+            (Some(store), Some(id)) => {
+                let stored = store.messages(&id, &caller.user_id).await?;
+                (id, stored.iter().filter_map(|m| Message::from_wire(&m.message)).collect())
+            }
+            (Some(store), None) => (store.create(&caller.user_id).await?, Vec::new()),
+            (None, Some(id)) => return Err(crate::StoreError::NotFound(id).into()),
+            (None, None) => (format!("conv_{}", uuid::Uuid::new_v4().simple()), Vec::new()),
+        };
+        let tools = calls::offered(&self.gateway, &caller, self.config.exposure);
+        let system = calls::system_prompt(&self.gateway, &caller, &self.config, &tools);
+        let tools = if self.config.tool_calling == crate::ToolCalling::Native { tools } else { Vec::new() };
+        let mut caller = caller;
+        caller.session_id = Some(conversation_id.clone());
+        let ctx = ToolContext::new(caller).with_trace_id(uuid::Uuid::new_v4().to_string());
+        let next_seq = stored.len() as i32;
+        let mut history = vec![Message::text("system", system)];
+        history.extend(stored);
+        let mut run = Run {
+            agent: self,
+            ctx,
+            events,
+            conversation_id,
+            history,
+            unsaved: Vec::new(),
+            next_seq,
+            usage: Usage::default(),
+            failures: HashMap::new(),
+            steps: 0,
+        };
+        run.push(Message::text("user", message), None, None);
+        let deadline = Instant::now() + self.config.deadline;
+        let cancelled = async {
+            tokio::select! {
+                () = cancel.cancelled() => {}
+                () = events.closed() => {}
+            }
+        };
+        let (stop, answer) = tokio::select! {
+            biased;
+            () = cancelled => (StopReason::Cancelled, String::new()),
+            ended = timeout_at(deadline, run.steps(&tools)) => match ended {
+                Ok(ended) => ended,
+                Err(_) => (StopReason::Deadline, String::new()),
+            },
+        };
+        // Whatever happened, what was said so far is kept.
+        run.save().await?;
+        let outcome = Outcome {
+            conversation_id: run.conversation_id.clone(),
+            answer,
+            stop_reason: stop,
+            usage: run.usage,
+            steps: run.steps,
+        };
+        let _ = events.send(Event::Final {
+            conversation_id: outcome.conversation_id.clone(),
+            answer: outcome.answer.clone(),
+            stop_reason: outcome.stop_reason,
+            usage: outcome.usage,
+            steps: outcome.steps,
+        });
+        Ok(outcome)
+    }
+}
+
+impl Run<'_> {
+    fn push(&mut self, message: Message, envelope: Option<Value>, usage: Option<Value>) {
+        self.history.push(message.clone());
+        self.unsaved.push(NewMessage { message, envelope, usage });
+    }
+
+    async fn save(&mut self) -> Result<(), AgentError> {
+        if let Some(store) = &self.agent.store
+            && !self.unsaved.is_empty()
+        {
+            store.append(&self.conversation_id, self.next_seq, &self.unsaved).await?;
+        }
+        self.next_seq += self.unsaved.len() as i32;
+        self.unsaved.clear();
+        Ok(())
+    }
+
+    fn emit(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+
+    /// The turns, until a stop; returns the stop and the answer.
+    async fn steps(&mut self, tools: &[Value]) -> (StopReason, String) {
+        let max_steps = self.agent.config.max_steps;
+        for step in 1..=max_steps {
+            self.steps = step;
+            let events = self.events.clone();
+            let mut on_token = move |text: &str| {
+                let _ = events.send(Event::Token { text: text.to_owned() });
+            };
+            let turn = match self.agent.client.complete(&self.history, tools, &mut on_token).await {
+                Ok(turn) => turn,
+                Err(e) => {
+                    tracing::warn!(kind = e.kind.as_str(), status = ?e.status, "model request failed");
+                    self.emit(Event::Error { code: "MODEL_ERROR".into(), message: e.to_string() });
+                    self.steps = step - 1;
+                    return (StopReason::ModelError, String::new());
+                }
+            };
+            if let Some(usage) = turn.usage {
+                self.usage.add(usage);
+            }
+            let usage = turn.usage.map(|u| json!(u));
+            let assistant = Message {
+                tool_calls: turn.tool_calls.clone(),
+                ..Message::text("assistant", turn.content.clone())
+            };
+            self.push(assistant, None, usage);
+            let (pending, native) = if turn.tool_calls.is_empty() {
+                match fallback::parse_all(&turn.content) {
+                    Ok(parsed) => (
+                        parsed
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, c)| Pending {
+                                call: ToolCall {
+                                    id: format!("text_{step}_{i}"),
+                                    name: c.tool,
+                                    arguments: c.parameters.to_string(),
+                                },
+                                args: Ok(c.parameters),
+                            })
+                            .collect(),
+                        false,
+                    ),
+                    Err(FallbackError::Malformed(why)) if fallback::has_call_markup(&turn.content) => {
+                        let key = format!("malformed:{why}");
+                        self.push(Message::text("user", format!("<tool_response>\nError PARSE_ERROR: your tool call could not be read: {why}. Write it again as <tool_call>{{\"name\": ..., \"arguments\": {{...}}}}</tool_call>.\n</tool_response>")), None, None);
+                        if self.failed_again(key) {
+                            return (StopReason::RepeatedFailure, String::new());
+                        }
+                        continue;
+                    }
+                    Err(_) => return (StopReason::Answer, turn.content),
+                }
+            } else {
+                let pending = turn
+                    .tool_calls
+                    .into_iter()
+                    .map(|call| {
+                        let args = serde_json::from_str::<Value>(&call.arguments).map_err(|e| e.to_string());
+                        Pending { call, args }
+                    })
+                    .collect();
+                (pending, true)
+            };
+            let repeated = self.run_calls(pending, native).await;
+            if repeated {
+                return (StopReason::RepeatedFailure, String::new());
+            }
+            // Save after each step, so a run cut short keeps what it did.
+            if let Err(e) = self.save().await {
+                tracing::error!(error = %e, "saving the conversation failed");
+            }
+        }
+        (StopReason::MaxSteps, String::new())
+    }
+
+    /// Run one turn's calls: consecutive reads together, each write alone, in
+    /// order. Returns whether a call failed the same way it failed before.
+    async fn run_calls(&mut self, pending: Vec<Pending>, native: bool) -> bool {
+        let gateway = &self.agent.gateway;
+        let exposure = self.agent.config.exposure;
+        let mut results: Vec<(ToolCall, Envelope)> = Vec::with_capacity(pending.len());
+        let mut batch: Vec<Pending> = Vec::new();
+        let mut queue = pending.into_iter().peekable();
+        while let Some(next) = queue.next() {
+            let read = next.args.as_ref().is_ok_and(|a| calls::is_read(gateway, &next.call.name, a));
+            batch.push(next);
+            let next_is_read = queue
+                .peek()
+                .is_some_and(|p| p.args.as_ref().is_ok_and(|a| calls::is_read(gateway, &p.call.name, a)));
+            if read && next_is_read {
+                continue;
+            }
+            for p in &batch {
+                let parameters = p.args.as_ref().map(gateway::redact).unwrap_or(Value::Null);
+                self.emit(Event::ToolCallStarted {
+                    id: p.call.id.clone(),
+                    tool: p.call.name.clone(),
+                    parameters,
+                });
+            }
+            let ctx = &self.ctx;
+            let events = self.events;
+            let envelopes = join_all(batch.iter().map(|p| async move {
+                let envelope = calls::run(gateway, ctx, exposure, &p.call.name, p.args.clone()).await;
+                let _ = events.send(Event::ToolCallFinished {
+                    id: p.call.id.clone(),
+                    tool: p.call.name.clone(),
+                    success: envelope.success,
+                    code: calls::code(&envelope),
+                    signals: envelope.signals.iter().map(|s| s.kind().to_owned()).collect(),
+                    duration_ms: envelope.metadata.duration_ms,
+                    result: calls::event_text(&envelope),
+                });
+                envelope
+            }))
+            .await;
+            results.extend(batch.drain(..).map(|p| p.call).zip(envelopes));
+        }
+        let max = self.agent.config.max_result_chars;
+        let mut repeated = false;
+        let mut text_block = String::new();
+        let mut text_envelopes = Vec::new();
+        for (call, envelope) in results {
+            let text = calls::model_text(gateway, &envelope, max);
+            if !envelope.success {
+                let key = format!("{}:{}", call.name, canonical(&call.arguments));
+                repeated |= self.failed_again(key);
+            }
+            let stored = serde_json::to_value(&envelope).ok();
+            if native {
+                self.push(Message::tool(&call.id, text), stored, None);
+            } else {
+                text_block
+                    .push_str(&format!("<tool_response name=\"{}\">\n{text}\n</tool_response>\n", call.name));
+                text_envelopes.push(stored.unwrap_or(Value::Null));
+            }
+        }
+        if !native {
+            self.push(Message::text("user", text_block.trim_end()), Some(Value::Array(text_envelopes)), None);
+        }
+        repeated
+    }
+
+    /// Count a failure; true when this exact call had failed before.
+    fn failed_again(&mut self, key: String) -> bool {
+        let count = self.failures.entry(key).or_insert(0);
+        *count += 1;
+        *count >= 2
+    }
+}
+
+/// Arguments in one spelling, so `{"a":1, "b":2}` and `{"b":2,"a":1}` are the same call.
+fn canonical(arguments: &str) -> String {
+    fn sort(v: Value) -> Value {
+        match v {
+            Value::Object(map) => {
+                let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                Value::Object(entries.into_iter().map(|(k, v)| (k, sort(v))).collect())
+            }
+            Value::Array(items) => Value::Array(items.into_iter().map(sort).collect()),
+            other => other,
+        }
+    }
+    serde_json::from_str::<Value>(arguments)
+        .map(|v| sort(v).to_string())
+        .unwrap_or_else(|_| arguments.to_owned())
+}

@@ -1,0 +1,168 @@
+//! Stored conversations (SQLite or PostgreSQL, table `agent_conversations`
+//! and `agent_messages`): every message of a run, with the envelope of each
+//! tool result and the usage of each model turn. A conversation belongs to
+//! one user; asking for it as anyone else is `NotFound`, exactly as if it
+//! did not exist, so ids leak nothing.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::model::Message;
+
+/// The table that records which of this crate's migrations ran.
+pub const MIGRATIONS_TABLE: &str = "_toolgate_agent_migrations";
+
+/// A storage failure.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No such conversation for this user.
+    #[error("there is no conversation `{0}` for this user")]
+    NotFound(String),
+    /// Another run wrote to the conversation at the same time.
+    #[error("conversation `{0}` is being continued by another run; try again when it finishes")]
+    Conflict(String),
+    /// The database failed (connect, query or migration).
+    #[error(transparent)]
+    Database(#[from] db::Error),
+}
+
+impl From<sqlx::Error> for StoreError {
+    fn from(e: sqlx::Error) -> Self {
+        StoreError::Database(db::Error::Database(e))
+    }
+}
+
+/// One stored message with what was recorded beside it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredMessage {
+    /// Its position in the conversation, from 0.
+    pub seq: i32,
+    /// `user`, `assistant` or `tool`.
+    pub role: String,
+    /// The Chat Completions message.
+    pub message: Value,
+    /// The envelope, for tool results.
+    pub envelope: Option<Value>,
+    /// The usage, for model turns.
+    pub usage: Option<Value>,
+}
+
+/// A message to append.
+#[derive(Debug, Clone)]
+pub(crate) struct NewMessage {
+    pub(crate) message: Message,
+    pub(crate) envelope: Option<Value>,
+    pub(crate) usage: Option<Value>,
+}
+
+/// The conversation store over the deployment's [`db::Db`]. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct ConversationStore {
+    db: db::Db,
+}
+
+impl ConversationStore {
+    /// A store over an open database; applies this crate's migrations.
+    pub async fn new(db: db::Db) -> Result<Self, StoreError> {
+        db.migrate(db::MigrationSet {
+            owner: "agent",
+            table: MIGRATIONS_TABLE,
+            sqlite: sqlx::migrate!("./migrations"),
+            postgres: sqlx::migrate!("./migrations"),
+        })
+        .await?;
+        Ok(Self { db })
+    }
+
+    /// Connect to `sqlite:...` (created when missing) or `postgres://...`
+    /// with the default pool settings, and migrate.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Self::new(db::Db::connect(&db::DbConfig::new(url)).await?).await
+    }
+
+    /// A new, empty conversation of `user_id`.
+    pub async fn create(&self, user_id: &str) -> Result<String, StoreError> {
+        let id = format!("conv_{}", uuid::Uuid::new_v4().simple());
+        let now = now();
+        const SQL: &str =
+            "INSERT INTO agent_conversations (id, user_id, created_at, updated_at) VALUES ($1, $2, $3, $3)";
+        db::on_pool!(self.db, db::Error, |pool| {
+            sqlx::query(SQL).bind(&id).bind(user_id).bind(&now).execute(pool).await?;
+        });
+        Ok(id)
+    }
+
+    /// Every message of the conversation, if it is `user_id`'s.
+    pub async fn messages(&self, id: &str, user_id: &str) -> Result<Vec<StoredMessage>, StoreError> {
+        const OWNER: &str = "SELECT user_id FROM agent_conversations WHERE id = $1";
+        let owner: Option<String> = db::on_pool!(self.db, db::Error, |pool| sqlx::query_scalar(OWNER)
+            .bind(id)
+            .fetch_optional(pool)
+            .await?);
+        if owner.as_deref() != Some(user_id) {
+            return Err(StoreError::NotFound(id.chars().take(80).collect()));
+        }
+        const SQL: &str = "SELECT seq, role, message, envelope, usage FROM agent_messages \
+                           WHERE conversation_id = $1 ORDER BY seq";
+        type Row = (i32, String, String, Option<String>, Option<String>);
+        let rows: Vec<Row> =
+            db::on_pool!(self.db, db::Error, |pool| sqlx::query_as(SQL).bind(id).fetch_all(pool).await?);
+        let parse = |text: &str| serde_json::from_str(text).unwrap_or(Value::Null);
+        Ok(rows
+            .into_iter()
+            .map(|(seq, role, message, envelope, usage)| StoredMessage {
+                seq,
+                role,
+                message: parse(&message),
+                envelope: envelope.as_deref().map(parse),
+                usage: usage.as_deref().map(parse),
+            })
+            .collect())
+    }
+
+    /// Append messages at `first_seq`, `first_seq + 1`, ... A position
+    /// already taken means another run wrote meanwhile: `Conflict`.
+    pub(crate) async fn append(
+        &self,
+        id: &str,
+        first_seq: i32,
+        items: &[NewMessage],
+    ) -> Result<(), StoreError> {
+        match self.insert(id, first_seq, items).await {
+            Err(db::Error::Database(sqlx::Error::Database(e))) if e.is_unique_violation() => {
+                Err(StoreError::Conflict(id.to_owned()))
+            }
+            other => Ok(other?),
+        }
+    }
+
+    /// One transaction, so a rerun on a fresh connection never doubles rows.
+    async fn insert(&self, id: &str, first_seq: i32, items: &[NewMessage]) -> Result<(), db::Error> {
+        const INSERT: &str = "INSERT INTO agent_messages (conversation_id, seq, role, message, envelope, usage, created_at) \
+                              VALUES ($1, $2, $3, $4, $5, $6, $7)";
+        const TOUCH: &str = "UPDATE agent_conversations SET updated_at = $1 WHERE id = $2";
+        let now = now();
+        db::on_pool!(self.db, db::Error, |pool| {
+            let mut tx = pool.begin().await?;
+            for (i, item) in items.iter().enumerate() {
+                sqlx::query(INSERT)
+                    .bind(id)
+                    .bind(first_seq + i as i32)
+                    .bind(&item.message.role)
+                    .bind(item.message.to_wire().to_string())
+                    .bind(item.envelope.as_ref().map(Value::to_string))
+                    .bind(item.usage.as_ref().map(Value::to_string))
+                    .bind(&now)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            sqlx::query(TOUCH).bind(&now).bind(id).execute(&mut *tx).await?;
+            tx.commit().await?
+        });
+        Ok(())
+    }
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}

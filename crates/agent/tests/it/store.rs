@@ -1,0 +1,87 @@
+//! Stored conversations on SQLite and PostgreSQL: continued by id, kept
+//! per user (another user's id is NOT_FOUND), envelopes and usage recorded.
+
+use agent::{Agent, ConversationStore, StopReason};
+use serde_json::json;
+use tool_core::Caller;
+
+use crate::model_server::{ModelServer, calls, text};
+use crate::{direct, member, run, run_in, test_gateway};
+
+fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// A fresh SQLite file always; the PostgreSQL database when configured.
+fn urls(dir: &tempfile::TempDir) -> Vec<String> {
+    let mut out = vec![format!("sqlite:{}", dir.path().join("agent.db").display())];
+    match env("TOOLGATE_TEST_PG_URL") {
+        Some(url) => out.push(url),
+        None => {
+            assert!(
+                env("TOOLGATE_REQUIRE_PG").as_deref() != Some("1"),
+                "TOOLGATE_REQUIRE_PG=1 but TOOLGATE_TEST_PG_URL is not set"
+            );
+            eprintln!("skipped the PostgreSQL run: TOOLGATE_TEST_PG_URL is not set");
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn conversations_continue_by_id_and_belong_to_their_user() {
+    let dir = tempfile::tempdir().unwrap();
+    for url in urls(&dir) {
+        let store = ConversationStore::connect(&url).await.unwrap();
+        ConversationStore::connect(&url).await.expect("migrations run again without harm");
+        let server = ModelServer::start(vec![
+            calls(&[("c1", "query_weather", json!({"city": "Oslo"}))]),
+            text("21 degrees."),
+            text("Yes, still Oslo."),
+        ])
+        .await;
+        let agent = Agent::new(test_gateway(1), direct(&server)).unwrap().with_store(store.clone());
+        let (first, _) = run(&agent, member(), "Weather in Oslo?").await;
+        let first = first.unwrap();
+        let id = first.conversation_id.clone();
+        assert!(id.starts_with("conv_"), "{id}");
+
+        let (second, _) = run_in(&agent, member(), "Same city?", Some(id.clone())).await;
+        let second = second.unwrap();
+        assert_eq!((second.conversation_id.as_str(), second.stop_reason), (id.as_str(), StopReason::Answer));
+        // The third request carries the whole first run, then the new message.
+        let roles: Vec<String> =
+            server.messages(2).iter().map(|m| m["role"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant", "user"], "{url}");
+        assert_eq!(server.messages(2)[3]["tool_call_id"], "c1");
+
+        let stored = store.messages(&id, "mia").await.unwrap();
+        assert_eq!(stored.len(), 6, "{url}");
+        assert_eq!(stored[2].envelope.as_ref().unwrap()["success"], true);
+        assert_eq!(stored[2].envelope.as_ref().unwrap()["result"]["temp_c"], 21);
+        assert_eq!(stored[1].usage.as_ref().unwrap()["total_tokens"], 120);
+
+        // Another user: the same id does not exist, and nothing is sent to the model.
+        let before = server.received().len();
+        let (other, events) = run_in(&agent, Caller::new("eve", "member"), "Show me", Some(id.clone())).await;
+        let err = other.unwrap_err();
+        assert_eq!(err.code(), "NOT_FOUND", "{url}: {err}");
+        assert!(events.is_empty());
+        assert_eq!(server.received().len(), before);
+        assert_eq!(store.messages(&id, "mia").await.unwrap().len(), 6, "nothing was added");
+        let (unknown, _) = run_in(&agent, member(), "x", Some("conv_nope".into())).await;
+        assert_eq!(unknown.unwrap_err().code(), "NOT_FOUND");
+    }
+}
+
+#[tokio::test]
+async fn empty_and_oversized_messages_are_refused_before_the_model() {
+    let server = ModelServer::start(vec![text("unused")]).await;
+    let agent = Agent::new(test_gateway(1), direct(&server)).unwrap();
+    let (empty, _) = run(&agent, member(), "   ").await;
+    assert_eq!(empty.unwrap_err().code(), "INVALID_PARAMS");
+    let huge = "x".repeat(agent::MAX_MESSAGE_CHARS + 1);
+    let (huge, _) = run(&agent, member(), &huge).await;
+    assert_eq!(huge.unwrap_err().code(), "INVALID_PARAMS");
+    assert!(server.received().is_empty());
+}

@@ -1,0 +1,213 @@
+//! `POST /api/chat` end to end: the real server with an agent whose model
+//! is a scripted OpenAI-compatible server on 127.0.0.1; SSE events read
+//! off the wire in order; refusals before the stream; a client that
+//! disconnects cancels the run (the model's stream is dropped).
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent::{Agent, AgentConfig, ConversationStore};
+use axum::body::Body;
+use axum::response::Response;
+use mcp_server::{Exposure, HttpConfig};
+use serde_json::{Value, json};
+
+use crate::common::TestServer;
+
+/// One scripted turn: SSE text, or an endless trickle of tokens.
+#[derive(Clone)]
+pub(crate) enum Turn {
+    Sse(String),
+    Endless,
+}
+
+pub(crate) struct Model {
+    url: String,
+    pub(crate) requests: Arc<AtomicUsize>,
+    /// Endless streams whose body was dropped (the agent went away).
+    dropped: Arc<AtomicUsize>,
+}
+
+struct DropCount(Arc<AtomicUsize>);
+
+impl Drop for DropCount {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn sse(chunks: &[Value]) -> Turn {
+    let mut text: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    text.push_str("data: [DONE]\n\n");
+    Turn::Sse(text)
+}
+
+pub(crate) fn call_turn(tool: &str, params: Value) -> Turn {
+    let args = json!({"tool_name": tool, "parameters": params}).to_string();
+    sse(&[
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c1", "type": "function",
+            "function": {"name": "execute_tool", "arguments": args}}]}}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    ])
+}
+
+pub(crate) fn text_turn(words: &[&str]) -> Turn {
+    let mut chunks: Vec<Value> =
+        words.iter().map(|w| json!({"choices": [{"index": 0, "delta": {"content": w}}]})).collect();
+    chunks.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}));
+    chunks.push(
+        json!({"choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55}}),
+    );
+    sse(&chunks)
+}
+
+pub(crate) async fn model(turns: Vec<Turn>) -> Model {
+    let turns = Arc::new(Mutex::new(VecDeque::from(turns)));
+    let requests = Arc::new(AtomicUsize::new(0));
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let (r, d) = (requests.clone(), dropped.clone());
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move || {
+            r.fetch_add(1, Ordering::SeqCst);
+            let next = turns.lock().unwrap().pop_front();
+            let dropped = d.clone();
+            async move {
+                let body = match next {
+                    Some(Turn::Sse(text)) => Body::from(text),
+                    Some(Turn::Endless) => {
+                        let guard = Arc::new(DropCount(dropped));
+                        Body::from_stream(futures::stream::unfold(guard, |guard| async move {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                            let chunk = json!({"choices": [{"index": 0, "delta": {"content": "."}}]});
+                            Some((Ok::<_, std::io::Error>(format!("data: {chunk}\n\n")), guard))
+                        }))
+                    }
+                    None => return Response::builder().status(500).body(Body::empty()).unwrap(),
+                };
+                Response::builder().header("content-type", "text/event-stream").body(body).unwrap()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    Model { url, requests, dropped }
+}
+
+pub(crate) async fn server_with_agent(model: &Model, dir: &tempfile::TempDir) -> TestServer {
+    let store = ConversationStore::connect(&format!("sqlite:{}", dir.path().join("chat.db").display()))
+        .await
+        .unwrap();
+    let mut config = AgentConfig::new(&model.url, "scripted");
+    config.model_retries = 0;
+    TestServer::start_with(Exposure::Meta, HttpConfig::default(), move |state| {
+        let agent = Agent::new(state.gateway.clone(), config).unwrap().with_store(store);
+        state.with_agent(agent)
+    })
+    .await
+}
+
+async fn post_chat(server: &TestServer, key: &str, body: Value) -> reqwest::Response {
+    server.client.post(server.url("/api/chat")).bearer_auth(key).json(&body).send().await.unwrap()
+}
+
+/// `(event, data)` of every SSE event in a body.
+fn sse_events(text: &str) -> Vec<(String, Value)> {
+    text.split("\n\n")
+        .filter_map(|block| {
+            let mut name = None;
+            let mut data = None;
+            for line in block.lines() {
+                if let Some(v) = line.strip_prefix("event: ") {
+                    name = Some(v.to_owned());
+                } else if let Some(v) = line.strip_prefix("data: ") {
+                    data = serde_json::from_str(v).ok();
+                }
+            }
+            Some((name?, data?))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn chat_streams_tool_calls_tokens_and_the_final_event_in_order() {
+    let model = model(vec![
+        call_turn("query_weather", json!({"city": "Oslo"})),
+        text_turn(&["Sunny ", "in ", "Oslo."]),
+        text_turn(&["Still ", "sunny."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = server_with_agent(&model, &dir).await;
+    let response = post_chat(&server, &server.member, json!({"message": "Weather in Oslo?"})).await;
+    assert_eq!(response.status(), 200);
+    assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+    let events = sse_events(&response.text().await.unwrap());
+    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["tool_call_started", "tool_call_finished", "token", "token", "token", "final"]);
+    assert_eq!(events[0].1["tool"], "execute_tool");
+    assert_eq!(events[0].1["parameters"]["parameters"]["city"], "Oslo");
+    assert_eq!(events[1].1["success"], true, "{}", events[1].1);
+    let final_ = &events[5].1;
+    assert_eq!(final_["answer"], "Sunny in Oslo.");
+    assert_eq!(final_["stop_reason"], "answer");
+    assert_eq!(final_["usage"]["total_tokens"], 55);
+    let id = final_["conversation_id"].as_str().unwrap().to_owned();
+
+    // The same user continues it; another user's request for it is 404 before any model call.
+    let again =
+        post_chat(&server, &server.member, json!({"message": "And now?", "conversation_id": id})).await;
+    let again = sse_events(&again.text().await.unwrap());
+    assert_eq!(again.last().unwrap().1["answer"], "Still sunny.");
+    let before = model.requests.load(Ordering::SeqCst);
+    let other = post_chat(&server, &server.admin, json!({"message": "Show me", "conversation_id": id})).await;
+    assert_eq!(other.status(), 404);
+    let body: Value = other.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "NOT_FOUND");
+    assert_eq!(model.requests.load(Ordering::SeqCst), before);
+}
+
+#[tokio::test]
+async fn chat_refusals_are_plain_http_errors() {
+    let model = model(Vec::new()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = server_with_agent(&model, &dir).await;
+    let anonymous =
+        server.client.post(server.url("/api/chat")).json(&json!({"message": "hi"})).send().await.unwrap();
+    assert_eq!(anonymous.status(), 401);
+    for body in [json!({"message": ""}), json!({"msg": "hi"}), json!({"message": 7})] {
+        let response = post_chat(&server, &server.member, body.clone()).await;
+        assert_eq!(response.status(), 400, "{body}");
+        let error: Value = response.json().await.unwrap();
+        assert_eq!(error["error"]["code"], "INVALID_PARAMS", "{body}");
+    }
+    assert_eq!(model.requests.load(Ordering::SeqCst), 0);
+    // A server without an agent says so.
+    let plain = TestServer::default().await;
+    let response = post_chat(&plain, &plain.member, json!({"message": "hi"})).await;
+    assert_eq!(response.status(), 503);
+    let error: Value = response.json().await.unwrap();
+    assert!(error["error"]["message"].as_str().unwrap().contains("[agent]"), "{error}");
+}
+
+#[tokio::test]
+async fn a_client_that_disconnects_cancels_the_run() {
+    let model = model(vec![Turn::Endless]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = server_with_agent(&model, &dir).await;
+    let mut response = post_chat(&server, &server.member, json!({"message": "Talk forever"})).await;
+    assert_eq!(response.status(), 200);
+    let first = response.chunk().await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("event: token"));
+    assert_eq!(model.dropped.load(Ordering::SeqCst), 0, "the model is still streaming");
+    drop(response);
+    // The run stops, and with it the model request: its stream is dropped.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while model.dropped.load(Ordering::SeqCst) == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "the model stream was never dropped");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -1,0 +1,143 @@
+//! `toolgate agent "message"`: run the agent for one message as a user and
+//! stream the answer, one line per tool call, a spinner while waiting.
+
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use agent::{CancellationToken, Event, RunRequest, StopReason};
+use anyhow::Result;
+use tool_core::Caller;
+use toolgate::{App, Config};
+
+use super::check_role;
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// What to ask.
+    message: String,
+    /// The user the agent acts for.
+    #[arg(long)]
+    user: String,
+    /// The user's role.
+    #[arg(long)]
+    role: String,
+    /// Continue a stored conversation (printed at the end of each run).
+    #[arg(long)]
+    conversation: Option<String>,
+}
+
+pub(crate) async fn run(args: Args, app: &App, config: &Config) -> Result<ExitCode> {
+    check_role(app.gateway.policy().hierarchy(), &args.role, "")?;
+    let agent = app.agent(config).await?;
+    let mut caller = Caller::new(args.user.clone(), args.role);
+    caller.token = app.fitness_token(&args.user).await?;
+    let request = RunRequest { caller, message: args.message, conversation_id: args.conversation };
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let cancel = CancellationToken::new();
+    let ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            ctrl_c.cancel();
+        }
+    });
+    let task = tokio::spawn(async move { agent.run(request, &tx, cancel).await });
+    let mut out = Printer::new();
+    let mut tick = tokio::time::interval(Duration::from_millis(120));
+    let mut stop = None;
+    loop {
+        tokio::select! {
+            event = rx.recv() => match event {
+                Some(event) => {
+                    if let Event::Final { stop_reason, .. } = &event {
+                        stop = Some(*stop_reason);
+                    }
+                    out.event(event);
+                }
+                None => break,
+            },
+            _ = tick.tick() => out.spin(),
+        }
+    }
+    out.clear_spinner();
+    match task.await? {
+        Ok(_) => Ok(if stop == Some(StopReason::Answer) { ExitCode::SUCCESS } else { ExitCode::from(1) }),
+        Err(e) => {
+            eprintln!("error {}: {}", e.code(), e.public_message());
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+/// Writes events to the terminal: tokens to stdout as they come, tool
+/// calls and the closing line to stderr, the spinner only on a terminal.
+struct Printer {
+    spinner: bool,
+    spinning: bool,
+    frame: usize,
+    mid_line: bool,
+}
+
+impl Printer {
+    fn new() -> Self {
+        Self { spinner: std::io::stderr().is_terminal(), spinning: false, frame: 0, mid_line: false }
+    }
+
+    fn spin(&mut self) {
+        if !self.spinner || self.mid_line {
+            return;
+        }
+        const FRAMES: [&str; 4] = ["|", "/", "-", "\\"];
+        self.frame = (self.frame + 1) % FRAMES.len();
+        eprint!("\r{} thinking", FRAMES[self.frame]);
+        let _ = std::io::stderr().flush();
+        self.spinning = true;
+    }
+
+    fn clear_spinner(&mut self) {
+        if self.spinning {
+            eprint!("\r           \r");
+            self.spinning = false;
+        }
+    }
+
+    fn end_line(&mut self) {
+        if self.mid_line {
+            println!();
+            self.mid_line = false;
+        }
+    }
+
+    fn event(&mut self, event: Event) {
+        self.clear_spinner();
+        match event {
+            Event::Token { text } => {
+                print!("{text}");
+                let _ = std::io::stdout().flush();
+                self.mid_line = !text.ends_with('\n');
+            }
+            Event::ToolCallStarted { .. } => {}
+            Event::ToolCallFinished { tool, success, code, signals, duration_ms, result, .. } => {
+                self.end_line();
+                let outcome = if success { "ok".to_owned() } else { code.unwrap_or_else(|| "failed".into()) };
+                let signals =
+                    if signals.is_empty() { String::new() } else { format!(" [{}]", signals.join(", ")) };
+                let short: String = result.chars().take(100).collect();
+                let short = short.replace('\n', " ");
+                eprintln!("  -> {tool}: {outcome}{signals} ({duration_ms:.0} ms) {short}");
+            }
+            Event::Error { code, message } => {
+                self.end_line();
+                eprintln!("error {code}: {message}");
+            }
+            Event::Final { conversation_id, stop_reason, usage, steps, .. } => {
+                self.end_line();
+                eprintln!(
+                    "[{} after {steps} step(s), {} tokens; continue with --conversation {conversation_id}]",
+                    stop_reason.as_str(),
+                    usage.total_tokens
+                );
+            }
+        }
+    }
+}
