@@ -280,7 +280,10 @@ impl Run<'_> {
             let ctx = &self.ctx;
             let events = self.events;
             let envelopes = join_all(batch.iter().map(|p| async move {
-                let envelope = calls::run(gateway, ctx, exposure, &p.call.name, p.args.clone()).await;
+                // One trace id per call (the run's, then the call's), so the
+                // trace tells apart two calls of one tool in one run.
+                let ctx = ctx.clone().with_trace_id(format!("{}/{}", ctx.trace_id, p.call.id));
+                let envelope = calls::run(gateway, &ctx, exposure, &p.call.name, p.args.clone()).await;
                 let _ = events.send(Event::ToolCallFinished {
                     id: p.call.id.clone(),
                     tool: p.call.name.clone(),

@@ -20,9 +20,19 @@
 //! query. Keys are never logged: [`CreatedKey::key`] is a
 //! [`tool_core::Secret`], whose `Debug` prints `[redacted]`.
 //!
-//! Verified keys are cached in memory for a short time (30 s by default,
-//! [`KeyStore::with_cache_ttl`]), so a revocation made by another process
-//! takes effect within that time; one made through this store at once.
+//! # Revocation
+//!
+//! Verified keys are cached in memory for a short time (1 s by default,
+//! [`KeyStore::with_cache_ttl`]). A revocation made through this store takes
+//! effect at once in this process and is announced on
+//! [`KeyStore::revocations`] (the HTTP server ends the key's `/trace`
+//! streams and MCP sessions on it). On PostgreSQL, `revoke` also sends
+//! `NOTIFY toolgate_key_revoked` with the key id, which
+//! [`KeyStore::watch_revocations`] of every other instance hears. Because a
+//! notification can be lost (a dropped listener connection) and SQLite has
+//! none, the watcher also polls for keys revoked since its last look every
+//! [`REVOCATION_POLL`]; with the 1 s cache that bounds the delay of a
+//! revocation made by another process (`toolgate keys revoke`) to about 1 s.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -32,6 +42,8 @@ use std::time::{Duration, Instant};
 use db::{Db, DbConfig, MigrationSet};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
 use tool_core::{Caller, Secret};
 
 use crate::error::{Error, Result};
@@ -46,6 +58,12 @@ const KEY_BYTES: usize = 32;
 const DIGEST_DOMAIN: &[u8] = b"toolgate-api-key:v1:";
 const MAX_CACHED: usize = 10_000;
 const MAX_NAME_LEN: usize = 200;
+/// The PostgreSQL channel on which `revoke` announces a revoked key id.
+const REVOKED_CHANNEL: &str = "toolgate_key_revoked";
+
+/// How often [`KeyStore::watch_revocations`] looks for keys revoked elsewhere
+/// (the fallback for lost notifications, and the only way on SQLite).
+pub const REVOCATION_POLL: Duration = Duration::from_millis(500);
 
 /// Run `$body` with `$pool` bound to the concrete pool of the store's
 /// backend (`db::on_pool!`: a dead connection makes the body run again on a
@@ -142,6 +160,7 @@ pub struct KeyStore {
     db: Db,
     cache: Arc<Mutex<HashMap<String, Cached>>>,
     cache_ttl: Duration,
+    revoked: broadcast::Sender<String>,
 }
 
 impl fmt::Debug for KeyStore {
@@ -170,13 +189,15 @@ impl KeyStore {
     /// The key store on an open pool (shared with the process's other
     /// stores): applies the key store's migrations.
     pub async fn open(db: Db) -> Result<Self> {
-        let store = Self { db, cache: Arc::default(), cache_ttl: Duration::from_secs(30) };
+        let (revoked, _) = broadcast::channel(256);
+        let store = Self { db, cache: Arc::default(), cache_ttl: Duration::from_secs(1), revoked };
         store.migrate().await?;
         Ok(store)
     }
 
     /// How long a verified key is trusted without asking the database again
-    /// (default 30 s; `Duration::ZERO` turns the cache off).
+    /// (default 1 s; `Duration::ZERO` turns the cache off). It bounds how long a
+    /// key revoked by another process still works when no notification arrives.
     pub fn with_cache_ttl(mut self, ttl: Duration) -> Self {
         self.cache_ttl = ttl;
         self
@@ -267,13 +288,97 @@ impl KeyStore {
         let now = now();
         let done: u64 =
             dispatch!(self, |pool| sqlx::query(SQL).bind(&now).bind(id).execute(pool).await?.rows_affected());
+        self.forget(id);
+        if done > 0 {
+            tracing::info!(key_id = %id, "API key revoked");
+            if let db::Pool::Postgres(pool) = self.db.pool() {
+                // Every other instance's watcher hears it; a lost one is caught by polling.
+                if let Err(error) =
+                    sqlx::query("SELECT pg_notify($1, $2)").bind(REVOKED_CHANNEL).bind(id).execute(pool).await
+                {
+                    tracing::warn!(%error, "could not announce a revocation; other instances see it by polling");
+                }
+            }
+        }
+        Ok(done > 0)
+    }
+
+    /// Key ids revoked from now on: by this store at once, by other processes
+    /// once [`KeyStore::watch_revocations`] (running somewhere in this
+    /// process) hears or finds them. A receiver that lags misses ids, never
+    /// receives wrong ones.
+    pub fn revocations(&self) -> broadcast::Receiver<String> {
+        self.revoked.subscribe()
+    }
+
+    /// Drop a key from the cache and tell the subscribers.
+    fn forget(&self, id: &str) {
         if let Ok(mut cache) = self.cache.lock() {
             cache.retain(|_, cached| cached.verified.id != id);
         }
-        if done > 0 {
-            tracing::info!(key_id = %id, "API key revoked");
+        let _ = self.revoked.send(id.to_owned());
+    }
+
+    /// Hear about keys revoked by other processes until `stop` is cancelled:
+    /// PostgreSQL notifications, and a poll every [`REVOCATION_POLL`] on both
+    /// backends. Each one found is dropped from the cache and announced on
+    /// [`KeyStore::revocations`]. `serve_http` runs it.
+    pub async fn watch_revocations(self, stop: CancellationToken) {
+        let mut since = now();
+        let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+        let mut listener = None;
+        let mut poll = tokio::time::interval(REVOCATION_POLL);
+        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            if listener.is_none()
+                && let db::Pool::Postgres(pool) = self.db.pool()
+            {
+                listener = match sqlx::postgres::PgListener::connect_with(pool).await {
+                    Ok(mut l) => l.listen(REVOKED_CHANNEL).await.ok().map(|()| l),
+                    Err(error) => {
+                        tracing::debug!(%error, "no revocation listener; polling only");
+                        None
+                    }
+                };
+            }
+            let heard = async {
+                match listener.as_mut() {
+                    Some(l) => l.try_recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = stop.cancelled() => return,
+                heard = heard => match heard {
+                    Ok(Some(notification)) => self.forget(notification.payload()),
+                    // The connection was lost (and notifications with it): poll and reconnect.
+                    Ok(None) | Err(_) => listener = None,
+                },
+                _ = poll.tick() => {
+                    const SQL: &str = "SELECT id, revoked_at FROM toolgate_api_keys WHERE revoked_at >= $1";
+                    let rows: Result<Vec<(String, String)>> = async {
+                        Ok(dispatch!(self, |pool| sqlx::query_as(SQL).bind(&since).fetch_all(pool).await?))
+                    }
+                    .await;
+                    match rows {
+                        Ok(rows) => {
+                            for (id, _) in &rows {
+                                if seen.insert(id.clone()) {
+                                    self.forget(id);
+                                }
+                            }
+                            if let Some(newest) = rows.iter().map(|(_, at)| at).max().filter(|n| **n > since) {
+                                // The next poll starts at the newest time seen; only the
+                                // ids revoked at exactly that time would be found again.
+                                since = newest.clone();
+                                seen = rows.into_iter().filter(|(_, at)| *at == since).map(|(id, _)| id).collect();
+                            }
+                        }
+                        Err(error) => tracing::debug!(%error, "could not poll for revoked keys"),
+                    }
+                }
+            }
         }
-        Ok(done > 0)
     }
 
     /// Who `key` belongs to; `None` for an unknown, revoked or malformed key.

@@ -3,6 +3,7 @@
 //! `TOOLGATE_*` environment overrides applied on top.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
@@ -160,6 +161,43 @@ pub struct ServerConfig {
     /// How long a verified API key is trusted without asking the database,
     /// in milliseconds: bounds how late another instance sees a revocation.
     pub key_cache_ms: u64,
+    /// Seconds a client has to send a request's headers (also closes silent
+    /// connections and kept-alive connections waiting for a next request).
+    pub header_timeout_secs: u64,
+    /// Seconds after which a connection with no request running and no byte moving is closed.
+    pub idle_timeout_secs: u64,
+    /// Most connections open at once; more wait in the listen backlog.
+    pub max_connections: usize,
+    /// Most MCP sessions open at once.
+    pub max_sessions: usize,
+    /// Most MCP sessions one API key may hold open.
+    pub max_sessions_per_key: usize,
+    /// Seconds without a request after which an MCP session is closed.
+    pub session_idle_secs: u64,
+    /// Seconds that calls in flight may still take after SIGTERM / Ctrl-C.
+    pub drain_grace_secs: u64,
+    /// Trace events a `/trace` reader may fall behind before it is dropped.
+    pub trace_buffer: usize,
+}
+
+impl ServerConfig {
+    /// The HTTP settings these stand for (hosts, limits, timeouts, caps).
+    pub fn http(&self) -> mcp_server::HttpConfig {
+        let mut http = mcp_server::HttpConfig {
+            max_body_bytes: self.max_body_bytes,
+            header_timeout: Duration::from_secs(self.header_timeout_secs),
+            idle_timeout: Duration::from_secs(self.idle_timeout_secs),
+            max_connections: self.max_connections,
+            max_sessions: self.max_sessions,
+            max_sessions_per_key: self.max_sessions_per_key,
+            session_idle: Duration::from_secs(self.session_idle_secs),
+            drain_grace: Duration::from_secs(self.drain_grace_secs),
+            trace_buffer: self.trace_buffer,
+            ..mcp_server::HttpConfig::default()
+        };
+        http.allowed_hosts.extend(self.allowed_hosts.iter().cloned());
+        http
+    }
 }
 
 impl Default for ServerConfig {
@@ -172,6 +210,14 @@ impl Default for ServerConfig {
             instance: None,
             metrics_token: None,
             key_cache_ms: 500,
+            header_timeout_secs: 10,
+            idle_timeout_secs: 60,
+            max_connections: 1024,
+            max_sessions: 1000,
+            max_sessions_per_key: 32,
+            session_idle_secs: 300,
+            drain_grace_secs: 10,
+            trace_buffer: 256,
         }
     }
 }

@@ -12,10 +12,23 @@ use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::registry::LookupSpan;
 
+/// Levels that `TOOLGATE_LOG` cannot raise, because these libraries log
+/// whole messages: rmcp prints every request with its tool arguments (API
+/// keys given to `save_flight_api_key`, passwords in parameters) at `debug`
+/// and notifications at `info`, and its warnings can quote a parameter. Our
+/// own crates log ids and codes, never values, so they may go to `trace`.
+const LOG_CAPS: &[&str] = &["rmcp=error", "hyper=warn", "hyper_util=warn", "reqwest=warn", "h2=warn"];
+
 /// Start logging at `TOOLGATE_LOG` (default `warn`) in `TOOLGATE_LOG_FORMAT` (`text` or `json`).
 pub(crate) fn init() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
+    let mut filter = tracing_subscriber::EnvFilter::try_from_env("TOOLGATE_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    // Added last, a cap replaces a user's directive for the same target.
+    for cap in LOG_CAPS {
+        if let Ok(directive) = cap.parse() {
+            filter = filter.add_directive(directive);
+        }
+    }
     let json = std::env::var("TOOLGATE_LOG_FORMAT").is_ok_and(|v| v.trim().eq_ignore_ascii_case("json"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
     let _ = if json { builder.event_format(JsonLines).try_init() } else { builder.try_init() };

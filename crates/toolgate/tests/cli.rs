@@ -201,7 +201,7 @@ async fn agent_streams_the_answer_with_a_line_per_tool_call() {
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     assert_eq!(stdout.trim(), "You have no trips.");
-    assert!(stderr.contains("  -> execute_tool: ok ("), "{stderr}");
+    assert!(stderr.contains("  -> execute_tool → query_travel_order {}: ok ("), "{stderr}");
     assert!(stderr.contains("[answer after 2 step(s)"), "{stderr}");
     let id = stderr.split("--conversation ").nth(1).unwrap().trim_end().trim_end_matches(']').to_owned();
     assert!(id.starts_with("conv_"), "{id}");

@@ -25,15 +25,24 @@ impl Drop for Demo {
 }
 
 fn start(extra: &[&str]) -> Demo {
+    start_logged(extra, None)
+}
+
+/// Start the demo; with `log`, at `TOOLGATE_LOG=trace` with stderr in that file.
+fn start_logged(extra: &[&str], log: Option<&std::path::Path>) -> Demo {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("demo.db").display());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["--db", &db, "serve", "--demo", "--listen", "127.0.0.1:0"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    command.args(["--db", &db, "serve", "--demo", "--listen", "127.0.0.1:0"]).args(extra);
+    match log {
+        Some(path) => {
+            command.env("TOOLGATE_LOG", "trace").stderr(std::fs::File::create(path).unwrap());
+        }
+        None => {
+            command.stderr(Stdio::null());
+        }
+    }
+    let mut child = command.stdout(Stdio::piped()).spawn().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut banner = String::new();
     let started = Instant::now();
@@ -390,4 +399,173 @@ async fn well_formed_calls_succeed_at_least_999_in_1000_under_load() {
         started.elapsed().as_secs_f64()
     );
     assert!(rate >= 0.999, "only {ok} of {CALLS} calls succeeded");
+}
+
+/// Issue 9 (2): no log level prints a secret. The real binary at
+/// `TOOLGATE_LOG=trace`, a canary secret sent through every surface a client
+/// has, and the whole log searched for it.
+#[tokio::test]
+async fn no_log_level_prints_a_secret() {
+    const CANARY: &str = "sk-canary-3f9d1c";
+    const KEY_CANARY: &str = "tg_cafecafecafecafecafecafecafecafecafecafecafecafecafecafecafecafe";
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("stderr.log");
+    let demo = start_logged(&[], Some(&log));
+    let client = reqwest::Client::new();
+    let alice = key_of(&demo.banner, "alice");
+    let session = open_session(&client, &demo.url, Some(&alice)).await;
+    // A tool's secret parameter, a bad value beside it, a secret at the meta level,
+    // a bare string as parameters, a schema request, a notification, an unknown method.
+    execute(
+        &client,
+        &demo.url,
+        Some(&alice),
+        &session,
+        "save_flight_api_key",
+        json!({"provider": "amadeus", "api_key": CANARY}),
+    )
+    .await;
+    execute(
+        &client,
+        &demo.url,
+        Some(&alice),
+        &session,
+        "save_flight_api_key",
+        json!({"provider": "bad provider!", "api_key": CANARY, "password": CANARY}),
+    )
+    .await;
+    let calls = [
+        json!({"name": "execute_tool", "arguments": {"tool_name": "query_weather", "api_key": CANARY, "parameters": {"city": "Oslo"}}}),
+        json!({"name": "execute_tool", "arguments": {"tool_name": "query_weather", "parameters": format!("token={CANARY}")}}),
+        json!({"name": "get_tool_schema", "arguments": {"tool_name": "query_weather", "secret": CANARY}}),
+        json!({"name": "no_such_tool", "arguments": {"token": CANARY}}),
+    ];
+    for (i, params) in calls.into_iter().enumerate() {
+        let call = json!({"jsonrpc": "2.0", "id": 10 + i, "method": "tools/call", "params": params});
+        let (status, _, _) = rpc(&client, &demo.url, Some(&alice), Some(&session), call).await;
+        assert_ne!(status, 0);
+    }
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": CANARY, "progress": 1, "message": CANARY}});
+    let _ = rpc(&client, &demo.url, Some(&alice), Some(&session), note).await;
+    let odd = json!({"jsonrpc": "2.0", "id": 30, "method": "secret/method", "params": {"password": CANARY}});
+    let _ = rpc(&client, &demo.url, Some(&alice), Some(&session), odd).await;
+    for bad in [CANARY, KEY_CANARY] {
+        let (status, _, _) =
+            rpc(&client, &demo.url, Some(bad), None, json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+                .await;
+        assert_eq!(status, 401);
+    }
+    // The demo's own key is a secret too.
+    drop(demo);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("TRACE") || text.contains("DEBUG"),
+        "the server logged at trace level: {} bytes",
+        text.len()
+    );
+    for secret in [CANARY, &KEY_CANARY[3..], &alice[3..]] {
+        let at = text.find(secret);
+        assert!(
+            at.is_none(),
+            "{secret} is in the log: {}",
+            at.map(|i| &text[i.saturating_sub(300)..(i + 100).min(text.len())]).unwrap_or_default()
+        );
+    }
+}
+
+/// A weather provider that answers every request after `delay` (a real HTTP
+/// server speaking the provider contract); its base URL.
+async fn slow_weather(delay: Duration) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/forecast", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        loop {
+            let Ok((mut tcp, _)) = listener.accept().await else { return };
+            tokio::spawn(async move {
+                use tokio::io::{AsyncReadExt, AsyncWriteExt};
+                let mut buf = vec![0u8; 4096];
+                let _ = tcp.read(&mut buf).await;
+                tokio::time::sleep(delay).await;
+                let body = r#"{"summary":"sunny","temp_c":21}"#;
+                let reply = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = tcp.write_all(reply.as_bytes()).await;
+            });
+        }
+    });
+    url
+}
+
+/// Issue 9 (11): SIGTERM drains. The real binary, a weather call in flight
+/// against a slow provider: within the grace period it finishes with its
+/// result; past it, the client gets a JSON-RPC error (not a cut stream).
+#[tokio::test]
+async fn sigterm_lets_calls_in_flight_finish_then_answers_the_rest() {
+    for (grace, provider_delay, finishes) in [(10, 1500, true), (1, 4000, false)] {
+        let weather = slow_weather(Duration::from_millis(provider_delay)).await;
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("toolgate.toml");
+        std::fs::write(&config, format!("[server]\ndrain_grace_secs = {grace}\n")).unwrap();
+        let db = format!("sqlite:{}", dir.path().join("demo.db").display());
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args([
+                "--config",
+                config.to_str().unwrap(),
+                "--db",
+                &db,
+                "serve",
+                "--demo",
+                "--listen",
+                "127.0.0.1:0",
+            ])
+            .env("TOOLGATE_WEATHER_URL", &weather)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut banner = String::new();
+        let url = loop {
+            let line = lines.next().expect("the server printed its address").unwrap();
+            banner.push_str(&line);
+            banner.push('\n');
+            if let Some(rest) = line.strip_prefix("toolgate serving MCP at ") {
+                break rest.split("/mcp").next().unwrap().to_owned();
+            }
+        };
+        let mut demo = Demo { child, url, banner, db, _dir: dir };
+        let client = reqwest::Client::new();
+        let alice = key_of(&demo.banner, "alice");
+        let session = open_session(&client, &demo.url, Some(&alice)).await;
+        let call = {
+            let (client, url, key, session) =
+                (client.clone(), demo.url.clone(), alice.clone(), session.clone());
+            tokio::spawn(async move {
+                let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                    "name": "execute_tool", "arguments": {"tool_name": "query_weather", "parameters": {"city": "Oslo"}}}});
+                rpc(&client, &url, Some(&key), Some(&session), call).await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let pid = demo.child.id().to_string();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        let (status, _, answer) = tokio::time::timeout(Duration::from_secs(20), call).await.unwrap().unwrap();
+        if finishes {
+            assert_eq!(status, 200, "{answer}");
+            let envelope = &answer["result"]["structuredContent"];
+            assert_eq!(envelope["success"], true, "finished within the grace period: {answer}");
+            assert_eq!(envelope["result"]["forecast"]["summary"], "sunny", "{answer}");
+        } else {
+            assert_eq!(answer["id"], 2, "{answer}");
+            assert_eq!(answer["error"]["code"], -32000, "{answer}");
+            assert!(answer["error"]["message"].as_str().unwrap().contains("shutting down"), "{answer}");
+        }
+        let exited = (0..100).find_map(|_| {
+            std::thread::sleep(Duration::from_millis(50));
+            demo.child.try_wait().unwrap()
+        });
+        assert!(exited.is_some_and(|s| s.success()), "the server exits 0 after draining: {exited:?}");
+    }
 }

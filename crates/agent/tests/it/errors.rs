@@ -125,3 +125,17 @@ async fn a_server_that_ignores_stream_is_read_as_one_completion() {
     assert_eq!((outcome.answer.as_str(), outcome.usage.total_tokens), ("Sunny.", 10));
     assert_eq!(names(&events), ["tool_call_started", "tool_call_finished", "token", "final"]);
 }
+
+#[tokio::test]
+async fn a_model_that_goes_quiet_times_out_and_is_retried_once() {
+    // Headers come at once, then nothing for longer than the idle timeout.
+    let server =
+        ModelServer::start_with(Vec::new(), Some(Reply::Endless { every: Duration::from_secs(5) })).await;
+    let mut config = config(&server);
+    config.idle_timeout = Duration::from_millis(200);
+    let agent = Agent::new(test_gateway(1), config).unwrap();
+    let (outcome, events) = run(&agent, member(), "Hi").await;
+    assert_eq!(outcome.unwrap().stop_reason, StopReason::ModelError);
+    assert!(error_message(&events).starts_with("MODEL_ERROR: model timeout"), "{}", error_message(&events));
+    assert_eq!(server.received().len(), 2, "a timeout is transient: one retry (model_retries = 1)");
+}

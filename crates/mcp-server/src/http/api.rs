@@ -47,7 +47,9 @@ pub(super) async fn whoami(State(shared): State<Arc<Shared>>, auth: Extension<Au
         "role": caller.role,
         "key_id": auth.key_id,
         "exposure": shared.state.exposure.to_string(),
-        "can_trace": may_trace(&shared, &caller),
+        // Every key may follow its own calls on /trace; `all` also sees everyone else's.
+        "can_trace": auth.key_id != super::auth::ANONYMOUS,
+        "trace_scope": if may_trace(&shared, &caller) { "all" } else { "own" },
     }))
     .into_response()
 }

@@ -10,11 +10,38 @@ use axum::response::Response;
 use super::{Shared, error_response};
 use crate::handler::Authenticated;
 
-/// The key of an `Authorization: Bearer <key>` header.
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
-    let (scheme, key) = value.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| key.trim())
+/// The key id of requests served as the configured anonymous caller.
+pub(super) const ANONYMOUS: &str = "anonymous";
+
+/// What the `Authorization` header says.
+#[derive(Debug, PartialEq, Eq)]
+enum Credential<'a> {
+    /// No header at all: the only request that may be anonymous.
+    Missing,
+    /// `Bearer <key>`.
+    Bearer(&'a str),
+    /// Anything else: another scheme, a bare `Bearer`, several headers, bytes that are not text.
+    Malformed,
+}
+
+fn credential(headers: &HeaderMap) -> Credential<'_> {
+    let mut values = headers.get_all(header::AUTHORIZATION).iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
+        return if headers.contains_key(header::AUTHORIZATION) {
+            Credential::Malformed
+        } else {
+            Credential::Missing
+        };
+    };
+    let Some((scheme, key)) = value.to_str().ok().and_then(|v| v.trim().split_once(' ')) else {
+        return Credential::Malformed;
+    };
+    let key = key.trim();
+    if scheme.eq_ignore_ascii_case("bearer") && !key.is_empty() {
+        Credential::Bearer(key)
+    } else {
+        Credential::Malformed
+    }
 }
 
 pub(super) fn unauthorized(message: &str) -> Response {
@@ -30,13 +57,17 @@ pub(super) async fn authenticate(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let verified = match bearer(request.headers()) {
-        None => match &shared.state.config.anonymous {
+    let verified = match credential(request.headers()) {
+        Credential::Missing => match &shared.state.config.anonymous {
             // Opt-in only (conformance suites and local tools that cannot send headers).
-            Some(caller) => crate::keys::VerifiedKey { id: "anonymous".into(), caller: caller.clone() },
+            Some(caller) => crate::keys::VerifiedKey { id: ANONYMOUS.into(), caller: caller.clone() },
             None => return unauthorized("send `Authorization: Bearer <API key>`"),
         },
-        Some(key) => match shared.state.keys.verify(key).await {
+        // Never anonymous: a client that sends credentials meant to be someone.
+        Credential::Malformed => {
+            return unauthorized("the Authorization header is not `Bearer <API key>`");
+        }
+        Credential::Bearer(key) => match shared.state.keys.verify(key).await {
             Ok(Some(verified)) => verified,
             Ok(None) => return unauthorized("the API key is not valid (unknown, revoked or malformed)"),
             Err(error) => {
@@ -66,12 +97,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bearer_keys_are_read_case_insensitively() {
+    fn bearer_keys_are_read_case_insensitively_and_nothing_else_passes() {
         let mut headers = HeaderMap::new();
-        assert_eq!(bearer(&headers), None);
+        assert_eq!(credential(&headers), Credential::Missing);
         headers.insert(header::AUTHORIZATION, HeaderValue::from_static("bearer tg_x"));
-        assert_eq!(bearer(&headers), Some("tg_x"));
-        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic dXNlcg=="));
-        assert_eq!(bearer(&headers), None);
+        assert_eq!(credential(&headers), Credential::Bearer("tg_x"));
+        for bad in ["Basic dXNlcg==", "Bearer", "Bearer ", "Token tg_x", "tg_x", ""] {
+            headers.insert(header::AUTHORIZATION, HeaderValue::from_static(bad));
+            assert_eq!(credential(&headers), Credential::Malformed, "{bad:?}");
+        }
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Bearer tg_x"));
+        headers.append(header::AUTHORIZATION, HeaderValue::from_static("Bearer tg_y"));
+        assert_eq!(credential(&headers), Credential::Malformed);
     }
 }

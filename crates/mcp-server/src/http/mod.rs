@@ -3,7 +3,9 @@
 //!
 //! Every request passes, in this order:
 //!
-//! 1. the Host/Origin check (DNS rebinding): a Host that is not in
+//! 1. the Host/Origin check (DNS rebinding): two `Host` headers, or an
+//!    absolute-form target (`GET http://host/...`) naming another host than
+//!    the `Host` header or one not served here, are `400`; a Host that is not in
 //!    [`HttpConfig::allowed_hosts`], or an `Origin` that is neither one of
 //!    those hosts nor in [`HttpConfig::allowed_origins`], is `403`;
 //! 2. except for `/`, the bearer key: none or a bad one is `401` (with
@@ -13,27 +15,31 @@
 //! 3. the body limit: a `Content-Length` over [`HttpConfig::max_body_bytes`]
 //!    is `413` (rmcp enforces the same limit on streamed bodies);
 //! 4. on `/mcp` with sessions, the session owner: a session id made by
-//!    another user or role is answered `404` like an unknown one;
+//!    another user or role is answered like an unknown one (`404` with a
+//!    JSON-RPC error saying the session is unknown here); an `initialize`
+//!    beyond [`HttpConfig::max_sessions_per_key`] or
+//!    [`HttpConfig::max_sessions`] is `429` with JSON-RPC error `-32000`;
 //! 5. on `POST /mcp` with a JSON content type, the message itself: a body
 //!    that is not JSON is `400` with JSON-RPC error `-32700`; one that is
 //!    not a single JSON-RPC 2.0 message (bad `jsonrpc`, `id`, `method` or
-//!    `params`; a batch) is `400` with `-32600`; a request id that is
+//!    `params`; a batch; a member named twice in any object) is `400` with `-32600`; a request id that is
 //!    already in progress in the same session is `400` with `-32600`
 //!    (two answers with one id would be undeliverable).
 //!
 //! Errors of steps 1-3 are JSON: `{"error": {"code": "UNAUTHORIZED", "message": "..."}}`.
 //! What passes goes to rmcp, which answers wrong content types (`415`), a
-//! missing `Accept` (`406`), a missing session id (`400`), an unknown or
-//! stale one (`404`), an unsupported HTTP method (`405`), and unknown
+//! missing `Accept` (`406`), a missing session id (`400`), an unsupported
+//! HTTP method (`405`), and unknown
 //! JSON-RPC methods or bad params (JSON-RPC `-32601` / `-32602`).
 //!
 //! One file per step: `origin` (1), `auth` (2), `rate` (2b), `limits` (3),
 //! `session` (4) with `message` (5); [`http_router`] stacks them in this
-//! order. `ops` serves `/healthz`, `/readyz` and `/metrics` outside them all
-//! (balancers and scrapers name an instance by address and carry no key).
+//! order. `serve` holds the connection level (cap, header and idle
+//! timeouts, the drain). `ops` serves `/healthz`, `/readyz` and `/metrics`
+//! outside them all (balancers and scrapers name an instance by address and
+//! carry no key).
 
 use std::collections::HashSet;
-use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
@@ -44,7 +50,6 @@ use axum::http::StatusCode;
 use axum::middleware;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::serve::ListenerExt;
 use gateway::Gateway;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -66,11 +71,13 @@ mod ops;
 mod origin;
 mod page;
 mod rate;
+mod serve;
 mod session;
 mod trace;
 
 pub use ops::{MetricsSource, Probe};
 pub use rate::HttpRate;
+pub use serve::serve_http;
 
 /// Where `toolgate serve` listens unless told otherwise: loopback only.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:8377";
@@ -120,6 +127,29 @@ pub struct HttpConfig {
     /// `Retry-After` over it); counted in [`HttpState::with_rate_store`]'s
     /// store, in memory when none is set. Unset: no transport limit.
     pub http_rate: Option<HttpRate>,
+    /// Time a client has to send a request's headers, counted from when the
+    /// connection waits for a request, so it also closes silent new
+    /// connections and partial headers (slowloris). Default 10 s.
+    pub header_timeout: Duration,
+    /// A kept-alive connection with no request running and no byte moving
+    /// for this long is closed. Keep it above `sse_keep_alive`. Default 60 s.
+    pub idle_timeout: Duration,
+    /// Most connections open at once; further ones wait in the listen
+    /// backlog until one closes. Default 1024.
+    pub max_connections: usize,
+    /// Most MCP sessions open at once (stateful mode); an `initialize` over
+    /// it is refused with a JSON-RPC error. Default 1000.
+    pub max_sessions: usize,
+    /// Most MCP sessions one API key may hold open. Default 32.
+    pub max_sessions_per_key: usize,
+    /// A session with no request for this long is closed. Default 5 min.
+    pub session_idle: Duration,
+    /// On shutdown, how long calls in flight may still finish; what is left
+    /// then is answered with a JSON-RPC error. Default 10 s.
+    pub drain_grace: Duration,
+    /// Trace events a `/trace` reader may fall behind before it is dropped
+    /// (it reconnects and gets a fresh stream). Default 256.
+    pub trace_buffer: usize,
 }
 
 impl Default for HttpConfig {
@@ -134,6 +164,14 @@ impl Default for HttpConfig {
             anonymous: None,
             metrics_token: None,
             http_rate: None,
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 1024,
+            max_sessions: 1000,
+            max_sessions_per_key: 32,
+            session_idle: Duration::from_secs(300),
+            drain_grace: Duration::from_secs(10),
+            trace_buffer: 256,
         }
     }
 }
@@ -162,6 +200,18 @@ pub struct HttpState {
     /// The agent behind `POST /api/chat`; without one that route is `503`.
     pub agent: Option<agent::Agent>,
     shutdown: CancellationToken,
+    drain: Drain,
+}
+
+/// The two stages of a graceful shutdown, as the handlers see them.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Drain {
+    /// Shutdown began: streams that are not calls (`/trace`, the standalone
+    /// GET stream) end, calls in flight go on.
+    pub(crate) started: CancellationToken,
+    /// The grace period is over: what is still running is answered with a
+    /// JSON-RPC error.
+    pub(crate) expired: CancellationToken,
 }
 
 /// Where a deployment gets the pass-through token its tools send to backends
@@ -188,6 +238,7 @@ impl HttpState {
             rate_store: None,
             agent: None,
             shutdown: CancellationToken::new(),
+            drain: Drain::default(),
         }
     }
 
@@ -264,8 +315,12 @@ struct Shared {
 
 /// The whole HTTP surface as an axum router (see the module docs for the
 /// checks every request goes through). Serve it with [`serve_http`], or
-/// with `axum::serve` yourself (then set TCP_NODELAY and cancel
-/// [`HttpState::shutdown_token`] on shutdown).
+/// with `axum::serve` yourself: then set TCP_NODELAY, cancel
+/// [`HttpState::shutdown_token`] on shutdown, run
+/// [`KeyStore::watch_revocations`] so that keys revoked by other processes
+/// end their sessions, and know that the connection limits
+/// ([`HttpConfig::header_timeout`], [`HttpConfig::idle_timeout`],
+/// [`HttpConfig::max_connections`]) and the drain are [`serve_http`]'s.
 pub fn http_router(mut state: HttpState) -> Router {
     if state.config.http_rate.is_some() && state.rate_store.is_none() {
         state.rate_store = Some(Arc::new(gateway::MemoryRateStore::new()));
@@ -278,8 +333,11 @@ pub fn http_router(mut state: HttpState) -> Router {
         .clone()
         .unwrap_or_else(|| state.gateway.policy().hierarchy().highest().to_owned());
     let server = McpServer::new(state.gateway.clone(), state.exposure.clone());
-    let sessions =
-        (state.config.sessions == SessionMode::Stateful).then(|| Arc::new(LocalSessionManager::default()));
+    let sessions = (state.config.sessions == SessionMode::Stateful).then(|| {
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.keep_alive = Some(state.config.session_idle);
+        Arc::new(manager)
+    });
     let shared = Arc::new(Shared {
         state,
         hosts,
@@ -302,12 +360,18 @@ pub fn http_router(mut state: HttpState) -> Router {
         .disable_allowed_origins();
     let factory_server = shared.server.clone();
     let factory = move || Ok(factory_server.clone());
-    let mut guard =
-        session::McpGuard { max_body_bytes: config.max_body_bytes, owners: None, in_flight: Arc::default() };
+    let mut guard = session::McpGuard {
+        max_body_bytes: config.max_body_bytes,
+        owners: None,
+        in_flight: Arc::default(),
+        drain: shared.state.drain.clone(),
+    };
     let mcp = match config.sessions {
         SessionMode::Stateful => {
             let manager = shared.sessions.clone().unwrap_or_default();
-            guard.owners = Some(session::SessionOwners::new(manager.clone()));
+            let owners = Arc::new(session::SessionOwners::new(manager.clone(), config));
+            session::close_revoked(&owners, &shared.state.keys, &shared.state.shutdown);
+            guard.owners = Some(owners);
             Router::new().nest_service("/mcp", StreamableHttpService::new(factory, manager, rmcp_config))
         }
         SessionMode::Stateless => {
@@ -346,34 +410,6 @@ pub fn http_router(mut state: HttpState) -> Router {
         .merge(protected)
         .layer(middleware::from_fn_with_state(shared, origin::guard_origin)) // 1
         .merge(ops)
-}
-
-/// Serve the router on `listener` (TCP_NODELAY on every accepted socket)
-/// until `shutdown` resolves; then end sessions and streams and wait for
-/// requests in flight.
-pub async fn serve_http<F>(
-    listener: tokio::net::TcpListener,
-    state: HttpState,
-    shutdown: F,
-) -> std::io::Result<()>
-where
-    F: Future<Output = ()> + Send + 'static,
-{
-    let token = state.shutdown_token();
-    let router = http_router(state);
-    let listener = listener.tap_io(|tcp| {
-        // Small JSON-RPC answers must not wait for Nagle's algorithm.
-        if let Err(error) = tcp.set_nodelay(true) {
-            tracing::debug!(%error, "could not set TCP_NODELAY");
-        }
-    });
-    // The peer address tells `/metrics` whether the scraper is on loopback.
-    axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>())
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            token.cancel();
-        })
-        .await
 }
 
 /// A JSON error response of this layer.

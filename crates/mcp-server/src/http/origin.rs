@@ -64,13 +64,36 @@ pub(super) async fn guard_origin(
     request: Request,
     next: Next,
 ) -> Response {
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| request.uri().authority().map(ToString::to_string));
-    let Some(authority) = host.as_deref().and_then(|h| h.parse::<Authority>().ok()) else {
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let (host, second) = (hosts.next(), hosts.next());
+    if second.is_some() {
+        // Proxies and this check could each read a different one.
+        return error_response(
+            StatusCode::BAD_REQUEST,
+            "BAD_REQUEST",
+            "the request has more than one Host header",
+        );
+    }
+    let host = host.map(|v| v.to_str().ok().and_then(|h| h.parse::<Authority>().ok()));
+    let target = request.uri().authority().cloned();
+    let authority = match (host, target) {
+        (Some(None), _) => None,
+        (Some(Some(host)), Some(target)) => {
+            // An absolute-form target (`POST http://x/mcp`) names the host too; both must agree.
+            if !same_authority(&host, &target) || !host_allowed(&shared.hosts, &target) {
+                tracing::warn!(host = %host, target = %target, "refused an absolute-form request for another host");
+                return error_response(
+                    StatusCode::BAD_REQUEST,
+                    "BAD_REQUEST",
+                    "the request target names a host this server does not serve",
+                );
+            }
+            Some(host)
+        }
+        (Some(Some(host)), None) => Some(host),
+        (None, target) => target,
+    };
+    let Some(authority) = authority else {
         return error_response(StatusCode::FORBIDDEN, "FORBIDDEN", "the request has no valid Host header");
     };
     if !host_allowed(&shared.hosts, &authority) {
@@ -84,6 +107,10 @@ pub(super) async fn guard_origin(
         return error_response(StatusCode::FORBIDDEN, "FORBIDDEN", "this Origin may not call this server");
     }
     next.run(request).await
+}
+
+fn same_authority(a: &Authority, b: &Authority) -> bool {
+    a.host().eq_ignore_ascii_case(b.host()) && a.port_u16() == b.port_u16()
 }
 
 fn origin_allowed(shared: &Shared, origin: &HeaderValue) -> bool {

@@ -1,66 +1,200 @@
-//! Steps 4 and 5 on `/mcp`: the session's owner, the message check, and
-//! request ids in progress, in front of rmcp's streamable HTTP service.
+//! Steps 4 and 5 on `/mcp`: the session's owner and the session caps, the
+//! message check, request ids in progress, and the drain at shutdown, in
+//! front of rmcp's streamable HTTP service.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use axum::extract::{Request, State};
+use axum::body::{Body, Bytes};
+use axum::extract::Request;
+use axum::extract::State;
 use axum::http::{Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
+use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-use serde_json::Value;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use super::auth::unauthorized;
 use super::limits::payload_too_large;
-use super::message::{check_message, rpc_error};
+use super::message::{check_message, parse_strict, rpc_error};
+use super::{Drain, HttpConfig};
+use crate::KeyStore;
 use crate::handler::Authenticated;
 
-/// Which user and role opened each MCP session.
-#[derive(Debug)]
-pub(super) struct SessionOwners {
-    owners: Mutex<HashMap<String, (String, String)>>,
-    manager: Arc<LocalSessionManager>,
-    prune_at: AtomicUsize,
+/// Who opened a session: user, role, and the key it was opened with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Owner {
+    user: String,
+    role: String,
+    key_id: String,
 }
 
-const PRUNE_FLOOR: usize = 1024;
+/// The open MCP sessions: who owns each, and the caps.
+#[derive(Debug)]
+pub(super) struct SessionOwners {
+    inner: Mutex<Owners>,
+    manager: Arc<LocalSessionManager>,
+    max_total: usize,
+    max_per_key: usize,
+}
+
+#[derive(Debug, Default)]
+struct Owners {
+    by_session: HashMap<String, Owner>,
+    /// `initialize` calls under way per key: they count against the caps, so
+    /// that a burst of them cannot pass the cap together.
+    opening: HashMap<String, usize>,
+}
+
+impl Owners {
+    fn count(&self, key_id: &str) -> usize {
+        self.by_session.values().filter(|o| o.key_id == key_id).count()
+            + self.opening.get(key_id).copied().unwrap_or(0)
+    }
+
+    fn total(&self) -> usize {
+        self.by_session.len() + self.opening.values().sum::<usize>()
+    }
+}
+
+/// A reserved place for a session being opened; given back when dropped.
+struct Opening<'a> {
+    owners: &'a SessionOwners,
+    key_id: String,
+}
+
+impl Drop for Opening<'_> {
+    fn drop(&mut self) {
+        if let Ok(mut inner) = self.owners.inner.lock()
+            && let Some(n) = inner.opening.get_mut(&self.key_id)
+        {
+            *n -= 1;
+            if *n == 0 {
+                inner.opening.remove(&self.key_id);
+            }
+        }
+    }
+}
 
 impl SessionOwners {
-    pub(super) fn new(manager: Arc<LocalSessionManager>) -> Self {
-        Self { owners: Mutex::default(), manager, prune_at: AtomicUsize::new(PRUNE_FLOOR) }
+    pub(super) fn new(manager: Arc<LocalSessionManager>, config: &HttpConfig) -> Self {
+        Self {
+            inner: Mutex::default(),
+            manager,
+            max_total: config.max_sessions,
+            max_per_key: config.max_sessions_per_key,
+        }
     }
 
-    fn owner(&self, session: &str) -> Option<(String, String)> {
-        self.owners.lock().ok()?.get(session).cloned()
+    fn owner(&self, session: &str) -> Option<Owner> {
+        self.inner.lock().ok()?.by_session.get(session).cloned()
     }
 
-    async fn insert(&self, session: String, owner: (String, String)) {
-        let len = match self.owners.lock() {
-            Ok(mut owners) => {
-                owners.insert(session, owner);
-                owners.len()
+    /// Forget sessions rmcp has closed (idle expiry, DELETE, errors).
+    async fn prune(&self) {
+        let live: HashSet<String> =
+            self.manager.sessions.read().await.keys().map(|id| id.to_string()).collect();
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.by_session.retain(|id, _| live.contains(id));
+        }
+    }
+
+    /// A place for one more session of `key_id`, or why there is none.
+    async fn reserve(&self, key_id: &str) -> Result<Opening<'_>, String> {
+        for pruned in [false, true] {
+            if pruned {
+                self.prune().await;
             }
-            Err(_) => return,
-        };
-        if len > self.prune_at.load(Ordering::Relaxed) {
-            // Forget sessions rmcp has closed (idle timeout, DELETE, errors).
-            let live: HashSet<String> =
-                self.manager.sessions.read().await.keys().map(|id| id.to_string()).collect();
-            if let Ok(mut owners) = self.owners.lock() {
-                owners.retain(|id, _| live.contains(id));
-                self.prune_at.store((owners.len() * 2).max(PRUNE_FLOOR), Ordering::Relaxed);
+            let Ok(mut inner) = self.inner.lock() else { break };
+            let full = if inner.count(key_id) >= self.max_per_key {
+                Some(format!(
+                    "this API key already has {} open MCP sessions, the most allowed; close one \
+                     (HTTP DELETE with its Mcp-Session-Id) or reuse it",
+                    self.max_per_key
+                ))
+            } else if inner.total() >= self.max_total {
+                Some("the server has as many open MCP sessions as it allows; try again later".to_owned())
+            } else {
+                None
+            };
+            match full {
+                Some(why) if pruned => return Err(why),
+                Some(_) => continue,
+                None => {
+                    *inner.opening.entry(key_id.to_owned()).or_default() += 1;
+                    return Ok(Opening { owners: self, key_id: key_id.to_owned() });
+                }
             }
+        }
+        Err("the session table is unavailable".to_owned())
+    }
+
+    fn insert(&self, session: String, owner: Owner) {
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.by_session.insert(session, owner);
         }
     }
 
     fn remove(&self, session: &str) {
-        if let Ok(mut owners) = self.owners.lock() {
-            owners.remove(session);
+        if let Ok(mut inner) = self.inner.lock() {
+            inner.by_session.remove(session);
         }
     }
+
+    /// Close every session opened with `key_id`.
+    async fn close_key(&self, key_id: &str) {
+        let sessions: Vec<String> = match self.inner.lock() {
+            Ok(mut inner) => {
+                let ids: Vec<String> = inner
+                    .by_session
+                    .iter()
+                    .filter(|(_, o)| o.key_id == key_id)
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                for id in &ids {
+                    inner.by_session.remove(id);
+                }
+                ids
+            }
+            Err(_) => return,
+        };
+        for id in sessions {
+            if let Err(error) = self.manager.close_session(&id.as_str().into()).await {
+                tracing::debug!(%error, "could not close a revoked key's session");
+            }
+        }
+        if !key_id.is_empty() {
+            tracing::info!(key_id, "closed the MCP sessions of a revoked key");
+        }
+    }
+}
+
+/// Close the sessions of every key the store reports revoked, until `stop`.
+pub(super) fn close_revoked(owners: &Arc<SessionOwners>, keys: &KeyStore, stop: &CancellationToken) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        tracing::warn!("http_router built outside a Tokio runtime: sessions of revoked keys stay open");
+        return;
+    };
+    let owners = Arc::downgrade(owners);
+    let mut revoked = keys.revocations();
+    let stop = stop.clone();
+    runtime.spawn(async move {
+        loop {
+            let id = tokio::select! {
+                () = stop.cancelled() => return,
+                id = revoked.recv() => id,
+            };
+            let Some(owners) = owners.upgrade() else { return };
+            match id {
+                Ok(id) => owners.close_key(&id).await,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    });
 }
 
 /// What `/mcp` checks before rmcp sees a request.
@@ -68,10 +202,11 @@ impl SessionOwners {
 pub(super) struct McpGuard {
     pub(super) max_body_bytes: usize,
     /// Session owners; `None` without sessions.
-    pub(super) owners: Option<SessionOwners>,
+    pub(super) owners: Option<Arc<SessionOwners>>,
     /// (session, request id) of requests being answered, so that a reused id
     /// is refused instead of tangling two answers in one session.
     pub(super) in_flight: Arc<Mutex<HashSet<(String, String)>>>,
+    pub(super) drain: Drain,
 }
 
 /// Removes a request id from the in-flight set when its answer is done (or dropped).
@@ -90,20 +225,43 @@ impl Drop for InFlight {
 
 const SESSION_HEADER: &str = "mcp-session-id";
 
+/// The JSON-RPC code of errors about the transport's state (sessions, shutdown).
+const SERVER_ERROR: i32 = -32000;
+
+fn json_rpc(status: StatusCode, id: Value, code: i32, message: &str) -> Response {
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}});
+    (status, axum::Json(body)).into_response()
+}
+
+fn unknown_session(id: Value) -> Response {
+    json_rpc(
+        StatusCode::NOT_FOUND,
+        id,
+        SERVER_ERROR,
+        "unknown session: this Mcp-Session-Id is not open on this server (it expired, was closed, or was \
+         opened on another instance); send `initialize` without a session id to open a new one",
+    )
+}
+
+const SHUTTING_DOWN: &str = "the server is shutting down and this call did not finish within the grace period; \
+     it may or may not have taken effect: check before repeating a write, or repeat it if it is idempotent";
+
 pub(super) async fn mcp_guard(State(guard): State<Arc<McpGuard>>, request: Request, next: Next) -> Response {
-    let Some(caller) = request
-        .extensions()
-        .get::<Authenticated>()
-        .map(|a| (a.caller.user_id.clone(), a.caller.role.clone()))
-    else {
+    let Some(caller) = request.extensions().get::<Authenticated>().map(|a| Owner {
+        user: a.caller.user_id.clone(),
+        role: a.caller.role.clone(),
+        key_id: a.key_id.clone(),
+    }) else {
         return unauthorized("send `Authorization: Bearer <API key>`");
     };
     let session = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
     if let (Some(owners), Some(session)) = (&guard.owners, &session)
-        && owners.owner(session).is_some_and(|owner| owner != caller)
+        && owners
+            .owner(session)
+            .is_some_and(|owner| (owner.user, owner.role) != (caller.user.clone(), caller.role.clone()))
     {
         // Answered like an unknown session, so it does not reveal that the id exists.
-        return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+        return unknown_session(Value::Null);
     }
     let method = request.method().clone();
     let json_body =
@@ -111,20 +269,33 @@ pub(super) async fn mcp_guard(State(guard): State<Arc<McpGuard>>, request: Reque
             v.split(';').next().is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"))
         });
     let mut in_flight = None;
+    let mut request_id = None;
+    let mut opening = None;
     let request = if method == Method::POST && json_body {
         // rmcp would answer malformed JSON with 415; JSON-RPC and MCP say 400 with a parse error.
         let (parts, body) = request.into_parts();
         let Ok(bytes) = axum::body::to_bytes(body, guard.max_body_bytes).await else {
             return payload_too_large(guard.max_body_bytes);
         };
-        let message: Value = match serde_json::from_slice(&bytes) {
+        let message = match parse_strict(&bytes) {
             Ok(message) => message,
-            Err(error) => return rpc_error(Value::Null, -32700, &format!("parse error: {error}")),
+            Err((code, why)) => return rpc_error(Value::Null, code, &why),
         };
         let id = match check_message(&message) {
             Ok(id) => id,
             Err((id, code, why)) => return rpc_error(id, code, &format!("invalid request: {why}")),
         };
+        if let (Some(owners), None, Some(id)) = (&guard.owners, &session, &id)
+            && message.get("method").and_then(Value::as_str) == Some("initialize")
+        {
+            match owners.reserve(&caller.key_id).await {
+                Ok(place) => opening = Some(place),
+                Err(why) => {
+                    tracing::info!(key_id = %caller.key_id, "refused a session over the cap");
+                    return json_rpc(StatusCode::TOO_MANY_REQUESTS, id.clone(), SERVER_ERROR, &why);
+                }
+            }
+        }
         if let (Some(session), Some(id), true) = (&session, &id, guard.owners.is_some()) {
             let key = (session.clone(), id.to_string());
             let fresh = guard.in_flight.lock().map(|mut set| set.insert(key.clone())).unwrap_or(true);
@@ -137,34 +308,77 @@ pub(super) async fn mcp_guard(State(guard): State<Arc<McpGuard>>, request: Reque
             }
             in_flight = Some(InFlight { set: guard.in_flight.clone(), key });
         }
-        Request::from_parts(parts, axum::body::Body::from(bytes))
+        request_id = id;
+        Request::from_parts(parts, Body::from(bytes))
     } else {
         request
     };
-    let response = next.run(request).await;
+    let response = tokio::select! {
+        response = next.run(request) => response,
+        // Past the grace period a call that has not answered gets an error, not a cut connection.
+        () = guard.drain.expired.cancelled(), if request_id.is_some() => {
+            return json_rpc(StatusCode::SERVICE_UNAVAILABLE, request_id.unwrap_or_default(), SERVER_ERROR, SHUTTING_DOWN);
+        }
+    };
     if let Some(owners) = &guard.owners {
         match &session {
             None => {
                 if let Some(new) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
-                    owners.insert(new.to_owned(), caller).await;
+                    owners.insert(new.to_owned(), caller);
                 }
+                drop(opening);
             }
             Some(session) if method == Method::DELETE && response.status().is_success() => {
                 owners.remove(session)
             }
+            Some(session) if response.status() == StatusCode::NOT_FOUND => {
+                // rmcp's answer is a bare text 404; a client deserves JSON that says what happened.
+                owners.remove(session);
+                return unknown_session(request_id.unwrap_or(Value::Null));
+            }
             Some(_) => {}
         }
     }
-    match in_flight {
-        // The id stays taken until the (possibly streamed) answer is finished or dropped.
-        Some(in_flight) => {
-            let (parts, body) = response.into_parts();
-            let stream = body.into_data_stream().map(move |chunk| {
-                let _held = &in_flight;
-                chunk
-            });
-            Response::from_parts(parts, axum::body::Body::from_stream(stream))
-        }
-        None => response,
+    let sse = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+    if method == Method::GET && sse {
+        // The standalone stream is not a call: it ends when shutdown begins.
+        let (parts, body) = response.into_parts();
+        let stream = body.into_data_stream().take_until(guard.drain.started.clone().cancelled_owned());
+        return Response::from_parts(parts, Body::from_stream(stream));
     }
+    if in_flight.is_none() && !(sse && request_id.is_some()) {
+        return response;
+    }
+    // The id stays taken until the (possibly streamed) answer is finished or
+    // dropped; an SSE answer still open when the grace period ends gets the
+    // JSON-RPC error as its last event instead of simply stopping.
+    let (parts, body) = response.into_parts();
+    let expired = guard.drain.expired.clone();
+    let tail = request_id.filter(|_| sse).map(|id| {
+        let error =
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": SERVER_ERROR, "message": SHUTTING_DOWN}});
+        Bytes::from(format!("event: message\ndata: {error}\n\n"))
+    });
+    let state = (body.into_data_stream(), tail, in_flight, false);
+    let stream = futures::stream::unfold(state, move |(mut body, tail, held, done)| {
+        let expired = expired.clone();
+        async move {
+            if done {
+                return None;
+            }
+            tokio::select! {
+                chunk = body.next() => chunk.map(|chunk| (chunk, (body, tail, held, false))),
+                () = expired.cancelled(), if tail.is_some() => {
+                    let last = tail.clone().unwrap_or_default();
+                    Some((Ok(last), (body, None, held, true)))
+                }
+            }
+        }
+    });
+    let mut response = Response::from_parts(parts, Body::from_stream(stream));
+    response.headers_mut().remove(header::CONTENT_LENGTH);
+    response
 }

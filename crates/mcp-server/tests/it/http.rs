@@ -29,8 +29,8 @@ async fn meta_session_lists_tools_reads_instructions_and_calls() {
     let server = TestServer::default().await;
     let (session, init) = server.open_session(&server.member).await;
     let instructions = init["instructions"].as_str().unwrap();
-    assert!(instructions.contains("`query_weather`"), "{instructions}");
-    assert!(instructions.contains("`log_meal`"));
+    assert!(instructions.contains("query_weather"), "{instructions}");
+    assert!(instructions.contains("log_meal"));
     assert!(instructions.contains("`meal-logging`"));
     assert!(!instructions.contains("delete_account"), "an admin tool is not in a member's catalog");
     assert!(!instructions.contains("account-cleanup"));
@@ -154,12 +154,12 @@ async fn scoped_exposure_limits_tools_and_calls_to_its_domains() {
     let server = TestServer::start(Exposure::Scoped(vec!["nutrition".into()]), HttpConfig::default()).await;
     let (session, init) = server.open_session(&server.admin).await;
     let instructions = init["instructions"].as_str().unwrap();
-    assert!(!instructions.contains("`query_weather`"));
+    assert!(!instructions.contains("query_weather"));
     assert!(
         instructions.starts_with("In this session each tool listed below is an MCP tool of its own"),
         "{instructions}"
     );
-    assert!(instructions.contains("`log_meal`"));
+    assert!(instructions.contains("log_meal"));
     let list = server.request(&server.admin, &session, 2, "tools/list", json!({})).await.response(2).unwrap();
     assert_eq!(names(&list["result"]), ["log_meal"]);
     let outside = server.call(&server.admin, &session, "query_weather", json!({"city": "Oslo"})).await;
@@ -187,7 +187,7 @@ async fn prompts_serve_the_catalog_and_the_guides_a_role_may_read() {
     let catalog = server.request(&server.guest, &session, 3, "prompts/get", json!({"name": "catalog"})).await;
     let text =
         catalog.response(3).unwrap()["result"]["messages"][0]["content"]["text"].as_str().unwrap().to_owned();
-    assert!(text.contains("`query_weather`") && !text.contains("`log_meal`"), "{text}");
+    assert!(text.contains("query_weather") && !text.contains("log_meal"), "{text}");
 
     let guide = server
         .request(&server.guest, &session, 4, "prompts/get", json!({"name": "guide:weather-check"}))
@@ -614,7 +614,21 @@ async fn a_cancelled_notification_stops_the_running_tool() {
     server.stop().await;
 }
 
-async fn wait_until(condition: impl Fn() -> bool) {
+/// The next `end` trace event (a call's `start` events are skipped); no
+/// event on the way may carry the test's secret.
+async fn next_end(trace: &mut SseReader) -> Value {
+    loop {
+        let (event, data) = trace.next(Duration::from_secs(10)).await.expect("a trace event");
+        assert_eq!(event, "trace");
+        assert!(!data.contains("sk-very-secret"), "{data}");
+        let event: Value = serde_json::from_str(&data).unwrap();
+        if event["kind"] == "end" {
+            return event;
+        }
+    }
+}
+
+pub(crate) async fn wait_until(condition: impl Fn() -> bool) {
     for _ in 0..400 {
         if condition() {
             return;
@@ -625,11 +639,18 @@ async fn wait_until(condition: impl Fn() -> bool) {
 }
 
 #[tokio::test]
-async fn the_trace_streams_redacted_events_to_admins_only() {
+async fn the_trace_streams_redacted_events_everyone_to_admins_own_calls_to_others() {
     let server = TestServer::default().await;
-    let denied = server.get(Some(&server.manager), "/trace").await;
-    assert_eq!(denied.status, 403);
-    assert_eq!(denied.json()["error"]["code"], "PERMISSION_DENIED");
+    let response = server
+        .client
+        .get(server.url("/trace"))
+        .header(AUTHORIZATION, format!("Bearer {}", server.manager))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200, "a manager may follow their own calls");
+    let mut own = SseReader::new(response);
+    assert_eq!(own.next(Duration::from_secs(10)).await.unwrap().0, "ready");
 
     let response = server
         .client
@@ -658,15 +679,7 @@ async fn the_trace_streams_redacted_events_to_admins_only() {
         )
         .await;
 
-    // Each call has a `start` event, then its `end`; neither carries the secret.
-    let (event, data) = trace.next(Duration::from_secs(10)).await.unwrap();
-    assert_eq!(event, "trace");
-    assert!(!data.contains("sk-very-secret"), "{data}");
-    assert_eq!(serde_json::from_str::<Value>(&data).unwrap()["kind"], "start");
-    let (_, data) = trace.next(Duration::from_secs(10)).await.unwrap();
-    assert!(!data.contains("sk-very-secret"), "{data}");
-    let first: Value = serde_json::from_str(&data).unwrap();
-    assert_eq!(first["kind"], "end");
+    let first = next_end(&mut trace).await;
     assert_eq!(first["tool"], "query_weather");
     assert_eq!(first["user_id"], "mia");
     assert_eq!(first["role"], "member");
@@ -674,17 +687,31 @@ async fn the_trace_streams_redacted_events_to_admins_only() {
     assert_eq!(first["code"], "INVALID_PARAMS");
     assert_eq!(first["params"]["api_key"], "[redacted]");
     assert_eq!(first["params"]["city"], "Oslo");
-    let (_, data) = trace.next(Duration::from_secs(10)).await.unwrap();
-    assert_eq!(serde_json::from_str::<Value>(&data).unwrap()["kind"], "start");
-    let (_, data) = trace.next(Duration::from_secs(10)).await.unwrap();
-    let second: Value = serde_json::from_str(&data).unwrap();
+    let second = next_end(&mut trace).await;
     assert_eq!(second["success"], true);
     assert_eq!(second["attempts"], 1);
     assert!(second["duration_ms"].as_f64().unwrap() >= 0.0);
 
-    // Shutting down ends the open trace stream instead of waiting for it.
+    // The manager's stream skipped mia's two calls and shows the manager's own.
+    let (manager_session, _) = server.open_session(&server.manager).await;
+    server
+        .call(
+            &server.manager,
+            &manager_session,
+            "execute_tool",
+            json!({"tool_name": "query_weather", "parameters": {"city": "Bergen"}}),
+        )
+        .await;
+    let mine = next_end(&mut own).await;
+    assert_eq!(mine["user_id"], "max", "{mine}");
+    assert_eq!(mine["params"]["city"], "Bergen");
+    let theirs = next_end(&mut trace).await;
+    assert_eq!(theirs["user_id"], "max", "the admin sees the manager's call too: {theirs}");
+
+    // Shutting down ends the open trace streams instead of waiting for them.
     server.stop().await;
     assert!(trace.next(Duration::from_secs(10)).await.is_none());
+    assert!(own.next(Duration::from_secs(10)).await.is_none());
 }
 
 #[tokio::test]
@@ -693,11 +720,12 @@ async fn the_json_api_shows_the_callers_view() {
     let me = server.get(Some(&server.member), "/api/whoami").await.json();
     assert_eq!(me["user_id"], "mia");
     assert_eq!(me["role"], "member");
-    assert_eq!(me["can_trace"], false);
+    assert_eq!(me["can_trace"], true, "everyone may follow their own calls");
+    assert_eq!(me["trace_scope"], "own");
     assert_eq!(me["exposure"], "meta");
     assert!(me["key_id"].as_str().unwrap().starts_with("key_"));
     assert!(!me.to_string().contains(&server.member), "the key is never echoed");
-    assert_eq!(server.get(Some(&server.admin), "/api/whoami").await.json()["can_trace"], true);
+    assert_eq!(server.get(Some(&server.admin), "/api/whoami").await.json()["trace_scope"], "all");
 
     let guest = server.get(Some(&server.guest), "/api/tools").await.json();
     assert_eq!(names(&guest), ["query_weather"]);
@@ -746,7 +774,7 @@ async fn stateless_mode_answers_plain_json_without_sessions() {
     let init = server.post(&server.member, None, &initialize(1)).await;
     assert_eq!(init.status, 200, "{}", init.text);
     assert!(init.headers.get("mcp-session-id").is_none());
-    assert!(init.response(1).unwrap()["result"]["instructions"].as_str().unwrap().contains("`count_steps`"));
+    assert!(init.response(1).unwrap()["result"]["instructions"].as_str().unwrap().contains("count_steps"));
 
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "query_weather", "arguments": {"city": "Oslo"}}});
     let mut request = server

@@ -60,10 +60,7 @@ async fn a_stdio_session_as_the_configured_caller() {
         .await;
     let init = client.until(1).await.pop().unwrap();
     let instructions = init["result"]["instructions"].as_str().unwrap();
-    assert!(
-        instructions.contains("`log_meal`") && !instructions.contains("delete_account"),
-        "{instructions}"
-    );
+    assert!(instructions.contains("log_meal") && !instructions.contains("delete_account"), "{instructions}");
     client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
 
     client.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;

@@ -72,6 +72,8 @@ pub(crate) async fn run(args: Args, app: &App, config: &Config) -> Result<ExitCo
 /// Writes events to the terminal: tokens to stdout as they come, tool
 /// calls and the closing line to stderr, the spinner only on a terminal.
 struct Printer {
+    /// Started calls by id: the name to show and its short parameters.
+    calls: std::collections::HashMap<String, (String, String)>,
     spinner: bool,
     spinning: bool,
     frame: usize,
@@ -80,7 +82,13 @@ struct Printer {
 
 impl Printer {
     fn new() -> Self {
-        Self { spinner: std::io::stderr().is_terminal(), spinning: false, frame: 0, mid_line: false }
+        Self {
+            calls: std::collections::HashMap::new(),
+            spinner: std::io::stderr().is_terminal(),
+            spinning: false,
+            frame: 0,
+            mid_line: false,
+        }
     }
 
     fn spin(&mut self) {
@@ -116,15 +124,29 @@ impl Printer {
                 let _ = std::io::stdout().flush();
                 self.mid_line = !text.ends_with('\n');
             }
-            Event::ToolCallStarted { .. } => {}
-            Event::ToolCallFinished { tool, success, code, signals, duration_ms, result, .. } => {
+            Event::ToolCallStarted { id, tool, parameters } => {
+                // `execute_tool` is shown as the tool it runs, with that tool's parameters.
+                let (name, params) = match parameters["tool_name"].as_str() {
+                    Some(inner) if tool == gateway::EXECUTE_TOOL => {
+                        (format!("{tool} → {inner}"), &parameters["parameters"])
+                    }
+                    _ => (tool, &parameters),
+                };
+                let params = if params.is_null() { "{}".to_owned() } else { params.to_string() };
+                let params = if params.chars().count() > 80 {
+                    format!("{}…", params.chars().take(80).collect::<String>())
+                } else {
+                    params
+                };
+                self.calls.insert(id, (name, params));
+            }
+            Event::ToolCallFinished { id, tool, success, code, signals, duration_ms, .. } => {
                 self.end_line();
+                let (name, params) = self.calls.remove(&id).unwrap_or((tool, String::new()));
                 let outcome = if success { "ok".to_owned() } else { code.unwrap_or_else(|| "failed".into()) };
                 let signals =
                     if signals.is_empty() { String::new() } else { format!(" [{}]", signals.join(", ")) };
-                let short: String = result.chars().take(100).collect();
-                let short = short.replace('\n', " ");
-                eprintln!("  -> {tool}: {outcome}{signals} ({duration_ms:.0} ms) {short}");
+                eprintln!("  -> {name} {params}: {outcome}{signals} ({duration_ms:.0} ms)");
             }
             Event::Error { code, message } => {
                 self.end_line();

@@ -62,21 +62,15 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
         .context("opening the key store")?
         .with_cache_ttl(std::time::Duration::from_millis(config.server.key_cache_ms));
     let demo_keys = if args.demo { toolgate::serve::demo_setup(&app, &keys).await? } else { Vec::new() };
-    let mut http = mcp_server::HttpConfig {
-        max_body_bytes: config.server.max_body_bytes,
-        sessions: if args.stateless {
-            mcp_server::SessionMode::Stateless
-        } else {
-            mcp_server::SessionMode::Stateful
-        },
-        metrics_token: config.server.metrics_token.clone(),
-        http_rate: config.rate_limits.http(),
-        ..mcp_server::HttpConfig::default()
-    };
+    let mut http = config.server.http();
+    if args.stateless {
+        http.sessions = mcp_server::SessionMode::Stateless;
+    }
+    http.metrics_token = config.server.metrics_token.clone();
+    http.http_rate = config.rate_limits.http();
     if let (Some(audit), Some(days)) = (&app.audit, config.audit.retention_days) {
         toolgate::serve::spawn_audit_retention(audit.clone(), days);
     }
-    http.allowed_hosts.extend(config.server.allowed_hosts.iter().cloned());
     if let Some(role) = args.allow_anonymous {
         check_role(app.gateway.policy().hierarchy(), &role, "--allow-anonymous: ")?;
         http.anonymous = Some(Caller::new("anonymous", role));

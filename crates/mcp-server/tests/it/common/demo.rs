@@ -194,19 +194,21 @@ pub fn demo() -> Demo {
         tool(
             ToolSpec::new(
                 "wait_forever",
-                "Waits for an hour, then answers. Used to show cancellation. Example: {}.",
-                schema(json!({}), &[]),
+                "Waits `ms` milliseconds (default: an hour), then answers. Used to show cancellation \
+                 and draining. Example: {}.",
+                schema(json!({"ms": {"type": "integer", "minimum": 0}}), &[]),
             )
             .with_domain("fitness")
             .with_role("member")
             .with_timeout(Duration::from_secs(3600)),
-            move |_ctx, _params| {
+            move |_ctx, params| {
                 let dropped = dropped.clone();
                 let started = started.clone();
                 Box::pin(async move {
                     started.fetch_add(1, Ordering::SeqCst);
                     let mut guard = DropCounter { dropped, finished: false };
-                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                    let ms = params["ms"].as_u64().unwrap_or(3_600_000);
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
                     guard.finished = true;
                     Ok(ToolOutput::json(json!({"waited": true})))
                 })

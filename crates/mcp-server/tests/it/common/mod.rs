@@ -20,7 +20,13 @@ pub const PROTOCOL: &str = "2025-06-18";
 /// A running server and the keys of one user per role.
 pub struct TestServer {
     pub base: String,
+    /// The address, for raw sockets.
+    pub addr: std::net::SocketAddr,
+    /// The key store's database, for a second store as another process would open it.
+    pub keys_url: String,
     pub keys: KeyStore,
+    /// The gateway behind the server, for calls that skip HTTP.
+    pub gateway: gateway::Gateway,
     pub admin: String,
     pub manager: String,
     pub member: String,
@@ -56,7 +62,8 @@ impl TestServer {
             HttpState::new(demo.gateway.clone(), keys.clone()).with_exposure(exposure).with_config(config),
         );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
+        let addr = listener.local_addr().unwrap();
+        let base = format!("http://{addr}");
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(serve_http(listener, state, async {
             let _ = stopped.await;
@@ -64,7 +71,10 @@ impl TestServer {
         let client = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
         Self {
             base,
+            addr,
+            keys_url: url,
             keys,
+            gateway: demo.gateway.clone(),
             admin,
             manager,
             member,
