@@ -63,6 +63,9 @@ struct Health {
     /// each call tries one direct connection first and fails at once when it
     /// is refused, instead of waiting out the acquire timeout again.
     down: AtomicBool,
+    /// One direct connection attempt at a time while down: a burst of calls
+    /// after a saturated pool timed out must not open a connection each.
+    probing: tokio::sync::Mutex<()>,
 }
 
 impl Health {
@@ -110,6 +113,7 @@ impl Db {
             base: Instant::now(),
             stale_seen_at: AtomicU64::new(0),
             down: AtomicBool::new(false),
+            probing: tokio::sync::Mutex::new(()),
         });
         let retry = Duration::from_secs(config.connect_retry_secs);
         let attempt_timeout = config.acquire_timeout_duration().max(Duration::from_secs(5));
@@ -217,6 +221,10 @@ impl Db {
             return Ok(());
         }
         let Pool::Postgres(pool) = &self.pool else { return Ok(()) };
+        let _one_at_a_time = self.health.probing.lock().await;
+        if !self.is_down() {
+            return Ok(());
+        }
         let options = pool.connect_options();
         let timeout = pool.options().get_acquire_timeout();
         match tokio::time::timeout(timeout, sqlx::ConnectOptions::connect(&*options)).await {

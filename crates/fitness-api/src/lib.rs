@@ -20,6 +20,7 @@ mod body;
 mod db;
 mod error;
 mod extract;
+mod ids;
 mod nutrition;
 mod routes;
 mod seed;

@@ -222,13 +222,28 @@ pub(crate) async fn insert_meal(
     date: NaiveDate,
     meal: &NewMeal,
 ) -> Result<i64, sqlx::Error> {
-    const MEAL: &str = "INSERT INTO fit_meals (user_id, date, name) VALUES ($1, $2, $3) RETURNING meal_id";
-    const ITEM: &str = "INSERT INTO fit_meal_items (meal_id, position, name, grams, kcal, protein_g, carbs_g, fat_g) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
+    const MEAL: &str = "INSERT INTO fit_meals (meal_id, user_id, date, name) VALUES ($1, $2, $3, $4) \
+         ON CONFLICT (meal_id) DO NOTHING RETURNING meal_id";
+    const ITEM: &str = "INSERT INTO fit_meal_items (item_id, meal_id, position, name, grams, kcal, protein_g, carbs_g, fat_g) \
+         VALUES ($9, $1, $2, $3, $4, $5, $6, $7, $8)";
     on_pool!(db, |pool| {
         let mut tx = pool.begin().await?;
-        let meal_id: i64 =
-            sqlx::query_scalar(MEAL).bind(user).bind(date).bind(&meal.name).fetch_one(&mut *tx).await?;
+        let mut meal_id = None;
+        for _ in 0..crate::ids::ATTEMPTS {
+            meal_id = sqlx::query_scalar(MEAL)
+                .bind(crate::ids::time_ordered())
+                .bind(user)
+                .bind(date)
+                .bind(&meal.name)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if meal_id.is_some() {
+                break;
+            }
+        }
+        let Some(meal_id): Option<i64> = meal_id else {
+            return Err(sqlx::Error::Protocol("no free meal id".into()));
+        };
         for (position, item) in (1_i32..).zip(&meal.items) {
             sqlx::query(ITEM)
                 .bind(meal_id)
@@ -239,6 +254,7 @@ pub(crate) async fn insert_meal(
                 .bind(item.protein_g)
                 .bind(item.carbs_g)
                 .bind(item.fat_g)
+                .bind(crate::ids::random())
                 .execute(&mut *tx)
                 .await?;
         }

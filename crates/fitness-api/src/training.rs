@@ -258,20 +258,30 @@ pub(crate) async fn one(db: &Db, user: &str, workout_id: i64) -> Result<Option<W
 /// Inserts the workout and its sets in one transaction; returns the new id.
 /// The same name on the same day is a unique violation (the caller answers 409).
 pub(crate) async fn insert(db: &Db, user: &str, w: &NewWorkout) -> Result<i64, sqlx::Error> {
-    const ROW: &str = "INSERT INTO fit_workouts (user_id, date, name, duration_min, notes) \
-         VALUES ($1, $2, $3, $4, $5) RETURNING workout_id";
-    const SET: &str =
-        "INSERT INTO fit_sets (workout_id, set_no, exercise, reps, weight_kg) VALUES ($1, $2, $3, $4, $5)";
+    const ROW: &str = "INSERT INTO fit_workouts (workout_id, user_id, date, name, duration_min, notes) \
+         VALUES ($6, $1, $2, $3, $4, $5) ON CONFLICT (workout_id) DO NOTHING RETURNING workout_id";
+    const SET: &str = "INSERT INTO fit_sets (set_id, workout_id, set_no, exercise, reps, weight_kg) \
+         VALUES ($6, $1, $2, $3, $4, $5)";
     on_pool!(db, |pool| {
         let mut tx = pool.begin().await?;
-        let id: i64 = sqlx::query_scalar(ROW)
-            .bind(user)
-            .bind(w.date)
-            .bind(&w.name)
-            .bind(w.duration_min)
-            .bind(w.notes.as_deref())
-            .fetch_one(&mut *tx)
-            .await?;
+        let mut id = None;
+        for _ in 0..crate::ids::ATTEMPTS {
+            id = sqlx::query_scalar(ROW)
+                .bind(user)
+                .bind(w.date)
+                .bind(&w.name)
+                .bind(w.duration_min)
+                .bind(w.notes.as_deref())
+                .bind(crate::ids::time_ordered())
+                .fetch_optional(&mut *tx)
+                .await?;
+            if id.is_some() {
+                break;
+            }
+        }
+        let Some(id): Option<i64> = id else {
+            return Err(sqlx::Error::Protocol("no free workout id".into()));
+        };
         for (set_no, s) in (1_i32..).zip(&w.sets) {
             sqlx::query(SET)
                 .bind(id)
@@ -279,6 +289,7 @@ pub(crate) async fn insert(db: &Db, user: &str, w: &NewWorkout) -> Result<i64, s
                 .bind(&s.exercise)
                 .bind(s.reps)
                 .bind(s.weight_kg)
+                .bind(crate::ids::random())
                 .execute(&mut *tx)
                 .await?;
         }
@@ -426,8 +437,8 @@ pub(crate) async fn insert_set(
 ) -> Result<Option<Set>, sqlx::Error> {
     // set_no is computed in the same statement; two concurrent appends to one workout can
     // collide on (workout_id, set_no), which the caller answers as 409 (retry).
-    const SQL: &str = "INSERT INTO fit_sets (workout_id, set_no, exercise, reps, weight_kg) \
-         SELECT w.workout_id, \
+    const SQL: &str = "INSERT INTO fit_sets (set_id, workout_id, set_no, exercise, reps, weight_kg) \
+         SELECT $6, w.workout_id, \
                 COALESCE((SELECT MAX(s.set_no) FROM fit_sets s WHERE s.workout_id = w.workout_id), 0) + 1, \
                 $3, $4, $5 \
          FROM fit_workouts w WHERE w.workout_id = $1 AND w.user_id = $2 \
@@ -439,6 +450,7 @@ pub(crate) async fn insert_set(
             .bind(&s.exercise)
             .bind(s.reps)
             .bind(s.weight_kg)
+            .bind(crate::ids::random())
             .fetch_optional(pool)
             .await
     })

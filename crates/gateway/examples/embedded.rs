@@ -1,5 +1,5 @@
-//! An agent builder's service: `tool-core` + `gateway` only. It registers a
-//! typed tool and a route table, prints the catalog a model would get, and
+//! An agent builder's service: `tool-core` + `gateway` (with `serde` and
+//! `schemars` for the typed input). It registers a typed tool and a route table, prints the catalog a model would get, and
 //! runs the three meta-tools the way a model would call them.
 //!
 //! Run: `cargo run -p gateway --example embedded`
@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use gateway::tool_core::{
-    Caller, FnTool, Params, Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec,
+    Caller, FieldError, Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec,
 };
-use gateway::{Gateway, Route, RouteHandler, RouteTable, RouteTool};
+use gateway::{Gateway, Route, RouteHandler, RouteTable, RouteTool, tool_fn};
 use serde_json::{Value, json};
 
 /// A route table for a tiny note store, as a team would keep it in a data file.
@@ -62,33 +62,29 @@ impl RouteHandler for Notes {
     }
 }
 
+/// A typed tool: the input type is the one declaration of the parameters
+/// (schema, limits, check); `tool_fn` adds the spec and one async function.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct DaysUntil {
+    /// First day, YYYY-MM-DD.
+    #[schemars(with = "String", extend("format" = "date"))]
+    from: chrono::NaiveDate,
+    /// Last day, YYYY-MM-DD, not before `from`.
+    #[schemars(with = "String", extend("format" = "date"))]
+    to: chrono::NaiveDate,
+}
+
 fn days_until_tool() -> Arc<dyn Tool> {
-    let spec = ToolSpec::new(
-        "count_days_until",
-        "Count the days from `from` to `to`. Call it for any date arithmetic instead of guessing. \
-         Returns {days}. Dates are YYYY-MM-DD, e.g. {\"from\": \"2026-07-01\", \"to\": \"2026-07-15\"}.",
-        json!({
-            "type": "object",
-            "properties": {
-                "from": {"type": "string", "format": "date", "description": "First day, YYYY-MM-DD."},
-                "to": {"type": "string", "format": "date", "description": "Last day, YYYY-MM-DD."}
-            },
-            "required": ["from", "to"],
-            "additionalProperties": false
-        }),
-    )
-    .with_domain("calendar")
-    .with_result_template("{{ result.days }} days.");
-    Arc::new(FnTool::new(spec, |_ctx, params| {
-        Box::pin(async move {
-            let mut p = Params::new(&params)?;
-            let from = p.required_date("from");
-            let to = p.required_date("to");
-            p.finish()?;
-            let days = to.zip(from).map(|(t, f)| (t - f).num_days()).unwrap_or_default();
-            Ok(ToolOutput::json(json!({ "days": days })))
-        })
-    }))
+    let spec = ToolSpec::new("count_days_until", "Count the days from `from` to `to`; use it for any date \
+        arithmetic instead of guessing. Returns {days}. Example: {\"from\": \"2026-07-01\", \"to\": \"2026-07-15\"}.", json!({}))
+        .with_domain("calendar")
+        .with_result_template("{{ result.days }} days.");
+    let tool =
+        tool_fn(spec, |_ctx, i: DaysUntil| async move { Ok(json!({"days": (i.to - i.from).num_days()})) });
+    let to_before_from = |i: &DaysUntil| {
+        FieldError::new("/to", "a day on or after `from`", &json!(i.to), "`to` is before `from`")
+    };
+    Arc::new(tool.with_rules(move |i| (i.to < i.from).then(|| to_before_from(i)).into_iter().collect()))
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -113,6 +109,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         (
             "execute_tool",
             json!({"tool_name": "count_days_until", "parameters": {"from": "2026-02-30", "to": "2026/07/15"}}),
+        ),
+        (
+            "execute_tool",
+            json!({"tool_name": "count_days_until", "parameters": {"from": "2026-07-15", "to": "2026-07-01"}}),
         ),
         (
             "execute_tool",

@@ -48,5 +48,5 @@ pub use trace::{TraceEvent, TraceKind, redact};
 
 // Re-exported so that an embedding service can depend on `gateway` (and
 // `tool-core`) alone.
-pub use schema_gen::{Route, RouteTable, typed_schema};
+pub use schema_gen::{PLAIN_TEXT, Route, RouteTable, TypedTool, tool_fn, typed_schema};
 pub use {schema_gen, skills, tool_core};

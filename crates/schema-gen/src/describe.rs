@@ -74,8 +74,10 @@ fn string_words(map: &serde_json::Map<String, Value>) -> String {
         (None, Some(hi)) => format!("a string of at most {hi} characters"),
         (None, None) => "a string".to_string(),
     };
-    if let Some(p) = map.get("pattern").and_then(Value::as_str) {
-        out.push_str(&format!(" matching {p}"));
+    match map.get("pattern").and_then(Value::as_str) {
+        Some(crate::PLAIN_TEXT) => out.push_str(&format!(" {}", crate::tool::PLAIN_TEXT_WORDS)),
+        Some(p) => out.push_str(&format!(" matching {p}")),
+        None => {}
     }
     if let Some(f) = format {
         out.push_str(&format!(" in {f} format"));

@@ -14,6 +14,7 @@ mod describe;
 pub mod export;
 mod suggest;
 mod table;
+mod tool;
 mod typed;
 mod validate;
 mod walk;
@@ -23,6 +24,7 @@ pub use table::{
     DATE_PATTERN, Field, FieldType, Items, Method, OP_FIELD, Route, RouteTable, merge_required,
     path_variables,
 };
+pub use tool::{PLAIN_TEXT, PLAIN_TEXT_WORDS, TypedTool, tool_fn};
 pub use typed::{close_objects, typed_schema};
 pub use validate::{SchemaError, Validator};
 

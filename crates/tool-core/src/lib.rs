@@ -19,7 +19,7 @@ pub use envelope::{Envelope, ErrorBody, Metadata, Signal};
 pub use error::{ErrorCode, ToolError};
 pub use params::{FieldError, Params};
 pub use spec::{Effect, SpecError, ToolExample, ToolSpec};
-pub use tool::{BoxFuture, FnTool, Payload, Tool, ToolOutput, ToolResult};
+pub use tool::{BoxFuture, FnTool, IntoToolOutput, Payload, Tool, ToolOutput, ToolResult};
 
 /// Implement [`Tool`] (and other async traits of toolgate) with this attribute.
 pub use async_trait::async_trait;

@@ -48,6 +48,25 @@ impl ToolOutput {
 /// What a tool call answers.
 pub type ToolResult = Result<ToolOutput, ToolError>;
 
+/// What the function of a typed tool may answer: a [`ToolOutput`] (a result
+/// with signals) or any serializable value, which becomes a JSON result.
+pub trait IntoToolOutput {
+    /// The output, or `INTERNAL_ERROR` when the value does not serialize.
+    fn into_tool_output(self) -> ToolResult;
+}
+
+impl IntoToolOutput for ToolOutput {
+    fn into_tool_output(self) -> ToolResult {
+        Ok(self)
+    }
+}
+
+impl<T: serde::Serialize> IntoToolOutput for T {
+    fn into_tool_output(self) -> ToolResult {
+        serde_json::to_value(self).map(ToolOutput::json).map_err(|_| ToolError::internal())
+    }
+}
+
 /// A boxed future, as the object-safe trait returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 

@@ -210,10 +210,10 @@ impl Report {
         for r in self.rows.iter().chain(&self.generated) {
             let _ = writeln!(out, "{:<34} {:>6} {:>9} {:>8}", r.mode, r.tools, r.bytes, r.tokens);
         }
-        let _ = writeln!(out, "meta / direct: {:.1}% of the tokens ({TOKENIZER})", self.meta_share() * 100.0);
+        let _ = writeln!(out, "meta / direct: {:.2}% of the tokens ({TOKENIZER})", self.meta_share() * 100.0);
         let _ = write!(
             out,
-            "generated: meta {} tokens, {:.1}% of direct",
+            "generated: meta {} tokens, {:.2}% of direct",
             self.generated[0].tokens,
             self.generated_meta_share() * 100.0
         );
@@ -228,8 +228,8 @@ impl Report {
         }
         let _ = write!(
             out,
-            "\nMeta mode's first-call context is {:.1}% of direct mode's, in tokens of {TOKENIZER}; \
-             with {GENERATED_TOOLS} generated tools it is {} tokens, {:.1}% of direct mode's \
+            "\nMeta mode's first-call context is {:.2}% of direct mode's, in tokens of {TOKENIZER}; \
+             with {GENERATED_TOOLS} generated tools it is {} tokens, {:.2}% of direct mode's \
              (the catalog lists domains, not tools, past {} tools).\n",
             self.meta_share() * 100.0,
             self.generated[0].tokens,

@@ -97,7 +97,8 @@ pub type DatabaseConfig = db::DbConfig;
 pub struct RedisConfig {
     /// `redis://127.0.0.1:6379`; empty: no Redis.
     pub url: Option<String>,
-    /// How long a plan stays readable, in seconds.
+    /// How long a plan stays readable, in seconds (in Redis, or in the
+    /// database's plan table when no Redis is configured).
     pub plan_ttl_secs: u64,
 }
 
@@ -127,11 +128,20 @@ impl Default for FitnessConfig {
 }
 
 /// `[weather]`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct WeatherConfig {
     /// Base URL of the weather provider; empty: `query_weather` says how to enable it.
     pub url: Option<String>,
+    /// Time limit of one provider request, in milliseconds.
+    pub timeout_ms: u64,
+}
+
+impl Default for WeatherConfig {
+    fn default() -> Self {
+        let timeout_ms = u64::try_from(travel::WEATHER_TIMEOUT.as_millis()).unwrap_or(8_000);
+        Self { url: None, timeout_ms }
+    }
 }
 
 /// `[skills]`.

@@ -76,17 +76,7 @@ impl App {
                 (server.url(), Some(db), Some(server))
             }
         };
-        let mut travel_config = travel::TravelConfig::from_env();
-        if let Some(url) = &config.weather.url {
-            travel_config = travel_config.with_weather_url(url.clone());
-        }
-        if let Some(url) = &config.redis.url {
-            travel_config = travel_config.with_plan_store(travel::PlanStoreConfig::Redis {
-                url: url.clone(),
-                ttl: Duration::from_secs(config.redis.plan_ttl_secs),
-            });
-        }
-        let mut tools: Vec<Arc<dyn Tool>> = travel::tools(travel_store.clone(), travel_config);
+        let mut tools: Vec<Arc<dyn Tool>> = travel::tools(travel_store.clone(), travel_config(config));
         let fitness_options = http_tools::HttpOptions {
             timeout: Duration::from_millis(config.fitness.timeout_ms),
             ..http_tools::HttpOptions::default()
@@ -207,6 +197,28 @@ pub fn sqlite_create(url: &str) -> String {
 /// A database URL without its password, for messages.
 pub fn redact_url(url: &str) -> String {
     db::redact(url)
+}
+
+/// The travel tools' settings, from the configuration (the plan TTL applies
+/// to the SQL plan store too, not only to Redis) and, for the key that seals
+/// stored API keys, the environment only: a secret is never written to a file.
+fn travel_config(config: &Config) -> travel::TravelConfig {
+    let ttl = Duration::from_secs(config.redis.plan_ttl_secs.max(1));
+    let plan_store = match &config.redis.url {
+        Some(url) => travel::PlanStoreConfig::Redis { url: url.clone(), ttl },
+        None => travel::PlanStoreConfig::Sql { ttl },
+    };
+    let mut travel_config = travel::TravelConfig::default()
+        .with_plan_store(plan_store)
+        .with_weather_timeout(Duration::from_millis(config.weather.timeout_ms.max(1)));
+    if let Some(url) = &config.weather.url {
+        travel_config = travel_config.with_weather_url(url.clone());
+    }
+    let secret = std::env::var(travel::ENV_SECRET_KEY).ok().filter(|v| !v.trim().is_empty());
+    if let Some(key) = secret {
+        travel_config = travel_config.with_secret_key(Secret::new(key.trim()));
+    }
+    travel_config
 }
 
 #[cfg(test)]

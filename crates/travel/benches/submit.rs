@@ -7,10 +7,12 @@
 //! commit, read-back verification, plus the gateway's validation and
 //! envelope. The bare baseline is `BEGIN; INSERT the order row; COMMIT` on a
 //! pool with the same settings (size, no ping before acquire, SQLite
-//! `BEGIN IMMEDIATE` and `synchronous=NORMAL`). After criterion's groups, a fixed-count run
+//! `BEGIN IMMEDIATE` and the same `synchronous`). After criterion's groups, a fixed-count run
 //! prints calls/s and the ratio (goal: at most 2x).
 //!
-//! `cargo bench -p travel --bench submit`
+//! `cargo bench -p travel --bench submit`; `TOOLGATE_BENCH_SQLITE_SYNC=normal` measures
+//! SQLite with `synchronous=NORMAL` instead of the default FULL (the cost of FULL is the
+//! difference of the two runs).
 
 use std::str::FromStr;
 use std::sync::Arc;
@@ -109,15 +111,31 @@ impl Bench {
     }
 }
 
+fn sqlite_sync() -> db::Synchronous {
+    match std::env::var("TOOLGATE_BENCH_SQLITE_SYNC").as_deref() {
+        Ok("normal") => db::Synchronous::Normal,
+        _ => db::Synchronous::Full,
+    }
+}
+
 async fn setup(name: &'static str, url: String, dir: Option<tempfile::TempDir>) -> Arc<Bench> {
-    let store = travel::Store::connect_with_pool_size(&url, POOL).await.unwrap();
+    let config = db::DbConfig {
+        max_connections: POOL,
+        sqlite_synchronous: sqlite_sync(),
+        ..db::DbConfig::new(url.clone())
+    };
+    let store = travel::Store::open(db::Db::connect(&config).await.unwrap()).await.unwrap();
+    eprintln!("{name}: synchronous={:?}", sqlite_sync());
     let tools = travel::tools(store, travel::TravelConfig::default());
     let tool = tools.iter().find(|t| t.spec().name == "submit_travel_approval").unwrap().clone();
     let gateway = Gateway::builder().tools(tools).build().unwrap();
     let bare = if name == "sqlite" {
         let options = SqliteConnectOptions::from_str(&url)
             .unwrap()
-            .synchronous(SqliteSynchronous::Normal)
+            .synchronous(match sqlite_sync() {
+                db::Synchronous::Normal => SqliteSynchronous::Normal,
+                db::Synchronous::Full => SqliteSynchronous::Full,
+            })
             .foreign_keys(true)
             .busy_timeout(Duration::from_secs(10));
         Bare::Sqlite(

@@ -5,6 +5,9 @@ use std::time::Duration;
 
 use tool_core::Secret;
 
+// The variables below are read by the `toolgate` binary, never by this crate;
+// they are named here so that messages and the binary spell them alike.
+
 /// Environment variable holding the weather provider's base URL.
 pub const ENV_WEATHER_URL: &str = "TOOLGATE_WEATHER_URL";
 /// Environment variable holding the 32-byte key (64 hex characters) that
@@ -18,7 +21,7 @@ pub const ENV_PLAN_TTL: &str = "TOOLGATE_PLAN_TTL_SECS";
 /// How long a plan is kept unless configured otherwise: one day.
 pub const DEFAULT_PLAN_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// The time limit of one weather provider request.
+/// The default time limit of one weather provider request.
 pub const WEATHER_TIMEOUT: Duration = Duration::from_secs(8);
 
 /// Where `plan_itinerary` keeps full plans for `review_planner_result`.
@@ -53,8 +56,10 @@ impl PlanStoreConfig {
     }
 }
 
-/// Configuration of the travel tools.
-#[derive(Debug, Clone, Default)]
+/// Configuration of the travel tools. The crate never reads the
+/// environment or a file: the `toolgate` binary builds this from
+/// `toolgate.toml` and the `ENV_*` variables named here.
+#[derive(Debug, Clone)]
 pub struct TravelConfig {
     /// Base URL of the weather provider (`GET {url}?city=..&date=YYYY-MM-DD`).
     /// `None`: `query_weather` answers an `unavailable` signal.
@@ -64,30 +69,22 @@ pub struct TravelConfig {
     pub secret_key: Option<Secret>,
     /// Where full plans are kept.
     pub plan_store: PlanStoreConfig,
+    /// The time limit of one weather provider request ([`WEATHER_TIMEOUT`] by default).
+    pub weather_timeout: Duration,
+}
+
+impl Default for TravelConfig {
+    fn default() -> Self {
+        Self {
+            weather_url: None,
+            secret_key: None,
+            plan_store: PlanStoreConfig::default(),
+            weather_timeout: WEATHER_TIMEOUT,
+        }
+    }
 }
 
 impl TravelConfig {
-    /// Read the configuration from the environment: [`ENV_WEATHER_URL`],
-    /// [`ENV_SECRET_KEY`], [`ENV_REDIS_URL`] and [`ENV_PLAN_TTL`]. Unset or
-    /// empty variables leave the defaults.
-    pub fn from_env() -> Self {
-        let var =
-            |name: &str| std::env::var(name).ok().map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
-        let ttl = var(ENV_PLAN_TTL)
-            .and_then(|v| v.parse::<u64>().ok())
-            .filter(|s| *s > 0)
-            .map_or(DEFAULT_PLAN_TTL, Duration::from_secs);
-        let plan_store = match var(ENV_REDIS_URL) {
-            Some(url) => PlanStoreConfig::Redis { url, ttl },
-            None => PlanStoreConfig::Sql { ttl },
-        };
-        Self {
-            weather_url: var(ENV_WEATHER_URL),
-            secret_key: var(ENV_SECRET_KEY).map(Secret::new),
-            plan_store,
-        }
-    }
-
     /// Set the weather provider URL.
     pub fn with_weather_url(mut self, url: impl Into<String>) -> Self {
         self.weather_url = Some(url.into());
@@ -97,6 +94,12 @@ impl TravelConfig {
     /// Set the AEAD key (64 hex characters).
     pub fn with_secret_key(mut self, key: Secret) -> Self {
         self.secret_key = Some(key);
+        self
+    }
+
+    /// Set the time limit of one weather provider request.
+    pub fn with_weather_timeout(mut self, timeout: Duration) -> Self {
+        self.weather_timeout = timeout;
         self
     }
 

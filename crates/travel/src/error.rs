@@ -12,6 +12,10 @@ pub enum StoreError {
     /// The database could not be reached or answered with an error.
     #[error("database error: {0}")]
     Database(#[from] sqlx::Error),
+    /// The database failed at or after the COMMIT of a write: the write may
+    /// or may not have been stored.
+    #[error("outcome unknown: {0}")]
+    OutcomeUnknown(#[source] sqlx::Error),
     /// A write did not do what it had to (e.g. a row changed under it); it was rolled back.
     #[error("inconsistent write: {0}")]
     Inconsistent(&'static str),
@@ -32,6 +36,7 @@ impl db::Classify for StoreError {
         match self {
             StoreError::Database(e) => Some(e),
             StoreError::Connect(e) => e.database_error(),
+            StoreError::OutcomeUnknown(e) => Some(e),
             StoreError::Inconsistent(_) => None,
         }
     }
@@ -39,6 +44,8 @@ impl db::Classify for StoreError {
     fn class(&self) -> db::ErrorClass {
         match self {
             StoreError::Connect(e) => e.class(),
+            // Never rerun on a fresh connection: the write may have been stored.
+            StoreError::OutcomeUnknown(_) => db::ErrorClass::Permanent,
             other => other.database_error().map_or(db::ErrorClass::Permanent, db::classify),
         }
     }
@@ -72,6 +79,21 @@ impl StoreError {
     pub(crate) fn to_tool_error(&self, operation: &str) -> ToolError {
         match self {
             StoreError::Database(e) => db_error(operation, e),
+            StoreError::OutcomeUnknown(e) => {
+                tracing::error!(target: "travel::store", operation, error = %e, "travel store failed at or after commit");
+                ToolError::new(
+                    ErrorCode::Unavailable,
+                    format!(
+                        "the travel database stopped answering while {operation} was being committed, so it may or \
+                         may not have been saved. Repeating the identical call is safe: it creates nothing new, and \
+                         answers the saved record if there is one"
+                    ),
+                )
+                .with_details(serde_json::json!({"outcome": "unknown", "safe_to_repeat": true}))
+                // Not repeated by the gateway at once: the repeat should come
+                // after the creating call's moment (see `write::submit::JUST_WRITTEN`).
+                .transient(false)
+            }
             StoreError::Inconsistent(why) => {
                 tracing::error!(target: "travel::store", operation, error = why, "travel store write rolled back");
                 ToolError::new(

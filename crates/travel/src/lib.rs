@@ -16,7 +16,8 @@
 //! # async fn demo() -> Result<(), travel::StoreError> {
 //! let store = travel::connect("sqlite:travel.db").await?;
 //! travel::seed_demo(&store).await?;
-//! let tools = travel::tools(store, travel::TravelConfig::from_env());
+//! let config = travel::TravelConfig::default().with_weather_url("http://127.0.0.1:9100/weather");
+//! let tools = travel::tools(store, config);
 //! assert_eq!(tools.len(), 11);
 //! # Ok(()) }
 //! ```
@@ -25,15 +26,15 @@
 // value, so its size is not ours to shrink here.
 #![allow(clippy::result_large_err)]
 
-mod common;
 mod config;
 mod crypto;
 mod error;
 pub mod model;
 mod plan;
+mod plan_store;
 mod read;
-mod schema;
 mod seed;
+mod shared;
 pub mod store;
 mod write;
 
@@ -53,16 +54,43 @@ pub use store::{BackendKind, Store, connect};
 /// The domain name every travel tool carries.
 pub const DOMAIN: &str = "travel";
 
-/// Every travel tool, ready to register with a gateway.
+/// Every travel tool, ready to register with a gateway, in registration order.
+/// This list is the one place that knows every tool; each tool's module
+/// holds its input type, spec and function, and `shared` is below them all.
 pub fn tools(store: Store, config: TravelConfig) -> Vec<Arc<dyn Tool>> {
-    let shared = Arc::new(common::Shared::new(store, config));
-    common::Kind::ALL
-        .iter()
-        .map(|kind| Arc::new(common::TravelTool::new(*kind, shared.clone())) as Arc<dyn Tool>)
-        .collect()
+    let shared = Arc::new(shared::Shared::new(store, config));
+    let s = &shared;
+    vec![
+        read::order::tool_for(s),
+        read::booking::tool_for(s),
+        read::conflicts::tool_for(s),
+        read::policy::tool_for(s),
+        read::weather::tool_for(s),
+        write::submit::tool_for(s),
+        write::cancel::order_tool(s),
+        write::cancel::booking_tool(s),
+        write::api_key::tool_for(s),
+        plan::tools::plan_tool(s),
+        plan::tools::review_tool(s),
+    ]
 }
 
 /// The names of every travel tool, in registration order.
+pub const TOOL_NAMES: [&str; 11] = [
+    "query_travel_order",
+    "query_booking_record",
+    "check_travel_order_conflicts",
+    "query_travel_policy",
+    "query_weather",
+    "submit_travel_approval",
+    "cancel_travel_order",
+    "cancel_booking",
+    "save_flight_api_key",
+    "plan_itinerary",
+    "review_planner_result",
+];
+
+/// The names of every travel tool, in registration order.
 pub fn tool_names() -> Vec<&'static str> {
-    common::Kind::ALL.iter().map(|k| k.name()).collect()
+    TOOL_NAMES.to_vec()
 }

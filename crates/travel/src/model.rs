@@ -1,121 +1,99 @@
-//! Domain vocabulary: order and booking statuses and the transitions allowed between them.
+//! Domain vocabulary, declared once: each enum is the schema enum the tools
+//! publish, the value serde reads and writes, and the TEXT the database
+//! stores (`sqlx::Type`), so the three cannot drift apart.
 
 use std::fmt;
 
-/// The life of a travel order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OrderStatus {
-    /// Created, not yet submitted (only ever visible inside the submit transaction, or in seed data).
-    Draft,
-    /// Submitted for approval; an approval process is pending.
-    Submitted,
-    /// Approved by the approver.
-    Approved,
-    /// Rejected by the approver.
-    Rejected,
-    /// The trip took place.
-    Completed,
-    /// Cancelled by the traveller.
-    Cancelled,
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Derives shared by every vocabulary enum. Variants carry `//` comments, not
+/// doc comments: documented variants would make schemars publish a `oneOf`
+/// of constants instead of a plain `enum`.
+macro_rules! vocabulary {
+    ($(#[$meta:meta])* $name:ident, $case:literal { $($variant:ident => $text:literal,)+ }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, sqlx::Type)]
+        #[serde(rename_all = $case)]
+        #[sqlx(type_name = "text", rename_all = $case)]
+        pub enum $name { $($variant,)+ }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// The wire and database name.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text,)+ }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+vocabulary! {
+    /// The life of a travel order: DRAFT (only inside the submit transaction
+    /// or in seed data), SUBMITTED (approval pending), APPROVED, REJECTED,
+    /// COMPLETED (the trip took place), CANCELLED.
+    OrderStatus, "SCREAMING_SNAKE_CASE" {
+        Draft => "DRAFT",
+        Submitted => "SUBMITTED",
+        Approved => "APPROVED",
+        Rejected => "REJECTED",
+        Completed => "COMPLETED",
+        Cancelled => "CANCELLED",
+    }
 }
 
 impl OrderStatus {
-    /// Every status, in life-cycle order.
-    pub const ALL: [OrderStatus; 6] = [
-        OrderStatus::Draft,
-        OrderStatus::Submitted,
-        OrderStatus::Approved,
-        OrderStatus::Rejected,
-        OrderStatus::Completed,
-        OrderStatus::Cancelled,
-    ];
-
-    /// The wire and database name, e.g. `SUBMITTED`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            OrderStatus::Draft => "DRAFT",
-            OrderStatus::Submitted => "SUBMITTED",
-            OrderStatus::Approved => "APPROVED",
-            OrderStatus::Rejected => "REJECTED",
-            OrderStatus::Completed => "COMPLETED",
-            OrderStatus::Cancelled => "CANCELLED",
-        }
-    }
-
-    /// Parse a wire name.
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.as_str() == text)
-    }
-
-    /// The wire names of every status.
-    pub fn names() -> Vec<&'static str> {
-        Self::ALL.iter().map(|s| s.as_str()).collect()
-    }
-
     /// Whether the order still holds the trip (and its fingerprint): DRAFT, SUBMITTED or APPROVED.
     pub fn is_active(self) -> bool {
         matches!(self, OrderStatus::Draft | OrderStatus::Submitted | OrderStatus::Approved)
     }
 }
 
-impl fmt::Display for OrderStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+vocabulary! {
+    /// The state of a booking: RESERVED (held, cancelling is free), TICKETED
+    /// (issued or paid: cancelling may cost a fee, so it needs
+    /// confirmation), CANCELLED, USED (cannot be cancelled).
+    BookingStatus, "SCREAMING_SNAKE_CASE" {
+        Reserved => "RESERVED",
+        Ticketed => "TICKETED",
+        Cancelled => "CANCELLED",
+        Used => "USED",
     }
-}
-
-/// The state of a booking (a ticket or a room).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BookingStatus {
-    /// Held, not paid: cancelling is free.
-    Reserved,
-    /// Ticket issued or room paid: cancelling may cost a fee, so it needs confirmation.
-    Ticketed,
-    /// Cancelled.
-    Cancelled,
-    /// Already used: cannot be cancelled.
-    Used,
 }
 
 impl BookingStatus {
-    /// Every status.
-    pub const ALL: [BookingStatus; 4] =
-        [BookingStatus::Reserved, BookingStatus::Ticketed, BookingStatus::Cancelled, BookingStatus::Used];
-
-    /// The wire and database name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BookingStatus::Reserved => "RESERVED",
-            BookingStatus::Ticketed => "TICKETED",
-            BookingStatus::Cancelled => "CANCELLED",
-            BookingStatus::Used => "USED",
-        }
-    }
-
-    /// Parse a wire name.
-    pub fn parse(text: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.as_str() == text)
-    }
-
-    /// The wire names of every status.
-    pub fn names() -> Vec<&'static str> {
-        Self::ALL.iter().map(|s| s.as_str()).collect()
-    }
-
     /// Whether the booking still holds a seat or room.
     pub fn is_active(self) -> bool {
         matches!(self, BookingStatus::Reserved | BookingStatus::Ticketed)
     }
 }
 
-impl fmt::Display for BookingStatus {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+vocabulary! {
+    /// What a booking is for.
+    BookingKind, "lowercase" {
+        Flight => "flight",
+        Hotel => "hotel",
+        Train => "train",
     }
 }
 
-/// What a booking is for.
-pub const BOOKING_KINDS: [&str; 3] = ["flight", "hotel", "train"];
+vocabulary! {
+    /// The approval bound to an order.
+    ApprovalStatus, "SCREAMING_SNAKE_CASE" {
+        Pending => "PENDING",
+        Approved => "APPROVED",
+        Rejected => "REJECTED",
+        Withdrawn => "WITHDRAWN",
+    }
+}
 
 /// The traveller levels policies are written for, lowest first. A user
 /// without a level row is `staff`.

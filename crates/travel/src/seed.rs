@@ -5,7 +5,7 @@
 use chrono::{Duration, NaiveDate, Utc};
 
 use crate::error::Result;
-use crate::model::BookingStatus;
+use crate::model::{ApprovalStatus, BookingKind, BookingStatus, OrderStatus};
 use crate::store::bookings::NewBooking;
 use crate::store::{BeginWrite, PolicyRow, Store, dispatch};
 
@@ -60,8 +60,8 @@ pub async fn seed_policies(store: &Store) -> Result<()> {
 
 struct DemoOrder {
     user: &'static str,
-    status: &'static str,
-    approval: Option<&'static str>,
+    status: OrderStatus,
+    approval: Option<ApprovalStatus>,
     from: &'static str,
     to: &'static str,
     start_in_days: i64,
@@ -72,7 +72,7 @@ struct DemoOrder {
 const ORDERS: [DemoOrder; 9] = [
     DemoOrder {
         user: "alice",
-        status: "DRAFT",
+        status: OrderStatus::Draft,
         approval: None,
         from: "Beijing",
         to: "Hangzhou",
@@ -82,8 +82,8 @@ const ORDERS: [DemoOrder; 9] = [
     },
     DemoOrder {
         user: "alice",
-        status: "SUBMITTED",
-        approval: Some("PENDING"),
+        status: OrderStatus::Submitted,
+        approval: Some(ApprovalStatus::Pending),
         from: "Beijing",
         to: "Shanghai",
         start_in_days: 14,
@@ -92,8 +92,8 @@ const ORDERS: [DemoOrder; 9] = [
     },
     DemoOrder {
         user: "alice",
-        status: "APPROVED",
-        approval: Some("APPROVED"),
+        status: OrderStatus::Approved,
+        approval: Some(ApprovalStatus::Approved),
         from: "Beijing",
         to: "Shenzhen",
         start_in_days: 21,
@@ -102,8 +102,8 @@ const ORDERS: [DemoOrder; 9] = [
     },
     DemoOrder {
         user: "alice",
-        status: "REJECTED",
-        approval: Some("REJECTED"),
+        status: OrderStatus::Rejected,
+        approval: Some(ApprovalStatus::Rejected),
         from: "Beijing",
         to: "Tokyo",
         start_in_days: 30,
@@ -112,8 +112,8 @@ const ORDERS: [DemoOrder; 9] = [
     },
     DemoOrder {
         user: "alice",
-        status: "COMPLETED",
-        approval: Some("APPROVED"),
+        status: OrderStatus::Completed,
+        approval: Some(ApprovalStatus::Approved),
         from: "Beijing",
         to: "Chengdu",
         start_in_days: -20,
@@ -122,8 +122,8 @@ const ORDERS: [DemoOrder; 9] = [
     },
     DemoOrder {
         user: "alice",
-        status: "CANCELLED",
-        approval: Some("WITHDRAWN"),
+        status: OrderStatus::Cancelled,
+        approval: Some(ApprovalStatus::Withdrawn),
         from: "Beijing",
         to: "Nanjing",
         start_in_days: 10,
@@ -132,8 +132,8 @@ const ORDERS: [DemoOrder; 9] = [
     },
     DemoOrder {
         user: "bob",
-        status: "SUBMITTED",
-        approval: Some("PENDING"),
+        status: OrderStatus::Submitted,
+        approval: Some(ApprovalStatus::Pending),
         from: "Shanghai",
         to: "London",
         start_in_days: 45,
@@ -142,8 +142,8 @@ const ORDERS: [DemoOrder; 9] = [
     },
     DemoOrder {
         user: "bob",
-        status: "APPROVED",
-        approval: Some("APPROVED"),
+        status: OrderStatus::Approved,
+        approval: Some(ApprovalStatus::Approved),
         from: "Shanghai",
         to: "Beijing",
         start_in_days: 7,
@@ -152,8 +152,8 @@ const ORDERS: [DemoOrder; 9] = [
     },
     DemoOrder {
         user: "carol",
-        status: "APPROVED",
-        approval: Some("APPROVED"),
+        status: OrderStatus::Approved,
+        approval: Some(ApprovalStatus::Approved),
         from: "Shenzhen",
         to: "New York",
         start_in_days: 28,
@@ -163,38 +163,70 @@ const ORDERS: [DemoOrder; 9] = [
 ];
 
 /// (order index, kind, status, provider, reference, description, price)
-const BOOKINGS: [(usize, &str, BookingStatus, &str, &str, &str, i64); 7] = [
+const BOOKINGS: [(usize, BookingKind, BookingStatus, &str, &str, &str, i64); 7] = [
     (
         1,
-        "train",
+        BookingKind::Train,
         BookingStatus::Reserved,
         "China Railway",
         "E12345678",
         "G1 Beijing South - Shanghai Hongqiao 09:00",
         553,
     ),
-    (2, "flight", BookingStatus::Ticketed, "Air China", "PNR7KQ2ZD", "CA1301 PEK-SZX 08:30 economy", 1480),
     (
         2,
-        "hotel",
+        BookingKind::Flight,
+        BookingStatus::Ticketed,
+        "Air China",
+        "PNR7KQ2ZD",
+        "CA1301 PEK-SZX 08:30 economy",
+        1480,
+    ),
+    (
+        2,
+        BookingKind::Hotel,
         BookingStatus::Reserved,
         "Futian Business Hotel",
         "HB-55120",
         "4 nights, standard room",
         1720,
     ),
-    (4, "flight", BookingStatus::Used, "Sichuan Airlines", "PNR3LM8XA", "3U8888 PEK-CTU 07:45 economy", 1210),
+    (
+        4,
+        BookingKind::Flight,
+        BookingStatus::Used,
+        "Sichuan Airlines",
+        "PNR3LM8XA",
+        "3U8888 PEK-CTU 07:45 economy",
+        1210,
+    ),
     (
         7,
-        "flight",
+        BookingKind::Flight,
         BookingStatus::Ticketed,
         "China Eastern",
         "PNR9PQ4RT",
         "MU5101 SHA-PEK 08:00 premium_economy",
         1650,
     ),
-    (7, "hotel", BookingStatus::Reserved, "Wangfujing Grand", "HB-77310", "2 nights, deluxe room", 1560),
-    (8, "flight", BookingStatus::Ticketed, "Air China", "PNR2NY5CX", "CA981 PEK-JFK 13:00 business", 18800),
+    (
+        7,
+        BookingKind::Hotel,
+        BookingStatus::Reserved,
+        "Wangfujing Grand",
+        "HB-77310",
+        "2 nights, deluxe room",
+        1560,
+    ),
+    (
+        8,
+        BookingKind::Flight,
+        BookingStatus::Ticketed,
+        "Air China",
+        "PNR2NY5CX",
+        "CA981 PEK-JFK 13:00 business",
+        18800,
+    ),
 ];
 
 /// Load [`seed_policies`], the demo users' levels, and, once per database,
@@ -274,13 +306,13 @@ pub async fn seed_demo(store: &Store) -> Result<bool> {
             .insert_booking(&NewBooking {
                 user_id: o.user.into(),
                 order_id: Some(order_ids[index]),
-                kind: kind.into(),
+                kind,
                 status,
                 provider: provider.into(),
                 reference: reference.into(),
                 description: description.into(),
                 start_date: from,
-                end_date: if kind == "hotel" { to } else { from },
+                end_date: if kind == BookingKind::Hotel { to } else { from },
                 price,
                 currency: "CNY".into(),
             })

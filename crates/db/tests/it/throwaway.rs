@@ -6,7 +6,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const BIN: &str = "/usr/lib/postgresql/15/bin";
+/// The newest installed server's binaries (Debian layout: /usr/lib/postgresql/VERSION/bin).
+fn bin() -> PathBuf {
+    let newest = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| Some((e.file_name().to_str()?.parse::<u32>().ok()?, e.path())))
+        .max_by_key(|(version, _)| *version);
+    newest.map_or_else(|| PathBuf::from("/usr/lib/postgresql/15/bin"), |(_, path)| path.join("bin"))
+}
 
 /// A running (or stopped) throwaway server; stopped and deleted on drop.
 pub(crate) struct ThrowawayPg {
@@ -19,12 +28,14 @@ impl ThrowawayPg {
     /// Start a fresh server, or `None` (with a message) when PostgreSQL's
     /// binaries are missing and TOOLGATE_REQUIRE_PG is not 1.
     pub(crate) fn start() -> Option<Self> {
-        if !Path::new(BIN).join("initdb").exists() {
+        let bin = bin();
+        if !bin.join("initdb").exists() {
             assert!(
                 std::env::var("TOOLGATE_REQUIRE_PG").as_deref() != Ok("1"),
-                "TOOLGATE_REQUIRE_PG=1 but {BIN}/initdb is missing"
+                "TOOLGATE_REQUIRE_PG=1 but {}/initdb is missing",
+                bin.display()
             );
-            eprintln!("skipped: no PostgreSQL binaries in {BIN}");
+            eprintln!("skipped: no PostgreSQL binaries in {}", bin.display());
             return None;
         }
         let dir = tempfile::tempdir().expect("temp dir");
@@ -66,7 +77,7 @@ impl ThrowawayPg {
     }
 
     fn run(&self, tool: &str, args: &[&str]) {
-        let program = PathBuf::from(BIN).join(tool);
+        let program = bin().join(tool);
         let output = if self.as_postgres {
             Command::new("runuser").arg("-u").arg("postgres").arg("--").arg(&program).args(args).output()
         } else {
@@ -84,7 +95,7 @@ impl ThrowawayPg {
 
 impl Drop for ThrowawayPg {
     fn drop(&mut self) {
-        let program = PathBuf::from(BIN).join("pg_ctl");
+        let program = bin().join("pg_ctl");
         let data = self.data();
         let args = ["-D", data.as_str(), "-m", "immediate", "-w", "stop"];
         let _ = if self.as_postgres {

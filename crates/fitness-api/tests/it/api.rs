@@ -17,6 +17,7 @@ on_both_backends!(
     bad_input_is_named,
     odd_input_never_breaks_the_server,
     seed_demo_is_repeatable,
+    ids_are_opaque,
 );
 
 /// Replaces `{var}` in a template with a value valid in shape (the row need not exist).
@@ -554,4 +555,33 @@ async fn seed_demo_is_repeatable(h: &Harness) {
 
     let missing = fitness_api::seed_demo(&h.db, &crate::common::unique_user("nobody"), today).await;
     assert!(matches!(missing, Err(fitness_api::Error::Invalid { field: "user_id", .. })));
+}
+
+/// Meal, workout and set ids are no counters: two rows made one after the other are not
+/// numbered n and n + 1, and no id is small enough to count rows (issue 9: they leaked volume).
+async fn ids_are_opaque(h: &Harness) {
+    let t = h.user("ids").await;
+    let mut workouts = Vec::new();
+    let mut sets = Vec::new();
+    let mut meals = Vec::new();
+    for n in 0..3 {
+        let body = json!({"date": "2026-05-01", "name": format!("w{n}"), "sets": [{"exercise": "squat", "reps": 5}]});
+        let (status, w) = h.post(&t, "/training/workouts", body).await;
+        assert_eq!(status, 201, "{w}");
+        workouts.push(w["workout_id"].as_i64().unwrap());
+        sets.push(w["sets"][0]["set_id"].as_i64().unwrap());
+        let meal = json!({"name": format!("m{n}"), "items": [{"name": "oats", "grams": 50, "kcal": 190, "protein_g": 6, "carbs_g": 33, "fat_g": 3}]});
+        let (status, m) = h.post(&t, "/nutrition/days/2026-05-01/meals", meal).await;
+        assert_eq!(status, 201, "{m}");
+        meals.push(m["meal_id"].as_i64().unwrap());
+    }
+    for (what, ids) in [("workout", &workouts), ("set", &sets), ("meal", &meals)] {
+        assert!(ids.iter().all(|&id| id > 1 << 32 && id < 1 << 53), "{what} ids {ids:?}");
+        assert!(ids.windows(2).all(|w| w[1] != w[0] + 1), "{what} ids are consecutive: {ids:?}");
+    }
+    // The day still lists them in the order they were made.
+    let (_, listed) = h.get(&t, "/training/workouts?from=2026-05-01&to=2026-05-01").await;
+    let names: Vec<&str> =
+        listed["workouts"].as_array().unwrap().iter().map(|w| w["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["w0", "w1", "w2"], "{listed}");
 }

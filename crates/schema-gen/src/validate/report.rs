@@ -174,6 +174,13 @@ impl Report<'_> {
                 let (expected, message) = if format == Some("date") || pattern == DATE_PATTERN {
                     let words = format_words("date").unwrap_or("a date YYYY-MM-DD");
                     (words.to_string(), format!("{label} must be {words}; got {}", show(actual)))
+                } else if pattern == crate::PLAIN_TEXT {
+                    let words = format!("text {}", crate::tool::PLAIN_TEXT_WORDS);
+                    let message = format!(
+                        "{label} is blank, or contains a control character or a bidirectional mark (U+202E and the \
+                         like), which can make text read differently from what it is; send the text without them"
+                    );
+                    (words, message)
                 } else {
                     (expected(), format!("{label} must match the pattern {pattern}; got {}", show(actual)))
                 };

@@ -3,31 +3,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{NaiveDate, NaiveDateTime};
 use serde::{Deserialize, Serialize};
 
-/// A transport option (outbound or return leg).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Transport {
-    pub(crate) id: String,
-    pub(crate) mode: String,
-    pub(crate) price: f64,
-    pub(crate) duration_minutes: i64,
-    pub(crate) depart: NaiveDateTime,
-    pub(crate) arrive: NaiveDateTime,
-    pub(crate) class: String,
-}
-
-/// A hotel option.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Hotel {
-    pub(crate) id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) name: Option<String>,
-    pub(crate) price_per_night: f64,
-    pub(crate) check_in: NaiveDate,
-    pub(crate) check_out: NaiveDate,
-}
+pub(crate) use super::candidates::{Hotel, Mode, Transport};
 
 /// Weights of the composite score; normalized to sum to 1.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -63,13 +41,15 @@ pub(crate) struct Limits {
 }
 
 impl Limits {
-    fn class_allowed(&self, mode: &str, class: &str) -> bool {
-        let list = if mode == "train" { &self.train_classes } else { &self.flight_classes };
-        list.iter().any(|c| c.eq_ignore_ascii_case(class.trim()))
+    fn class_allowed(&self, mode: Mode, class: &str) -> bool {
+        self.allowed(mode).iter().any(|c| c.eq_ignore_ascii_case(class.trim()))
     }
 
-    fn allowed(&self, mode: &str) -> &[String] {
-        if mode == "train" { &self.train_classes } else { &self.flight_classes }
+    fn allowed(&self, mode: Mode) -> &[String] {
+        match mode {
+            Mode::Train => &self.train_classes,
+            Mode::Flight => &self.flight_classes,
+        }
     }
 }
 
@@ -176,8 +156,9 @@ struct Combo {
 }
 
 /// Plan: build every combination, drop the impossible ones, score the rest,
-/// pick the proposals. `limits: None` skips the policy checks.
-pub(crate) fn plan(req: &Request, limits: Option<&Limits>) -> Outcome {
+/// pick the proposals. `limits: None` skips the policy checks. `report` hears
+/// how many combinations are done, once per outbound candidate.
+pub(crate) fn plan(req: &Request, limits: Option<&Limits>, report: &dyn Fn(usize)) -> Outcome {
     let weights = req.weights.normalized();
     let t_score = |id: &str| req.transport_scores.get(id).copied();
     let h_score = |id: &str| req.hotel_scores.get(id).copied();
@@ -242,6 +223,7 @@ pub(crate) fn plan(req: &Request, limits: Option<&Limits>) -> Outcome {
                 });
             }
         }
+        report((oi + 1) * req.hotels.len() * req.returns.len());
     }
     stats.feasible = combos.len() as u64;
     let missing_scores: Vec<String> = missing.into_iter().collect();
@@ -307,7 +289,7 @@ pub(crate) fn plan(req: &Request, limits: Option<&Limits>) -> Outcome {
 }
 
 fn transport_ok(t: &Transport, limits: Option<&Limits>) -> bool {
-    limits.is_none_or(|l| l.class_allowed(&t.mode, &t.class))
+    limits.is_none_or(|l| l.class_allowed(t.mode, &t.class))
 }
 
 fn min_max(values: impl Iterator<Item = f64>) -> (f64, f64) {
@@ -355,13 +337,13 @@ pub(crate) fn breaches(o: &Transport, h: &Hotel, r: &Transport, limits: &Limits)
         });
     }
     for (leg, t) in [("outbound", o), ("return", r)] {
-        if !limits.class_allowed(&t.mode, &t.class) {
+        if !limits.class_allowed(t.mode, &t.class) {
             out.push(Breach::ClassNotAllowed {
                 leg: leg.into(),
                 transport_id: t.id.clone(),
-                mode: t.mode.clone(),
+                mode: t.mode.as_str().into(),
                 class: t.class.clone(),
-                allowed: limits.allowed(&t.mode).to_vec(),
+                allowed: limits.allowed(t.mode).to_vec(),
             });
         }
     }
@@ -396,6 +378,8 @@ pub(crate) fn round2(v: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use chrono::NaiveDateTime;
+
     use super::*;
 
     fn dt(s: &str) -> NaiveDateTime {
@@ -405,7 +389,7 @@ mod tests {
     fn t(id: &str, price: f64, minutes: i64, depart: &str, arrive: &str, class: &str) -> Transport {
         Transport {
             id: id.into(),
-            mode: "flight".into(),
+            mode: Mode::Flight,
             price,
             duration_minutes: minutes,
             depart: dt(depart),
@@ -457,7 +441,7 @@ mod tests {
 
     #[test]
     fn drops_impossible_combinations_and_flags_breaches() {
-        let out = plan(&request(), Some(&limits()));
+        let out = plan(&request(), Some(&limits()), &|_| {});
         assert_eq!(out.stats.combinations, 12);
         // R2 leaves before any arrival: 2 × 3 dropped; H3 starts the day after arrival: 2 × 1 dropped.
         assert_eq!(out.stats.dropped_return_before_arrival, 6);
@@ -483,10 +467,10 @@ mod tests {
     fn weights_move_the_balanced_pick() {
         let mut req = request();
         req.weights = Weights { price: 0.0, time: 0.0, preference: 1.0 };
-        let out = plan(&req, None);
+        let out = plan(&req, None, &|_| {});
         assert_eq!(out.proposals[3].hotel.id, "H2");
         req.weights = Weights { price: 1.0, time: 0.0, preference: 0.0 };
-        let out = plan(&req, None);
+        let out = plan(&req, None, &|_| {});
         assert_eq!(out.proposals[3].hotel.id, "H1");
         assert!(out.proposals.iter().all(|p| p.breaches.is_empty()), "no limits, no breaches");
     }
@@ -496,7 +480,7 @@ mod tests {
         let mut req = request();
         req.returns.truncate(0);
         req.returns.push(t("R2", 600.0, 135, "2027-03-10T09:00", "2027-03-10T11:15", "economy"));
-        let out = plan(&req, Some(&limits()));
+        let out = plan(&req, Some(&limits()), &|_| {});
         assert_eq!(out.stats.feasible, 0);
         assert!(out.proposals.is_empty() && out.best_compliant.is_none());
     }

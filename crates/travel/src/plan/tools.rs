@@ -1,29 +1,30 @@
-//! `plan_itinerary` and `review_planner_result`: specs, and the glue between
-//! parameters, the planner, the policy and the plan store.
+//! `plan_itinerary` and `review_planner_result`: their typed inputs, and the
+//! glue between the planner, the policy, the plan store and progress reports.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tool_core::{Effect, Params, ToolError, ToolOutput, ToolResult, ToolSpec};
+use tool_core::{Effect, FieldError, Tool, ToolError, ToolOutput, ToolResult, ToolSpec};
 
-use super::input::{self, MAX_ID};
-use super::planner::{self, Limits, Outcome, Proposal, Request, Stats};
-use crate::common::{Shared, name_errors};
+use super::candidates::MAX_CANDIDATES;
+use super::planner::{self, Hotel, Limits, Outcome, Proposal, Request, Stats, Transport, Weights};
 use crate::read::policy::resolve;
-use crate::schema::schema_for;
+use crate::shared::{Call, MAX_CITY, Shared, rule, rule_at, tool};
 
 /// How many unscored ids the summary names (the rest are counted).
 const SUMMARY_MISSING_IDS: usize = 5;
+/// The CPU quota of one plan: outbound × hotels × return combinations
+/// (125,000 take about 20 ms of one core; a million, 0.13 s).
+pub(crate) const MAX_COMBINATIONS: usize = 250_000;
 
 /// Parameters of `plan_itinerary`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // schema only: values are read by plan::input, which reports every problem at once
+#[derive(Debug, Deserialize, JsonSchema)]
 struct PlanInput {
     /// The destination city; the caller's travel policy for it is checked.
-    #[schemars(length(min = 1, max = 100))]
+    #[schemars(length(min = 1, max = MAX_CITY), pattern(schema_gen::PLAIN_TEXT))]
     destination: String,
     /// The options to combine: outbound transports, hotels, return transports (1 to 100 each).
     candidates: Candidates,
@@ -33,86 +34,25 @@ struct PlanInput {
     weights: Option<WeightsInput>,
 }
 
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)]
+#[derive(Debug, Deserialize, JsonSchema)]
 struct Candidates {
     /// Transports to the destination.
-    #[schemars(length(min = 1, max = 100))]
-    outbound: Vec<TransportInput>,
+    #[schemars(length(min = 1, max = MAX_CANDIDATES))]
+    outbound: Vec<Transport>,
     /// Hotels at the destination.
-    #[schemars(length(min = 1, max = 100))]
-    hotels: Vec<HotelInput>,
+    #[schemars(length(min = 1, max = MAX_CANDIDATES))]
+    hotels: Vec<Hotel>,
     /// Transports back.
-    #[schemars(rename = "return", length(min = 1, max = 100))]
-    returns: Vec<TransportInput>,
-}
-
-#[derive(JsonSchema)]
-#[schemars(rename_all = "lowercase")]
-#[allow(dead_code)]
-enum Mode {
-    Flight,
-    Train,
-}
-
-/// A flight or train.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)]
-struct TransportInput {
-    /// Unique among all transports (outbound and return), at most 32 characters, e.g. "CA1501".
-    #[schemars(length(min = 1, max = 32))]
-    id: String,
-    /// flight or train.
-    mode: Mode,
-    /// Ticket price in the policy currency.
-    #[schemars(range(min = 0))]
-    price: f64,
-    /// Door-to-door travel time in minutes.
-    #[schemars(range(min = 1, max = 10000))]
-    duration_minutes: i64,
-    /// Local departure time, YYYY-MM-DDTHH:MM.
-    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$"))]
-    depart: String,
-    /// Local arrival time, YYYY-MM-DDTHH:MM.
-    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?$"))]
-    arrive: String,
-    /// Travel class, e.g. economy, premium_economy, business, first (flights) or second, first, business (trains).
-    #[schemars(length(min = 1, max = 32))]
-    class: String,
-}
-
-/// A hotel stay.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)]
-struct HotelInput {
-    /// Unique among hotels, at most 32 characters.
-    #[schemars(length(min = 1, max = 32))]
-    id: String,
-    /// Hotel name, for the user.
-    #[schemars(length(min = 1, max = 200))]
-    name: Option<String>,
-    /// Price per night in the policy currency.
-    #[schemars(range(min = 0))]
-    price_per_night: f64,
-    /// First night, YYYY-MM-DD: must be the outbound arrival day.
-    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"), extend("format" = "date"))]
-    check_in: String,
-    /// Check-out day, YYYY-MM-DD: must be the return departure day.
-    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"), extend("format" = "date"))]
-    check_out: String,
+    #[serde(rename = "return")]
+    #[schemars(length(min = 1, max = MAX_CANDIDATES))]
+    returns: Vec<Transport>,
 }
 
 /// A 0-10 score.
-#[derive(JsonSchema)]
-#[allow(dead_code)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 struct Score(#[schemars(range(min = 0, max = 10))] f64);
 
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)]
+#[derive(Debug, Deserialize, JsonSchema)]
 struct Scores {
     /// Transport id -> score 0-10 (outbound and return).
     transport_scores: BTreeMap<String, Score>,
@@ -120,9 +60,7 @@ struct Scores {
     hotel_scores: BTreeMap<String, Score>,
 }
 
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)]
+#[derive(Debug, Deserialize, JsonSchema)]
 struct WeightsInput {
     /// Weight of a low total price, 0-1.
     #[schemars(range(min = 0, max = 1))]
@@ -135,12 +73,21 @@ struct WeightsInput {
     preference: Option<f64>,
 }
 
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // schema only
+impl WeightsInput {
+    /// A weight left out counts 0 once weights are given.
+    fn weights(&self) -> Weights {
+        Weights {
+            price: self.price.unwrap_or(0.0),
+            time: self.time.unwrap_or(0.0),
+            preference: self.preference.unwrap_or(0.0),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
 struct ReviewInput {
     /// The plan_id returned by plan_itinerary.
-    #[schemars(length(min = 1, max = 64))]
+    #[schemars(length(min = 1, max = 64), pattern(schema_gen::PLAIN_TEXT))]
     plan_id: String,
 }
 
@@ -155,7 +102,9 @@ dropping them, and picks four proposals: cheapest, fastest, best_preference and 
 time and preference; default 0.4/0.3/0.3). The full plan stays on the server under `plan_id` for a limited time; \
 Returns a compact summary `{plan_id, combinations, feasible, dropped, missing_scores, policy, proposals: [{id, \
 outbound, hotel, return, total_price, duration_minutes, preference, breaches}], next}`. Then call \
-review_planner_result with the plan_id. Limits: 1-100 candidates per list, ids at most 32 characters. Times are \
+review_planner_result with the plan_id. Limits: 1-100 candidates per list and at most 250000 combinations \
+(outbound × hotels × return), ids at most 32 characters. Progress (phases and combination counts) is reported to \
+clients that asked for it. Times are \
 local YYYY-MM-DDTHH:MM, dates YYYY-MM-DD. Example: {\"destination\": \"Shanghai\", \"candidates\": {\"outbound\": \
 [{\"id\": \"MU5101\", \"mode\": \"flight\", \"price\": 1200, \"duration_minutes\": 135, \"depart\": \
 \"2027-03-10T08:00\", \"arrive\": \"2027-03-10T10:15\", \"class\": \"economy\"}], \"hotels\": [{\"id\": \"H1\", \
@@ -174,19 +123,103 @@ warnings, outbound, hotel, return, total_price, duration_minutes}], recommended_
 visible only to the user who made it and expires (NOT_FOUND then: plan again). Example: {\"plan_id\": \
 \"plan_3f2a...\"}.";
 
-pub(crate) fn plan_spec() -> ToolSpec {
-    ToolSpec::new("plan_itinerary", PLAN_DESCRIPTION, schema_for::<PlanInput>())
+/// The four proposals as text; the structured summary is unchanged.
+const PLAN_TEMPLATE: &str = "Plan {{ result.plan_id }} for {{ result.destination }}: {{ result.feasible }} of \
+{{ result.combinations }} combinations possible.{% if result.proposals %}\n\n| proposal | outbound | hotel | return | \
+total price | minutes | preference | breaches |\n|---|---|---|---|---|---|---|---|{% for p in result.proposals %}\n| \
+{{ p.id }} | {{ p.outbound }} | {{ p.hotel }} | {{ p.return }} | {{ p.total_price }} | {{ p.duration_minutes }} | \
+{{ p.preference }} | {{ p.breaches | join(\", \") }} |{% endfor %}{% endif %}\n\nNext: {{ result.next }}";
+
+pub(crate) fn plan_tool(shared: &Arc<Shared>) -> Arc<dyn Tool> {
+    let spec = ToolSpec::new("plan_itinerary", PLAN_DESCRIPTION, json!({}))
         .with_effect(Effect::Read)
         .with_role("member")
         .with_tags(["travel", "planning"])
+        .with_result_template(PLAN_TEMPLATE);
+    tool(shared, spec, Some(plan_rules), run_plan)
 }
 
-pub(crate) fn review_spec() -> ToolSpec {
-    ToolSpec::new("review_planner_result", REVIEW_DESCRIPTION, schema_for::<ReviewInput>())
+pub(crate) fn review_tool(shared: &Arc<Shared>) -> Arc<dyn Tool> {
+    let spec = ToolSpec::new("review_planner_result", REVIEW_DESCRIPTION, json!({}))
         .with_effect(Effect::Read)
         .with_role("member")
         .with_tags(["travel", "planning"])
-        .with_example("review a plan", json!({"plan_id": "plan_0f8e6c4ab1d2469c9a6c2b1f3e5d7a90"}))
+        .with_example("review a plan", json!({"plan_id": "plan_0f8e6c4ab1d2469c9a6c2b1f3e5d7a90"}));
+    tool(shared, spec, None, run_review)
+}
+
+/// What the schema cannot say: unique ids, times in order, weights not all
+/// zero, and the CPU quota of the combinations.
+fn plan_rules(input: &PlanInput) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let c = &input.candidates;
+    let mut transport_ids = HashSet::new();
+    let legs = [("outbound", &c.outbound), ("return", &c.returns)];
+    for (leg, list) in legs {
+        for (i, t) in list.iter().enumerate() {
+            let at = format!("/candidates/{leg}/{i}");
+            if !transport_ids.insert(t.id.as_str()) {
+                errors.push(rule_at(
+                    &format!("{at}/id"),
+                    "an id unique among all transports",
+                    &t.id,
+                    format!("transport id `{}` is used twice; outbound and return ids share transport_scores, so each must be unique", t.id),
+                ));
+            }
+            if t.arrive <= t.depart {
+                errors.push(rule_at(
+                    &format!("{at}/arrive"),
+                    "a time after depart",
+                    t.arrive.to_string(),
+                    "`arrive` must be after `depart`".into(),
+                ));
+            }
+        }
+    }
+    let mut hotel_ids = HashSet::new();
+    for (i, h) in c.hotels.iter().enumerate() {
+        let at = format!("/candidates/hotels/{i}");
+        if !hotel_ids.insert(h.id.as_str()) {
+            errors.push(rule_at(
+                &format!("{at}/id"),
+                "an id unique among hotels",
+                &h.id,
+                format!("hotel id `{}` is used twice", h.id),
+            ));
+        }
+        if h.check_out <= h.check_in {
+            errors.push(rule_at(
+                &format!("{at}/check_out"),
+                "a date after check_in",
+                h.check_out.to_string(),
+                "`check_out` must be at least one night after `check_in`".into(),
+            ));
+        }
+    }
+    if let Some(w) = &input.weights {
+        let weights = w.weights();
+        if weights.price + weights.time + weights.preference <= 0.0 {
+            errors.push(rule(
+                "weights",
+                "at least one weight above 0",
+                json!({"price": w.price, "time": w.time, "preference": w.preference}),
+                "weights must not all be 0 (omit `weights` for the defaults 0.4/0.3/0.3)".into(),
+            ));
+        }
+    }
+    let combinations = c.outbound.len() * c.hotels.len() * c.returns.len();
+    if combinations > MAX_COMBINATIONS {
+        errors.push(rule(
+            "candidates",
+            &format!("at most {MAX_COMBINATIONS} combinations (outbound × hotels × return)"),
+            format!("{} × {} × {} = {combinations}", c.outbound.len(), c.hotels.len(), c.returns.len()),
+            format!(
+                "{combinations} combinations exceed the planner's quota of {MAX_COMBINATIONS}; send fewer candidates \
+                 (keep the best-scored ones, e.g. 60 of each list)"
+            ),
+        ));
+    }
+    errors
 }
 
 fn limits_of(policy: &crate::store::PolicyRow) -> Limits {
@@ -198,23 +231,41 @@ fn limits_of(policy: &crate::store::PolicyRow) -> Limits {
     }
 }
 
-pub(crate) fn parse_plan(params: &Value, allowed: &[String]) -> Result<Request, ToolError> {
-    input::read(params, name_errors(params, allowed))
-}
-
-pub(crate) async fn run_plan(shared: &Shared, user: &str, request: Request) -> ToolResult {
+async fn run_plan(call: Call, input: PlanInput) -> ToolResult {
+    let PlanInput { destination, candidates, scores, weights } = input;
+    let request = Request {
+        destination,
+        outbound: candidates.outbound,
+        hotels: candidates.hotels,
+        returns: candidates.returns,
+        transport_scores: scores.transport_scores.into_iter().map(|(k, v)| (k, v.0)).collect(),
+        hotel_scores: scores.hotel_scores.into_iter().map(|(k, v)| (k, v.0)).collect(),
+        weights: weights.map(|w| w.weights()).unwrap_or_default(),
+    };
+    let (shared, user, ctx) = (&*call.shared, call.user.as_str(), &call.ctx);
+    let total = request.outbound.len() * request.hotels.len() * request.returns.len();
+    ctx.progress(0.0, Some(total as f64), "reading the travel policy");
     let policy = resolve(&shared.store, user, &request.destination).await?;
     let limits = policy.as_ref().map(|p| limits_of(&p.policy));
-    // The computation is CPU-bound (up to a million combinations): keep it off the async workers.
+    // The computation is CPU-bound (up to MAX_COMBINATIONS): keep it off the async workers.
     let (request, outcome) = {
         let limits = limits.clone();
+        let ctx = ctx.clone();
         tokio::task::spawn_blocking(move || {
-            let outcome = planner::plan(&request, limits.as_ref());
+            let report = |done: usize| {
+                ctx.progress(
+                    done as f64,
+                    Some(total as f64),
+                    &format!("combined {done} of {total} combinations"),
+                )
+            };
+            let outcome = planner::plan(&request, limits.as_ref(), &report);
             (request, outcome)
         })
         .await
         .map_err(|_| ToolError::internal())?
     };
+    ctx.progress(total as f64, Some(total as f64), "saving the plan");
     let plan_id = format!("plan_{}", uuid::Uuid::new_v4().simple());
     let full = json!({
         "version": 1,
@@ -232,6 +283,7 @@ pub(crate) async fn run_plan(shared: &Shared, user: &str, request: Request) -> T
     });
     let body = full.to_string();
     shared.plans.save(&plan_id, user, &body).await?;
+    ctx.progress(total as f64, Some(total as f64), "plan saved");
     tracing::debug!(target: "travel::plans", plan_id, store = shared.plans.backend(), bytes = body.len(), "plan saved");
     Ok(ToolOutput::json(summary(&plan_id, &request, &outcome, limits.as_ref())))
 }
@@ -301,20 +353,8 @@ struct StoredPlan {
     best_compliant: Option<Proposal>,
 }
 
-/// Checked parameters of `review_planner_result`.
-#[derive(Debug)]
-pub(crate) struct ReviewParsed {
-    plan_id: String,
-}
-
-pub(crate) fn parse_review(mut p: Params<'_>) -> Result<ReviewParsed, ToolError> {
-    let plan_id = crate::common::text(&mut p, "plan_id", true, MAX_ID * 2);
-    p.finish()?;
-    let Some(plan_id) = plan_id else { return Err(ToolError::internal()) };
-    Ok(ReviewParsed { plan_id: plan_id.to_string() })
-}
-
-pub(crate) async fn run_review(shared: &Shared, user: &str, input: ReviewParsed) -> ToolResult {
+async fn run_review(call: Call, input: ReviewInput) -> ToolResult {
+    let (shared, user) = (&*call.shared, call.user.as_str());
     let plan_id = input.plan_id.as_str();
     let body = shared.plans.load(plan_id.trim(), user).await?;
     let Some(body) = body else {

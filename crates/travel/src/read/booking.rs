@@ -1,33 +1,29 @@
 //! `query_booking_record`: the caller's bookings, of one order or all of them.
 
-use schemars::JsonSchema;
-use serde_json::json;
-use tool_core::{Effect, Params, ToolError, ToolOutput, ToolResult, ToolSpec};
+use std::sync::Arc;
 
-use super::{BookingKindName, BookingStatusName};
-use crate::common::{Shared, page_json, paging};
-use crate::model::{BOOKING_KINDS, BookingStatus};
-use crate::schema::schema_for;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tool_core::{Effect, Tool, ToolError, ToolOutput, ToolResult, ToolSpec};
+
+use crate::model::{BookingKind, BookingStatus};
+use crate::shared::{Call, Paging, Shared, page_json, tool};
 use crate::store::bookings::BookingFilter;
 
 /// Parameters of `query_booking_record`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // schema only: values are read with tool_core::Params
+#[derive(Debug, Deserialize, JsonSchema)]
 struct Input {
     /// Only bookings of this order (one of the caller's orders). Omit for all of the caller's bookings.
     #[schemars(range(min = 1))]
     order_id: Option<i64>,
     /// Only this kind of booking.
-    kind: Option<BookingKindName>,
+    kind: Option<BookingKind>,
     /// Only bookings in this status.
-    status: Option<BookingStatusName>,
-    /// Page number, from 1 (default 1).
-    #[schemars(range(min = 1, max = 10000))]
-    page: Option<i64>,
-    /// Bookings per page, 1 to 50 (default 10).
-    #[schemars(range(min = 1, max = 50))]
-    page_size: Option<i64>,
+    status: Option<BookingStatus>,
+    /// Listing pages.
+    #[serde(flatten)]
+    paging: Paging,
 }
 
 const DESCRIPTION: &str = "List the caller's bookings (flight, hotel, train tickets and rooms). \
@@ -39,38 +35,26 @@ booking_id, order_id, kind, status, provider, reference, description, start_date
 and currency. Pages default to 10 bookings (page_size at most 50). An order that is not the caller's answers NOT_FOUND. \
 Example: {\"order_id\": 42, \"kind\": \"flight\"}.";
 
-pub(crate) fn spec() -> ToolSpec {
-    ToolSpec::new("query_booking_record", DESCRIPTION, schema_for::<Input>())
+/// Bookings as a compact table; the structured result is unchanged.
+const TEMPLATE: &str = "{{ result.page.total }} booking(s), page {{ result.page.page }}.{% if result.bookings %}\n\n\
+| booking | order | kind | status | description | dates | price |\n|---|---|---|---|---|---|---|\
+{% for b in result.bookings %}\n| {{ b.booking_id }} | {{ b.order_id }} | {{ b.kind }} | {{ b.status }} | \
+{{ b.description }} | {{ b.start_date }} – {{ b.end_date }} | {{ b.price }} {{ b.currency }} |{% endfor %}{% endif %}";
+
+pub(crate) fn tool_for(shared: &Arc<Shared>) -> Arc<dyn Tool> {
+    let spec = ToolSpec::new("query_booking_record", DESCRIPTION, json!({}))
         .with_effect(Effect::Read)
         .with_role("member")
         .with_tags(["travel", "booking"])
+        .with_result_template(TEMPLATE)
         .with_example("flights of an order", json!({"order_id": 42, "kind": "flight"}))
-        .with_example("all active tickets", json!({"status": "TICKETED"}))
+        .with_example("all active tickets", json!({"status": "TICKETED"}));
+    tool(shared, spec, None, run)
 }
 
-/// Checked parameters.
-#[derive(Debug)]
-pub(crate) struct Parsed {
-    order_id: Option<i64>,
-    kind: Option<String>,
-    status: Option<String>,
-    page: i64,
-    size: i64,
-    offset: i64,
-}
-
-pub(crate) fn parse(mut p: Params<'_>) -> Result<Parsed, ToolError> {
-    let order_id = p.optional_int("order_id", 1, i64::MAX);
-    let kind = p.optional_enum("kind", &BOOKING_KINDS).map(str::to_string);
-    let status = p.optional_enum("status", &BookingStatus::names()).map(str::to_string);
-    let (page, size, offset) = paging(&mut p);
-    p.finish()?;
-    Ok(Parsed { order_id, kind, status, page, size, offset })
-}
-
-pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResult {
-    let Parsed { order_id, kind, status, page, size, offset } = input;
-    let store = &shared.store;
+async fn run(call: Call, input: Input) -> ToolResult {
+    let Input { order_id, kind, status, paging } = input;
+    let (store, user) = (&call.shared.store, call.user.as_str());
     if let Some(order_id) = order_id {
         let order =
             store.get_order(user, order_id).await.map_err(|e| e.to_tool_error("reading the order"))?;
@@ -80,7 +64,8 @@ pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResul
             )));
         }
     }
-    let filter = BookingFilter { order_id, kind: kind.as_deref(), status: status.as_deref() };
+    let (page, size, offset) = paging.resolve();
+    let filter = BookingFilter { order_id, kind, status };
     let (rows, total) = store
         .list_bookings(user, &filter, size, offset)
         .await

@@ -1,27 +1,27 @@
 //! `check_travel_order_conflicts`: does a proposed trip overlap the caller's active orders?
 
+use std::sync::Arc;
+
 use chrono::NaiveDate;
 use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::json;
-use tool_core::{Effect, Params, ToolError, ToolOutput, ToolResult, ToolSpec};
+use tool_core::{Effect, FieldError, Tool, ToolOutput, ToolResult, ToolSpec};
 
-use crate::common::{MAX_CITY, Shared, text};
-use crate::schema::schema_for;
+use crate::shared::{Call, MAX_CITY, Shared, rule, tool};
 use crate::store::policies::city_key;
 
 /// Parameters of `check_travel_order_conflicts`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // schema only: values are read with tool_core::Params
+#[derive(Debug, Deserialize, JsonSchema)]
 struct Input {
     /// First day of the proposed trip, YYYY-MM-DD.
-    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"), extend("format" = "date"))]
-    departure_date: String,
+    #[schemars(with = "String", regex(pattern = schema_gen::DATE_PATTERN), extend("format" = "date"))]
+    departure_date: NaiveDate,
     /// Last day of the proposed trip, YYYY-MM-DD, not before departure_date.
-    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"), extend("format" = "date"))]
-    return_date: String,
+    #[schemars(with = "String", regex(pattern = schema_gen::DATE_PATTERN), extend("format" = "date"))]
+    return_date: NaiveDate,
     /// Destination of the proposed trip; when given, an active order to the same place on overlapping dates is marked `same_destination`.
-    #[schemars(length(min = 1, max = 100))]
+    #[schemars(length(min = 1, max = MAX_CITY), pattern(schema_gen::PLAIN_TEXT))]
     destination: Option<String>,
 }
 
@@ -32,47 +32,40 @@ return_date, same_destination}], checked: {departure_date, return_date}}`. It ch
 and real calendar dates; return_date may equal departure_date but not precede it. \
 Example: {\"departure_date\": \"2027-03-10\", \"return_date\": \"2027-03-14\", \"destination\": \"Shanghai\"}.";
 
-pub(crate) fn spec() -> ToolSpec {
-    ToolSpec::new("check_travel_order_conflicts", DESCRIPTION, schema_for::<Input>())
+pub(crate) fn tool_for(shared: &Arc<Shared>) -> Arc<dyn Tool> {
+    let spec = ToolSpec::new("check_travel_order_conflicts", DESCRIPTION, json!({}))
         .with_effect(Effect::Read)
         .with_role("member")
         .with_tags(["travel", "order"])
         .with_example(
             "a week in Shanghai",
             json!({"departure_date": "2027-03-10", "return_date": "2027-03-14", "destination": "Shanghai"}),
-        )
+        );
+    tool(shared, spec, Some(rules), run)
 }
 
-/// Checked parameters.
-#[derive(Debug)]
-pub(crate) struct Parsed {
-    from: NaiveDate,
-    to: NaiveDate,
-    destination: Option<String>,
-}
-
-pub(crate) fn parse(mut p: Params<'_>) -> Result<Parsed, ToolError> {
-    let from = p.required_date("departure_date");
-    let to = p.required_date("return_date");
-    let destination = text(&mut p, "destination", false, MAX_CITY);
-    if let (Some(from), Some(to)) = (from, to) {
-        p.check(
-            from <= to,
+/// The trip ends on or after it starts (shared with submit_travel_approval).
+pub(crate) fn dates_in_order(from: NaiveDate, to: NaiveDate) -> Option<FieldError> {
+    (to < from).then(|| {
+        rule(
             "return_date",
             "a date on or after departure_date",
+            to.to_string(),
             format!("`return_date` {to} is before `departure_date` {from}; the trip must end on or after it starts"),
-        );
-    }
-    p.finish()?;
-    let (Some(from), Some(to)) = (from, to) else { return Err(ToolError::internal()) };
-    Ok(Parsed { from, to, destination: destination.map(str::to_string) })
+        )
+    })
 }
 
-pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResult {
-    let Parsed { from, to, destination } = input;
-    let rows = shared
+fn rules(input: &Input) -> Vec<FieldError> {
+    dates_in_order(input.departure_date, input.return_date).into_iter().collect()
+}
+
+async fn run(call: Call, input: Input) -> ToolResult {
+    let Input { departure_date: from, return_date: to, destination } = input;
+    let rows = call
+        .shared
         .store
-        .overlapping_orders(user, from, to)
+        .overlapping_orders(&call.user, from, to)
         .await
         .map_err(|e| e.to_tool_error("checking conflicts"))?;
     let wanted = destination.as_deref().map(city_key);

@@ -1,30 +1,27 @@
 //! `query_travel_order`: one order of the caller, or a page of them by status.
 
-use schemars::JsonSchema;
-use serde_json::json;
-use tool_core::{Effect, Params, ToolError, ToolOutput, ToolResult, ToolSpec};
+use std::sync::Arc;
 
-use super::OrderStatusName;
-use crate::common::{DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Shared, page_json};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tool_core::{Effect, FieldError, Tool, ToolError, ToolOutput, ToolResult, ToolSpec};
+
 use crate::model::OrderStatus;
-use crate::schema::schema_for;
+use crate::shared::{Call, Paging, Shared, page_json, rule, tool};
+use crate::store::bookings::BookingFilter;
 
 /// Parameters of `query_travel_order`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // schema only: values are read with tool_core::Params, which reports every problem at once
+#[derive(Debug, Deserialize, JsonSchema)]
 struct Input {
-    /// One order by its id (from submit_travel_approval or an earlier listing). Omit it to list orders.
+    /// One order by its id (from submit_travel_approval or an earlier listing); then give no listing filters (status, page, page_size). Omit it to list orders.
     #[schemars(range(min = 1))]
     order_id: Option<i64>,
     /// List only orders in this status. Not allowed together with order_id.
-    status: Option<OrderStatusName>,
-    /// Page number, from 1 (default 1). Not allowed together with order_id.
-    #[schemars(range(min = 1, max = 10000))]
-    page: Option<i64>,
-    /// Orders per page, 1 to 50 (default 10). Not allowed together with order_id.
-    #[schemars(range(min = 1, max = 50))]
-    page_size: Option<i64>,
+    status: Option<OrderStatus>,
+    /// Listing pages (not allowed together with order_id).
+    #[serde(flatten)]
+    paging: Paging,
 }
 
 const DESCRIPTION: &str = "Look up the caller's travel orders. \
@@ -36,57 +33,59 @@ process_instance_id and approval_status. Listings default to page 1 with 10 orde
 Only the caller's own orders exist for this tool: any other id answers NOT_FOUND. \
 Examples: {\"order_id\": 42} or {\"status\": \"APPROVED\", \"page\": 1, \"page_size\": 10}.";
 
-pub(crate) fn spec() -> ToolSpec {
-    ToolSpec::new("query_travel_order", DESCRIPTION, schema_for::<Input>())
+/// Orders as a compact table; the structured result is unchanged.
+const TEMPLATE: &str = "{% if result.order %}Order {{ result.order.order_id }}: {{ result.order.departure_city }} → \
+{{ result.order.destination }}, {{ result.order.departure_date }} to {{ result.order.return_date }}, \
+{{ result.order.status }} (approval {{ result.order.approval_status }}). Purpose: {{ result.order.purpose }}.\
+{% if result.bookings %}\n\n| booking | kind | status | description |\n|---|---|---|---|\
+{% for b in result.bookings %}\n| {{ b.booking_id }} | {{ b.kind }} | {{ b.status }} | {{ b.description }} |{% endfor %}\
+{% endif %}{% else %}{{ result.page.total }} order(s), page {{ result.page.page }}.\
+{% if result.orders %}\n\n| order | status | route | dates |\n|---|---|---|---|\
+{% for o in result.orders %}\n| {{ o.order_id }} | {{ o.status }} | {{ o.departure_city }} → {{ o.destination }} | \
+{{ o.departure_date }} – {{ o.return_date }} |{% endfor %}{% endif %}{% endif %}";
+
+pub(crate) fn tool_for(shared: &Arc<Shared>) -> Arc<dyn Tool> {
+    let spec = ToolSpec::new("query_travel_order", DESCRIPTION, json!({}))
         .with_effect(Effect::Read)
         .with_role("member")
         .with_tags(["travel", "order"])
+        .with_result_template(TEMPLATE)
         .with_example("one order", json!({"order_id": 42}))
         .with_example(
             "approved orders, first page",
             json!({"status": "APPROVED", "page": 1, "page_size": 10}),
-        )
+        );
+    tool(shared, spec, Some(rules), run)
 }
 
-/// Checked parameters.
-#[derive(Debug)]
-pub(crate) struct Parsed {
-    order_id: Option<i64>,
-    status: Option<String>,
-    page: i64,
-    size: i64,
-}
-
-pub(crate) fn parse(mut p: Params<'_>) -> Result<Parsed, ToolError> {
-    let order_id = p.optional_int("order_id", 1, i64::MAX);
-    let status = p.optional_enum("status", &OrderStatus::names());
-    let page = p.optional_int("page", 1, 10_000);
-    let size = p.optional_int("page_size", 1, MAX_PAGE_SIZE);
-    if order_id.is_some() {
-        // Only fields that are valid on their own: a bad one is already reported.
-        let given = [("status", status.is_some()), ("page", page.is_some()), ("page_size", size.is_some())];
-        for (other, _) in given.into_iter().filter(|(_, valid)| *valid) {
-            p.error(
-                other,
-                "absent when order_id is given",
-                format!("`{other}` filters a listing; give either order_id alone or the listing filters"),
-            );
-        }
+/// An order id excludes the listing filters.
+fn rules(input: &Input) -> Vec<FieldError> {
+    if input.order_id.is_none() {
+        return Vec::new();
     }
-    p.finish()?;
-    Ok(Parsed {
-        order_id,
-        status: status.map(str::to_string),
-        page: page.unwrap_or(1),
-        size: size.unwrap_or(DEFAULT_PAGE_SIZE),
-    })
+    let given = [
+        ("status", input.status.map(|s| json!(s))),
+        ("page", input.paging.page.map(|p| json!(p))),
+        ("page_size", input.paging.page_size.map(|p| json!(p))),
+    ];
+    given
+        .into_iter()
+        .filter_map(|(name, value)| {
+            value.map(|v| {
+                rule(
+                    name,
+                    "absent when order_id is given",
+                    v,
+                    format!("`{name}` filters a listing; give either order_id alone or the listing filters"),
+                )
+            })
+        })
+        .collect()
 }
 
-pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResult {
-    let Parsed { order_id, status, page, size } = input;
-    let offset = (page - 1) * size;
-    let store = &shared.store;
-    if let Some(order_id) = order_id {
+async fn run(call: Call, input: Input) -> ToolResult {
+    let (store, user) = (&call.shared.store, call.user.as_str());
+    if let Some(order_id) = input.order_id {
         let order =
             store.get_order(user, order_id).await.map_err(|e| e.to_tool_error("reading the order"))?;
         let Some(order) = order else {
@@ -94,21 +93,17 @@ pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResul
                 "no travel order {order_id} among your orders; list your orders with query_travel_order without order_id"
             )));
         };
-        let bookings = store
-            .list_bookings(
-                user,
-                &crate::store::bookings::BookingFilter { order_id: Some(order_id), ..Default::default() },
-                50,
-                0,
-            )
+        let filter = BookingFilter { order_id: Some(order_id), ..Default::default() };
+        let (bookings, _) = store
+            .list_bookings(user, &filter, 50, 0)
             .await
-            .map_err(|e| e.to_tool_error("reading the order's bookings"))?
-            .0;
+            .map_err(|e| e.to_tool_error("reading the order's bookings"))?;
         let bookings: Vec<_> = bookings.iter().map(|b| b.to_brief()).collect();
         return Ok(ToolOutput::json(json!({"order": order.to_json(), "bookings": bookings})));
     }
+    let (page, size, offset) = input.paging.resolve();
     let (rows, total) = store
-        .list_orders(user, status.as_deref(), size, offset)
+        .list_orders(user, input.status, size, offset)
         .await
         .map_err(|e| e.to_tool_error("listing orders"))?;
     let orders: Vec<_> = rows.iter().map(|o| o.to_json()).collect();

@@ -1,21 +1,21 @@
 //! `query_travel_policy`: hotel cap and allowed transport classes for a city, at the caller's level.
 
-use schemars::JsonSchema;
-use serde_json::{Value, json};
-use tool_core::{Effect, Params, ToolError, ToolOutput, ToolResult, ToolSpec};
+use std::sync::Arc;
 
-use crate::common::{MAX_CITY, Shared, text};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tool_core::{Effect, Tool, ToolError, ToolOutput, ToolResult, ToolSpec};
+
 use crate::model::{DEFAULT_LEVEL, DEFAULT_TIER};
-use crate::schema::schema_for;
+use crate::shared::{Call, MAX_CITY, Shared, tool};
 use crate::store::{PolicyRow, Store};
 
 /// Parameters of `query_travel_policy`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // schema only: values are read with tool_core::Params
+#[derive(Debug, Deserialize, JsonSchema)]
 struct Input {
     /// The destination city, e.g. "Shanghai" (case and extra spaces do not matter).
-    #[schemars(length(min = 1, max = 100))]
+    #[schemars(length(min = 1, max = MAX_CITY), pattern(schema_gen::PLAIN_TEXT))]
     city: String,
 }
 
@@ -26,12 +26,13 @@ a trip. Cities are grouped in tiers (1 = most expensive); a city not on the list
 level, hotel_cap_per_night, currency, allowed_classes: {flight: [...], train: [...]}}`. NOT_FOUND when no policy is \
 configured for that tier and level. Example: {\"city\": \"Shanghai\"}.";
 
-pub(crate) fn spec() -> ToolSpec {
-    ToolSpec::new("query_travel_policy", DESCRIPTION, schema_for::<Input>())
+pub(crate) fn tool_for(shared: &Arc<Shared>) -> Arc<dyn Tool> {
+    let spec = ToolSpec::new("query_travel_policy", DESCRIPTION, json!({}))
         .with_effect(Effect::Read)
         .with_role("member")
         .with_tags(["travel", "policy"])
-        .with_example("policy for Shanghai", json!({"city": "Shanghai"}))
+        .with_example("policy for Shanghai", json!({"city": "Shanghai"}));
+    tool(shared, spec, None, run)
 }
 
 /// The policy that applies to a user for a city.
@@ -75,22 +76,9 @@ pub(crate) async fn resolve(
     Ok(policy.map(|policy| ResolvedPolicy { city: city_name, city_listed: listed, policy }))
 }
 
-/// Checked parameters.
-#[derive(Debug)]
-pub(crate) struct Parsed {
-    city: String,
-}
-
-pub(crate) fn parse(mut p: Params<'_>) -> Result<Parsed, ToolError> {
-    let city = text(&mut p, "city", true, MAX_CITY);
-    p.finish()?;
-    let Some(city) = city else { return Err(ToolError::internal()) };
-    Ok(Parsed { city: city.to_string() })
-}
-
-pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResult {
+async fn run(call: Call, input: Input) -> ToolResult {
     let city = input.city.as_str();
-    match resolve(&shared.store, user, city).await? {
+    match resolve(&call.shared.store, &call.user, city).await? {
         Some(resolved) => Ok(ToolOutput::json(resolved.to_json())),
         None => Err(ToolError::not_found(format!(
             "no travel policy is configured for {city:?} at your level; ask a travel administrator to load the \

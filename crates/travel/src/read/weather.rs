@@ -2,18 +2,27 @@
 //!
 //! Provider contract: `GET {weather_url}?city=<city>&date=<YYYY-MM-DD>` answers
 //! 200 with a JSON object (the forecast, passed through), 404 when the city is
-//! unknown. One request, 8 s time limit. No provider configured: the tool
-//! succeeds with an `unavailable` signal rather than failing, because an
-//! UNAVAILABLE error is transient and would be retried for nothing.
+//! unknown. The request goes through `http-tools` (one request per day asked,
+//! each within the configured limit, 8 s by default, and the call's deadline;
+//! the body is read streaming up to 64 KiB; the answers map as for every HTTP
+//! tool). No provider configured: the tool succeeds with an `unavailable`
+//! signal rather than failing, because an UNAVAILABLE error is transient and
+//! would be retried for nothing.
+
+use std::sync::Arc;
 
 use chrono::{Duration, NaiveDate, Utc};
+use http_tools::{HttpExecutor, HttpOptions};
+use schema_gen::{Method, Route};
 use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
-use tool_core::{Effect, ErrorCode, Params, Signal, ToolError, ToolOutput, ToolResult, ToolSpec};
+use tool_core::{
+    Effect, ErrorCode, Payload, Signal, Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec,
+};
 
-use crate::common::{MAX_CITY, Shared, text};
-use crate::config::{ENV_WEATHER_URL, WEATHER_TIMEOUT};
-use crate::schema::schema_for;
+use crate::config::{ENV_WEATHER_URL, TravelConfig};
+use crate::shared::{Call, MAX_CITY, Shared, tool};
 
 /// Days after today that are still served.
 pub(crate) const DAYS_AHEAD: i64 = 2;
@@ -21,147 +30,165 @@ pub(crate) const DAYS_AHEAD: i64 = 2;
 const MAX_BODY: usize = 64 * 1024;
 
 /// Parameters of `query_weather`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // schema only: values are read with tool_core::Params
+#[derive(Debug, Deserialize, JsonSchema)]
 struct Input {
     /// The city, e.g. "Hangzhou".
-    #[schemars(length(min = 1, max = 100))]
+    #[schemars(length(min = 1, max = MAX_CITY), pattern(schema_gen::PLAIN_TEXT))]
     city: String,
-    /// The day, YYYY-MM-DD, from today to today + 2 (default today, UTC).
-    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"), extend("format" = "date"))]
-    date: Option<String>,
-}
-
-const DESCRIPTION: &str = "Get the weather forecast for a city on one day. Call it when planning a trip that starts \
-within the next two days (e.g. to choose transport or pack). Served: today and the next two days (UTC dates). A date \
-outside that window returns success with `served: false` and a `beyond_range` signal giving the last date served and \
-what to do instead; do not retry it. When no weather provider is configured the answer is success with \
-`available: false` and an `unavailable` signal saying how an operator enables it. Otherwise returns `{city, date, \
-served: true, forecast: {...}}` with the provider's forecast (typically condition, temperatures in °C, precipitation). \
-The provider has 8 seconds to answer. Example: {\"city\": \"Hangzhou\", \"date\": \"2026-07-15\"}.";
-
-pub(crate) fn spec() -> ToolSpec {
-    ToolSpec::new("query_weather", DESCRIPTION, schema_for::<Input>())
-        .with_effect(Effect::Read)
-        .with_role("guest")
-        .with_tags(["travel", "weather"])
-        .with_timeout(WEATHER_TIMEOUT + std::time::Duration::from_secs(2))
-        .with_example("today in Hangzhou", json!({"city": "Hangzhou"}))
-        .with_example("a given day", json!({"city": "Hangzhou", "date": "2026-07-15"}))
-}
-
-/// Checked parameters.
-#[derive(Debug)]
-pub(crate) struct Parsed {
-    city: String,
+    /// One day, YYYY-MM-DD, from today to today + 2. Omit it for today and the next two days (UTC).
+    #[schemars(with = "Option<String>", regex(pattern = schema_gen::DATE_PATTERN), extend("format" = "date"))]
     date: Option<NaiveDate>,
 }
 
-pub(crate) fn parse(mut p: Params<'_>) -> Result<Parsed, ToolError> {
-    let city = text(&mut p, "city", true, MAX_CITY);
-    let date = p.optional_date("date");
-    p.finish()?;
-    let Some(city) = city else { return Err(ToolError::internal()) };
-    Ok(Parsed { city: city.to_string(), date })
+const DESCRIPTION: &str = "Get the weather forecast for a city. Call it when planning a trip that starts \
+within the next two days (e.g. to choose transport or pack). Served: today and the next two days (UTC dates). \
+Without `date` it answers all three days: `{city, served: true, days: [{date, forecast}, ...]}`. With a `date` in \
+that window it answers `{city, date, served: true, forecast: {...}}` with the provider's forecast (typically \
+condition, temperatures in °C, precipitation). A date outside the window returns success with `served: false` and a \
+`beyond_range` signal giving the last date served and what to do instead; do not retry it. When no weather provider \
+is configured the answer is success with `available: false` and an `unavailable` signal saying how an operator \
+enables it. The provider has a few seconds to answer (8 by default). Example: {\"city\": \"Hangzhou\", \"date\": \
+\"2026-07-15\"}.";
+
+pub(crate) fn tool_for(shared: &Arc<Shared>) -> Arc<dyn Tool> {
+    let spec = ToolSpec::new("query_weather", DESCRIPTION, json!({}))
+        .with_effect(Effect::Read)
+        .with_role("guest")
+        .with_tags(["travel", "weather"])
+        .with_timeout(shared.config.weather_timeout + std::time::Duration::from_secs(2))
+        .with_example("today and the next two days in Hangzhou", json!({"city": "Hangzhou"}))
+        .with_example("a given day", json!({"city": "Hangzhou", "date": "2026-07-15"}));
+    tool(shared, spec, None, run)
 }
 
-pub(crate) async fn run(shared: &Shared, input: Parsed) -> ToolResult {
-    let Parsed { city, date } = input;
+async fn run(call: Call, input: Input) -> ToolResult {
+    let Input { city, date } = input;
+    let shared = &*call.shared;
     let city = city.as_str();
     let today = Utc::now().date_naive();
-    let date = date.unwrap_or(today);
     let last = today + Duration::days(DAYS_AHEAD);
-    if date > last {
-        let ask_from = date - Duration::days(DAYS_AHEAD);
-        return Ok(ToolOutput::json(json!({"city": city, "date": date.to_string(), "served": false})).with_signal(
-            Signal::BeyondRange {
-                requested: json!(date.to_string()),
-                limit: json!(last.to_string()),
-                instead: format!(
-                    "forecasts cover {today} to {last} only; ask again on or after {ask_from}, or plan with the \
-                     usual climate for the season and tell the user the forecast is not yet available"
-                ),
-            },
-        ));
+    if let Some(date) = date {
+        if date > last {
+            let ask_from = date - Duration::days(DAYS_AHEAD);
+            return Ok(ToolOutput::json(json!({"city": city, "date": date.to_string(), "served": false}))
+                .with_signal(Signal::BeyondRange {
+                    requested: json!(date.to_string()),
+                    limit: json!(last.to_string()),
+                    instead: format!(
+                        "forecasts cover {today} to {last} only; ask again on or after {ask_from}, or plan with the \
+                         usual climate for the season and tell the user the forecast is not yet available"
+                    ),
+                }));
+        }
+        if date < today {
+            return Ok(ToolOutput::json(json!({"city": city, "date": date.to_string(), "served": false}))
+                .with_signal(Signal::BeyondRange {
+                    requested: json!(date.to_string()),
+                    limit: json!(today.to_string()),
+                    instead: format!("past weather is not served; ask for a date from {today} to {last}"),
+                }));
+        }
     }
-    if date < today {
-        return Ok(ToolOutput::json(json!({"city": city, "date": date.to_string(), "served": false}))
-            .with_signal(Signal::BeyondRange {
-                requested: json!(date.to_string()),
-                limit: json!(today.to_string()),
-                instead: format!("past weather is not served; ask for a date from {today} to {last}"),
-            }));
-    }
-    let (Some(base), Some(http)) = (shared.config.weather_url.as_deref(), shared.http.as_ref()) else {
-        return Ok(ToolOutput::json(json!({"city": city, "date": date.to_string(), "available": false})).with_signal(
-            Signal::Unavailable {
-                reason: "no weather provider is configured on this server".into(),
-                how_to_enable: format!(
-                    "an operator sets {ENV_WEATHER_URL} (or TravelConfig::weather_url) to the provider's base URL; \
-                     until then tell the user the forecast is not available here"
-                ),
-            },
-        ));
+    let Some(provider) = shared.weather.as_ref() else {
+        let mut out = json!({"city": city, "available": false});
+        if let Some(date) = date {
+            out["date"] = json!(date.to_string());
+        }
+        return Ok(ToolOutput::json(out).with_signal(Signal::Unavailable {
+            reason: "no weather provider is configured on this server".into(),
+            how_to_enable: format!(
+                "an operator sets `weather_url` under [travel] in toolgate.toml (or {ENV_WEATHER_URL}) to the \
+                 provider's base URL; until then tell the user the forecast is not available here"
+            ),
+        }));
     };
-    let forecast = fetch(http, base, city, date).await?;
-    Ok(ToolOutput::json(
-        json!({"city": city, "date": date.to_string(), "served": true, "forecast": forecast}),
-    ))
+    let provider = provider.as_ref().map_err(|why| ToolError::unavailable(why.clone()).transient(false))?;
+    let (ctx, timeout) = (&call.ctx, shared.config.weather_timeout);
+    if let Some(date) = date {
+        let forecast = fetch(provider, ctx, city, date, timeout).await?;
+        return Ok(ToolOutput::json(
+            json!({"city": city, "date": date.to_string(), "served": true, "forecast": forecast}),
+        ));
+    }
+    // The default: the three days served, asked in parallel.
+    let day = |n: i64| today + Duration::days(n);
+    let (a, b, c) = tokio::join!(
+        fetch(provider, ctx, city, day(0), timeout),
+        fetch(provider, ctx, city, day(1), timeout),
+        fetch(provider, ctx, city, day(2), timeout),
+    );
+    let days: Vec<Value> = [(day(0), a?), (day(1), b?), (day(2), c?)]
+        .into_iter()
+        .map(|(date, forecast)| json!({"date": date.to_string(), "forecast": forecast}))
+        .collect();
+    Ok(ToolOutput::json(json!({"city": city, "served": true, "days": days})))
 }
 
-async fn fetch(http: &reqwest::Client, base: &str, city: &str, date: NaiveDate) -> Result<Value, ToolError> {
-    let mut url = reqwest::Url::parse(base).map_err(|e| {
-        tracing::error!(target: "travel::weather", error = %e, "the weather provider URL does not parse");
-        ToolError::unavailable(format!(
-            "the weather provider URL configured in {ENV_WEATHER_URL} is not a valid URL"
-        ))
-        .transient(false)
-    })?;
-    url.query_pairs_mut().append_pair("city", city).append_pair("date", &date.to_string());
-    let unreachable = |e: reqwest::Error| {
-        tracing::warn!(target: "travel::weather", error = %e, timeout = e.is_timeout(), "weather provider request failed");
-        if e.is_timeout() {
-            ToolError::unavailable(format!(
-                "the weather provider did not answer within {} s; try again later",
-                WEATHER_TIMEOUT.as_secs()
+/// The provider as an http-tools executor: its deadline, streamed size
+/// limit and answer mapping (`PARSE_ERROR` for a body that is not JSON, 5xx,
+/// timeouts, refused connections) are the ones every HTTP tool has.
+pub(crate) struct Provider {
+    executor: HttpExecutor,
+    route: Route,
+}
+
+impl std::fmt::Debug for Provider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Provider").field("url", &self.executor.base_url().as_str()).finish()
+    }
+}
+
+/// The provider of `config`: `None` without a URL, an error message for a URL that cannot be used.
+pub(crate) fn provider(config: &TravelConfig) -> Option<Result<Provider, String>> {
+    let url = config.weather_url.as_deref()?;
+    let options = HttpOptions::default()
+        .timeout(config.weather_timeout)
+        .backend_name("the weather provider")
+        .max_response_bytes(MAX_BODY);
+    let route = Route {
+        op: "get_forecast".into(),
+        method: Method::Get,
+        path: String::new(),
+        summary: "The forecast of one city on one day".into(),
+        fields: Vec::new(),
+    };
+    Some(HttpExecutor::new(url, options).map(|executor| Provider { executor, route }).map_err(|e| {
+        tracing::error!(target: "travel::weather", error = %e, "the weather provider URL cannot be used");
+        format!("the weather provider URL configured in {ENV_WEATHER_URL} (or [weather] url) cannot be used")
+    }))
+}
+
+async fn fetch(
+    provider: &Provider,
+    ctx: &ToolContext,
+    city: &str,
+    date: NaiveDate,
+    timeout: std::time::Duration,
+) -> Result<Value, ToolError> {
+    let params = json!({"city": city, "date": date.to_string()});
+    let prepared = provider.executor.prepare(&provider.route, &params)?;
+    // The configured limit, cut short by the call's own deadline.
+    let left = ctx.deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+    let budget = left.map_or(timeout, |left| timeout.min(left.saturating_sub(left / 20)));
+    // The provider takes no credentials: the caller's token is never sent to it.
+    let answer = provider.executor.send(prepared, "", budget, &params).await.map_err(|e| {
+        tracing::warn!(target: "travel::weather", code = e.code.as_str(), "weather provider request failed");
+        if e.code == ErrorCode::NotFound {
+            ToolError::not_found(format!(
+                "the weather provider does not know the city {city:?}; check the spelling or use a nearby larger city"
             ))
         } else {
-            ToolError::unavailable("the weather provider cannot be reached right now; try again later")
+            e
         }
-    };
-    let response = http.get(url).send().await.map_err(unreachable)?;
-    let status = response.status();
-    if status == reqwest::StatusCode::NOT_FOUND {
-        return Err(ToolError::not_found(format!(
-            "the weather provider does not know the city {city:?}; check the spelling or use a nearby larger city"
-        )));
-    }
-    if status.is_server_error() || status == reqwest::StatusCode::TOO_MANY_REQUESTS {
-        tracing::warn!(target: "travel::weather", %status, "weather provider answered an error");
-        return Err(ToolError::unavailable(format!(
-            "the weather provider answered HTTP {}; try again later",
-            status.as_u16()
-        )));
-    }
-    if !status.is_success() {
-        tracing::warn!(target: "travel::weather", %status, "weather provider refused the request");
-        return Err(ToolError::execution(format!(
-            "the weather provider refused the request (HTTP {})",
-            status.as_u16()
-        )));
-    }
-    let body = response.bytes().await.map_err(unreachable)?;
-    if body.len() > MAX_BODY {
-        return Err(ToolError::execution(
-            "the weather provider answered more than 64 KiB; it is not a forecast",
-        ));
-    }
-    match serde_json::from_slice::<Value>(&body) {
-        Ok(forecast @ Value::Object(_)) => Ok(forecast),
-        _ => Err(ToolError::new(
-            ErrorCode::ExecutionError,
-            "the weather provider answered something that is not a JSON object; no forecast available",
-        )),
+    })?;
+    match answer.payload {
+        Payload::Json(mut v) => match v["payload"].take() {
+            forecast @ Value::Object(_) => Ok(forecast),
+            _ => Err(ToolError::new(
+                ErrorCode::ParseError,
+                "the weather provider answered JSON that is not an object; no forecast available",
+            )),
+        },
+        Payload::Text(_) => Err(ToolError::internal()),
     }
 }

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use super::orders::CancelOutcome;
 use super::{Store, dispatch};
 use crate::error::{Result, StoreError};
-use crate::model::BookingStatus;
+use crate::model::{BookingKind, BookingStatus};
 
 /// One booking as stored.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
@@ -17,10 +17,10 @@ pub struct BookingRow {
     pub user_id: String,
     /// The order it belongs to, if any.
     pub order_id: Option<i64>,
-    /// `flight`, `hotel` or `train`.
-    pub kind: String,
-    /// `RESERVED`, `TICKETED`, `CANCELLED`, `USED`.
-    pub status: String,
+    /// What is booked.
+    pub kind: BookingKind,
+    /// Where the booking stands.
+    pub status: BookingStatus,
     /// Airline, hotel chain, rail operator.
     pub provider: String,
     /// The provider's reference (PNR, confirmation number).
@@ -69,11 +69,6 @@ impl BookingRow {
             "start_date": self.start_date.to_string(),
         })
     }
-
-    /// The parsed status.
-    pub fn booking_status(&self) -> Option<BookingStatus> {
-        BookingStatus::parse(&self.status)
-    }
 }
 
 /// A booking to insert (by the booking back office, the seed, tests).
@@ -83,8 +78,8 @@ pub struct NewBooking {
     pub user_id: String,
     /// The order it belongs to, if any (must be the owner's).
     pub order_id: Option<i64>,
-    /// `flight`, `hotel` or `train`.
-    pub kind: String,
+    /// What is booked.
+    pub kind: BookingKind,
     /// Initial status.
     pub status: BookingStatus,
     /// Provider name.
@@ -112,13 +107,13 @@ macro_rules! booking_select {
 
 /// Filters of [`Store::list_bookings`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BookingFilter<'a> {
+pub struct BookingFilter {
     /// Only bookings of this order.
     pub order_id: Option<i64>,
     /// Only this kind.
-    pub kind: Option<&'a str>,
+    pub kind: Option<BookingKind>,
     /// Only this status.
-    pub status: Option<&'a str>,
+    pub status: Option<BookingStatus>,
 }
 
 impl Store {
@@ -132,8 +127,8 @@ impl Store {
             sqlx::query_scalar(SQL)
                 .bind(&new.user_id)
                 .bind(new.order_id)
-                .bind(&new.kind)
-                .bind(new.status.as_str())
+                .bind(new.kind)
+                .bind(new.status)
                 .bind(&new.provider)
                 .bind(&new.reference)
                 .bind(&new.description)
@@ -161,7 +156,7 @@ impl Store {
     pub async fn list_bookings(
         &self,
         user_id: &str,
-        filter: &BookingFilter<'_>,
+        filter: &BookingFilter,
         limit: i64,
         offset: i64,
     ) -> Result<(Vec<BookingRow>, i64)> {
@@ -221,11 +216,11 @@ impl Store {
             let Some(booking) = self.get_booking(user_id, booking_id).await? else {
                 return Ok(CancelOutcome::NotFound);
             };
-            match booking.booking_status() {
-                Some(BookingStatus::Cancelled) => return Ok(CancelOutcome::AlreadyCancelled(booking)),
-                Some(BookingStatus::Ticketed) if !force => return Ok(CancelOutcome::NeedConfirm(booking)),
-                Some(BookingStatus::Reserved | BookingStatus::Ticketed) => {}
-                Some(BookingStatus::Used) | None => return Ok(CancelOutcome::Conflict(booking)),
+            match booking.status {
+                BookingStatus::Cancelled => return Ok(CancelOutcome::AlreadyCancelled(booking)),
+                BookingStatus::Ticketed if !force => return Ok(CancelOutcome::NeedConfirm(booking)),
+                BookingStatus::Reserved | BookingStatus::Ticketed => {}
+                BookingStatus::Used => return Ok(CancelOutcome::Conflict(booking)),
             }
             let now = Utc::now();
             let n = dispatch!(self, |pool| {
@@ -233,7 +228,7 @@ impl Store {
                     .bind(now)
                     .bind(booking_id)
                     .bind(user_id)
-                    .bind(&booking.status)
+                    .bind(booking.status)
                     .execute(pool)
                     .await?
                     .rows_affected()

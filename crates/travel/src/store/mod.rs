@@ -15,6 +15,7 @@ use sqlx::sqlite::SqlitePool;
 
 use crate::error::Result;
 
+mod answered;
 pub(crate) mod bookings;
 pub(crate) mod keys;
 pub(crate) mod orders;

@@ -8,7 +8,7 @@ use std::future::Future;
 
 use super::{BeginWrite, BeginWriteOn, Store, dispatch};
 use crate::error::{Result, StoreError};
-use crate::model::OrderStatus;
+use crate::model::{ApprovalStatus, OrderStatus};
 
 /// One order as stored, with the status of its approval.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
@@ -29,14 +29,14 @@ pub struct OrderRow {
     pub return_date: NaiveDate,
     /// Why.
     pub purpose: String,
-    /// `DRAFT` ... `CANCELLED`.
-    pub status: String,
+    /// Where the order stands.
+    pub status: OrderStatus,
     /// The approval bound to the order.
     pub approval_id: Option<i64>,
     /// The approval process id given to the traveller.
     pub process_instance_id: Option<String>,
-    /// `PENDING`, `APPROVED`, `REJECTED`, `WITHDRAWN`.
-    pub approval_status: Option<String>,
+    /// Where its approval stands.
+    pub approval_status: Option<ApprovalStatus>,
     /// When created.
     pub created_at: DateTime<Utc>,
     /// When last changed.
@@ -59,11 +59,6 @@ impl OrderRow {
             "created_at": self.created_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             "updated_at": self.updated_at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         })
-    }
-
-    /// The parsed status (`None` only for a row written by something else).
-    pub fn order_status(&self) -> Option<OrderStatus> {
-        OrderStatus::parse(&self.status)
     }
 }
 
@@ -134,8 +129,8 @@ macro_rules! active {
 
 const INSERT_ORDER: &str = concat!(
     "INSERT INTO travel_orders \
-     (user_id, fingerprint, destination, departure_city, departure_date, return_date, purpose, status, created_at, updated_at) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, 'DRAFT', $8, $8) \
+     (user_id, fingerprint, destination, departure_city, departure_date, return_date, purpose, status, created_at, updated_at, answered) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'DRAFT', $8, $8, FALSE) \
      ON CONFLICT (user_id, fingerprint) WHERE status IN ",
     active!(),
     " DO NOTHING RETURNING id"
@@ -262,12 +257,14 @@ impl Store {
                                 "the new order left DRAFT before it was submitted",
                             ));
                         };
-                        tx.commit().await?;
+                        // From here on the order may exist: a failure is an unknown outcome, not "nothing changed".
+                        tx.commit().await.map_err(StoreError::OutcomeUnknown)?;
                         let stored = sqlx::query_as::<_, OrderRow>(order_by_id!())
                             .bind(id)
                             .bind(&new.user_id)
                             .fetch_optional(&mut *conn)
-                            .await?;
+                            .await
+                            .map_err(StoreError::OutcomeUnknown)?;
                         let written = OrderRow {
                             id,
                             user_id: new.user_id.clone(),
@@ -277,10 +274,10 @@ impl Store {
                             departure_date: new.departure_date,
                             return_date: new.return_date,
                             purpose: new.purpose.clone(),
-                            status: OrderStatus::Submitted.as_str().to_string(),
+                            status: OrderStatus::Submitted,
                             approval_id: Some(approval_id),
                             process_instance_id: Some(process_instance_id),
-                            approval_status: Some("PENDING".to_string()),
+                            approval_status: Some(ApprovalStatus::Pending),
                             created_at: now,
                             updated_at: now,
                         };
@@ -328,7 +325,7 @@ impl Store {
     pub async fn list_orders(
         &self,
         user_id: &str,
-        status: Option<&str>,
+        status: Option<OrderStatus>,
         limit: i64,
         offset: i64,
     ) -> Result<(Vec<OrderRow>, i64)> {
@@ -389,13 +386,11 @@ impl Store {
             let Some(order) = self.get_order(user_id, order_id).await? else {
                 return Ok(CancelOutcome::NotFound);
             };
-            match order.order_status() {
-                Some(OrderStatus::Cancelled) => return Ok(CancelOutcome::AlreadyCancelled(order)),
-                Some(OrderStatus::Approved) if !force => return Ok(CancelOutcome::NeedConfirm(order)),
-                Some(OrderStatus::Draft | OrderStatus::Submitted | OrderStatus::Approved) => {}
-                Some(OrderStatus::Rejected | OrderStatus::Completed) | None => {
-                    return Ok(CancelOutcome::Conflict(order));
-                }
+            match order.status {
+                OrderStatus::Cancelled => return Ok(CancelOutcome::AlreadyCancelled(order)),
+                OrderStatus::Approved if !force => return Ok(CancelOutcome::NeedConfirm(order)),
+                OrderStatus::Draft | OrderStatus::Submitted | OrderStatus::Approved => {}
+                OrderStatus::Rejected | OrderStatus::Completed => return Ok(CancelOutcome::Conflict(order)),
             }
             let now = Utc::now();
             let done = dispatch!(self, |pool| {
@@ -404,7 +399,7 @@ impl Store {
                     .bind(now)
                     .bind(order_id)
                     .bind(user_id)
-                    .bind(&order.status)
+                    .bind(order.status)
                     .execute(&mut *tx)
                     .await?
                     .rows_affected();

@@ -2,18 +2,20 @@
 //! refuse impossible ones naming the current status, report what is left
 //! behind, and read the CANCELLED state back.
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::json;
-use tool_core::{Effect, ErrorCode, Params, Signal, ToolError, ToolOutput, ToolResult, ToolSpec};
+use tool_core::{Effect, ErrorCode, Signal, Tool, ToolError, ToolOutput, ToolResult, ToolSpec};
 
 use super::verify_failed;
-use crate::common::Shared;
+use crate::model::{BookingStatus, OrderStatus};
+use crate::shared::{Call, Shared, tool};
 use crate::store::orders::CancelOutcome;
 
 /// Parameters of `cancel_travel_order`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // schema only: values are read with tool_core::Params
+#[derive(Debug, Deserialize, JsonSchema)]
 struct OrderInput {
     /// The order to cancel (one of the caller's orders).
     #[schemars(range(min = 1))]
@@ -23,9 +25,7 @@ struct OrderInput {
 }
 
 /// Parameters of `cancel_booking`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // schema only: values are read with tool_core::Params
+#[derive(Debug, Deserialize, JsonSchema)]
 struct BookingInput {
     /// The booking to cancel (one of the caller's bookings).
     #[schemars(range(min = 1))]
@@ -52,28 +52,40 @@ with `already_cancelled: true`. Returns `{booking_id, status, cancelled, already
 active on the same order are listed in a `related_items` signal. Example: {\"booking_id\": 7} then, if confirmed, \
 {\"booking_id\": 7, \"force\": true}.";
 
-pub(crate) fn order_spec() -> ToolSpec {
-    ToolSpec::new("cancel_travel_order", ORDER_DESCRIPTION, crate::schema::schema_for::<OrderInput>())
+const CANCEL_TEMPLATE: &str = "{% if result.cancelled %}{% if result.already_cancelled %}It was already \
+cancelled; nothing changed.{% else %}Cancelled (was {{ result.previous_status }}).{% endif %}{% else %}Not cancelled: \
+status {{ result.status }}, confirmation needed.{% endif %}";
+
+pub(crate) fn order_tool(shared: &Arc<Shared>) -> Arc<dyn Tool> {
+    let spec = ToolSpec::new("cancel_travel_order", ORDER_DESCRIPTION, json!({}))
         .with_effect(Effect::Write { idempotent: true })
         .with_role("member")
         .with_tags(["travel", "order"])
+        .with_result_template(format!("Order {{{{ result.order_id }}}}: {CANCEL_TEMPLATE}"))
         .with_example("cancel a submitted order", json!({"order_id": 42}))
         .with_example(
             "cancel an approved order after the user confirmed",
             json!({"order_id": 42, "force": true}),
-        )
+        );
+    tool(shared, spec, None, |call, input: OrderInput| {
+        run_order(call, input.order_id, input.force.unwrap_or(false))
+    })
 }
 
-pub(crate) fn booking_spec() -> ToolSpec {
-    ToolSpec::new("cancel_booking", BOOKING_DESCRIPTION, crate::schema::schema_for::<BookingInput>())
+pub(crate) fn booking_tool(shared: &Arc<Shared>) -> Arc<dyn Tool> {
+    let spec = ToolSpec::new("cancel_booking", BOOKING_DESCRIPTION, json!({}))
         .with_effect(Effect::Write { idempotent: true })
         .with_role("member")
         .with_tags(["travel", "booking"])
+        .with_result_template(format!("Booking {{{{ result.booking_id }}}}: {CANCEL_TEMPLATE}"))
         .with_example("cancel a reservation", json!({"booking_id": 7}))
         .with_example(
             "cancel an issued ticket after the user confirmed",
             json!({"booking_id": 7, "force": true}),
-        )
+        );
+    tool(shared, spec, None, |call, input: BookingInput| {
+        run_booking(call, input.booking_id, input.force.unwrap_or(false))
+    })
 }
 
 fn conflict(what: &str, id: i64, status: &str, allowed: &str) -> ToolError {
@@ -86,25 +98,8 @@ fn conflict(what: &str, id: i64, status: &str, allowed: &str) -> ToolError {
     .with_details(json!({"id": id, "current_status": status}))
 }
 
-/// Checked parameters of either cancel tool: the record id and `force`.
-#[derive(Debug)]
-pub(crate) struct Parsed {
-    id: i64,
-    force: bool,
-}
-
-/// Parse `{<id_field>, force}`.
-pub(crate) fn parse(mut p: Params<'_>, id_field: &str) -> Result<Parsed, ToolError> {
-    let id = p.required_int(id_field, 1, i64::MAX);
-    let force = p.optional_bool("force").unwrap_or(false);
-    p.finish()?;
-    let Some(id) = id else { return Err(ToolError::internal()) };
-    Ok(Parsed { id, force })
-}
-
-pub(crate) async fn run_order(shared: &Shared, user: &str, input: Parsed) -> ToolResult {
-    let Parsed { id: order_id, force } = input;
-    let store = &shared.store;
+async fn run_order(call: Call, order_id: i64, force: bool) -> ToolResult {
+    let (store, user) = (&call.shared.store, call.user.as_str());
     let outcome = store
         .cancel_order(user, order_id, force)
         .await
@@ -116,7 +111,12 @@ pub(crate) async fn run_order(shared: &Shared, user: &str, input: Parsed) -> Too
             )));
         }
         CancelOutcome::Conflict(order) => {
-            return Err(conflict("order", order_id, &order.status, "DRAFT, SUBMITTED or APPROVED orders"));
+            return Err(conflict(
+                "order",
+                order_id,
+                order.status.as_str(),
+                "DRAFT, SUBMITTED or APPROVED orders",
+            ));
         }
         CancelOutcome::NeedConfirm(order) => {
             let out = json!({"order_id": order_id, "status": order.status, "cancelled": false, "already_cancelled": false});
@@ -139,12 +139,12 @@ pub(crate) async fn run_order(shared: &Shared, user: &str, input: Parsed) -> Too
         .await
         .map_err(|e| e.to_tool_error("reading back the cancelled order"))?;
     match &stored {
-        Some(s) if s.status == "CANCELLED" => {}
+        Some(s) if s.status == OrderStatus::Cancelled => {}
         Some(s) => {
             return Err(verify_failed(
                 "the cancellation",
                 s.to_json(),
-                vec![json!({"field": "status", "expected": "CANCELLED", "actual": s.status})],
+                vec![json!({"field": "status", "expected": OrderStatus::Cancelled, "actual": s.status})],
             ));
         }
         None => return Err(verify_failed("the cancellation", json!({"order_id": order.id}), Vec::new())),
@@ -155,10 +155,10 @@ pub(crate) async fn run_order(shared: &Shared, user: &str, input: Parsed) -> Too
         .map_err(|e| e.to_tool_error("reading the order's bookings"))?;
     let mut out = ToolOutput::json(json!({
         "order_id": order_id,
-        "status": "CANCELLED",
+        "status": OrderStatus::Cancelled,
         "cancelled": true,
         "already_cancelled": already,
-        "previous_status": if already { None } else { Some(order.status.clone()) },
+        "previous_status": if already { None } else { Some(order.status) },
     }));
     if !left.is_empty() {
         out = out.with_signal(Signal::RelatedItems {
@@ -173,9 +173,8 @@ pub(crate) async fn run_order(shared: &Shared, user: &str, input: Parsed) -> Too
     Ok(out)
 }
 
-pub(crate) async fn run_booking(shared: &Shared, user: &str, input: Parsed) -> ToolResult {
-    let Parsed { id: booking_id, force } = input;
-    let store = &shared.store;
+async fn run_booking(call: Call, booking_id: i64, force: bool) -> ToolResult {
+    let (store, user) = (&call.shared.store, call.user.as_str());
     let outcome = store
         .cancel_booking(user, booking_id, force)
         .await
@@ -187,7 +186,7 @@ pub(crate) async fn run_booking(shared: &Shared, user: &str, input: Parsed) -> T
             )));
         }
         CancelOutcome::Conflict(b) => {
-            return Err(conflict("booking", booking_id, &b.status, "RESERVED or TICKETED bookings"));
+            return Err(conflict("booking", booking_id, b.status.as_str(), "RESERVED or TICKETED bookings"));
         }
         CancelOutcome::NeedConfirm(b) => {
             let out = json!({"booking_id": booking_id, "status": b.status, "cancelled": false, "already_cancelled": false});
@@ -209,22 +208,22 @@ pub(crate) async fn run_booking(shared: &Shared, user: &str, input: Parsed) -> T
         .await
         .map_err(|e| e.to_tool_error("reading back the cancelled booking"))?;
     match &stored {
-        Some(s) if s.status == "CANCELLED" => {}
+        Some(s) if s.status == BookingStatus::Cancelled => {}
         Some(s) => {
             return Err(verify_failed(
                 "the cancellation",
                 s.to_json(),
-                vec![json!({"field": "status", "expected": "CANCELLED", "actual": s.status})],
+                vec![json!({"field": "status", "expected": BookingStatus::Cancelled, "actual": s.status})],
             ));
         }
         None => return Err(verify_failed("the cancellation", json!({"booking_id": booking.id}), Vec::new())),
     }
     let mut out = ToolOutput::json(json!({
         "booking_id": booking_id,
-        "status": "CANCELLED",
+        "status": BookingStatus::Cancelled,
         "cancelled": true,
         "already_cancelled": already,
-        "previous_status": if already { None } else { Some(booking.status.clone()) },
+        "previous_status": if already { None } else { Some(booking.status) },
     }));
     if let Some(order_id) = booking.order_id {
         let left = store

@@ -2,38 +2,39 @@
 //! transaction, idempotently (database unique index + `ON CONFLICT`), then
 //! read the order back and compare.
 
+use std::sync::Arc;
+
 use chrono::{NaiveDate, Utc};
 use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use tool_core::{Effect, Params, Signal, ToolError, ToolOutput, ToolResult, ToolSpec};
+use tool_core::{Effect, FieldError, Signal, Tool, ToolOutput, ToolResult, ToolSpec};
 
 use super::verify_failed;
-use crate::common::{MAX_CITY, MAX_TEXT, Shared, text};
-use crate::schema::schema_for;
+use crate::read::conflicts::dates_in_order;
+use crate::shared::{Call, MAX_CITY, MAX_TEXT, Shared, rule, tool};
 use crate::store::orders::NewOrder;
 use crate::store::policies::city_key;
 use crate::store::{OrderRow, SubmitOutcome};
 
 /// Parameters of `submit_travel_approval`.
-#[derive(JsonSchema)]
-#[schemars(deny_unknown_fields)]
-#[allow(dead_code)] // schema only: values are read with tool_core::Params
+#[derive(Debug, Deserialize, JsonSchema)]
 struct Input {
     /// Where the trip goes, e.g. "Shanghai".
-    #[schemars(length(min = 1, max = 100))]
+    #[schemars(length(min = 1, max = MAX_CITY), pattern(schema_gen::PLAIN_TEXT))]
     destination: String,
     /// Where the trip starts, e.g. "Beijing".
-    #[schemars(length(min = 1, max = 100))]
+    #[schemars(length(min = 1, max = MAX_CITY), pattern(schema_gen::PLAIN_TEXT))]
     departure_city: String,
     /// First day of the trip, YYYY-MM-DD, today or later.
-    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"), extend("format" = "date"))]
-    departure_date: String,
+    #[schemars(with = "String", regex(pattern = schema_gen::DATE_PATTERN), extend("format" = "date"))]
+    departure_date: NaiveDate,
     /// Last day of the trip, YYYY-MM-DD, on or after departure_date.
-    #[schemars(regex(pattern = r"^\d{4}-\d{2}-\d{2}$"), extend("format" = "date"))]
-    return_date: String,
+    #[schemars(with = "String", regex(pattern = schema_gen::DATE_PATTERN), extend("format" = "date"))]
+    return_date: NaiveDate,
     /// Why the trip is needed, in the user's words (at most 500 characters).
-    #[schemars(length(min = 1, max = 500))]
+    #[schemars(length(min = 1, max = MAX_TEXT))]
     purpose: String,
 }
 
@@ -41,19 +42,26 @@ const DESCRIPTION: &str = "Submit a business trip for approval: creates the trav
 process in one step. Call it once the user has confirmed destination, departure city, dates and purpose (check \
 conflicts and policy first). Returns `{order_id, process_instance_id, status: \"SUBMITTED\", order: {...}, \
 verified: true}`. Safe to repeat: an identical submit while the first order is still active (SUBMITTED or APPROVED) \
-creates nothing new and returns the existing order with `duplicate: true` and a `duplicate` signal. Dates are \
+creates nothing new and returns the existing order with `duplicate: true` and a `duplicate` signal. If a submit \
+failed saying the outcome is unknown, repeat the identical call: when the order was saved it answers it as a \
+success with `recovered: true`. Dates are \
 YYYY-MM-DD real calendar dates; departure_date must not be in the past and return_date must not precede it; text is \
 stored exactly as given. VERIFY_FAILED means the order was written but did not read back as written: do not \
 resubmit, show it with query_travel_order. Example: {\"destination\": \"Shanghai\", \"departure_city\": \
 \"Beijing\", \"departure_date\": \"2027-03-10\", \"return_date\": \"2027-03-14\", \"purpose\": \"Customer workshop \
 at ACME\"}.";
 
-pub(crate) fn spec() -> ToolSpec {
-    ToolSpec::new("submit_travel_approval", DESCRIPTION, schema_for::<Input>())
+pub(crate) fn tool_for(shared: &Arc<Shared>) -> Arc<dyn Tool> {
+    let spec = ToolSpec::new("submit_travel_approval", DESCRIPTION, json!({}))
         .with_effect(Effect::Write { idempotent: true })
         .with_role("member")
         .with_tags(["travel", "order", "approval"])
         .with_timeout(std::time::Duration::from_secs(15))
+        .with_result_template(
+            "Order {{ result.order_id }} {% if result.duplicate %}already existed{% else %}submitted{% endif %}: \
+             {{ result.order.departure_city }} → {{ result.order.destination }}, {{ result.order.departure_date }} to \
+             {{ result.order.return_date }}, status {{ result.status }}, approval {{ result.process_instance_id }}.",
+        )
         .with_example(
             "a week in Shanghai",
             json!({
@@ -63,8 +71,56 @@ pub(crate) fn spec() -> ToolSpec {
                 "return_date": "2027-03-14",
                 "purpose": "Customer workshop at ACME"
             }),
-        )
+        );
+    tool(shared, spec, Some(rules), run)
 }
+
+fn rules(input: &Input) -> Vec<FieldError> {
+    let (from, to) = (input.departure_date, input.return_date);
+    let today = Utc::now().date_naive();
+    let mut errors = Vec::new();
+    if from < today {
+        errors.push(rule(
+            "departure_date",
+            "today or a later date",
+            from.to_string(),
+            format!("`departure_date` {from} is in the past (today is {today}); trips are submitted before they start"),
+        ));
+    }
+    errors.extend(dates_in_order(from, to));
+    // Free text keeps tabs and newlines, but not NUL (no database stores it) or nothing at all.
+    let purpose = &input.purpose;
+    if purpose.trim().is_empty() || purpose.contains('\0') {
+        errors.push(rule(
+            "purpose",
+            "text with a visible character and no NUL",
+            purpose,
+            "`purpose` is blank or contains a NUL (\\u0000) character; say why the trip is needed".into(),
+        ));
+    }
+    if city_key(&input.destination) == city_key(&input.departure_city) {
+        let d = &input.destination;
+        errors.push(rule(
+            "destination",
+            "a city other than departure_city",
+            d,
+            format!("`destination` {d:?} is the departure city; a trip goes somewhere else"),
+        ));
+    }
+    errors
+}
+
+/// When a submit finds the caller's identical active order, that order was
+/// "just written" by a call that lost its answer (and is answered as this
+/// call's success, `recovered: true`) when all of these hold: its creating
+/// submit never answered it (the `answered` column is still false), it was
+/// created at least [`JUST_WRITTEN_GRACE`] and at most [`JUST_WRITTEN`] ago,
+/// and this call is the first to claim it (compare-and-set). Otherwise it is
+/// a repeat of an answered submit: `duplicate`.
+pub(crate) const JUST_WRITTEN: chrono::Duration = chrono::Duration::minutes(10);
+/// How long the creating call has to answer before its order counts as
+/// unanswered: submits racing the same trip see it as a duplicate.
+pub(crate) const JUST_WRITTEN_GRACE: chrono::Duration = chrono::Duration::seconds(1);
 
 /// The idempotency fingerprint: SHA-256 of the canonical parameters (cities
 /// case- and space-folded, dates normalized, purpose trimmed), as hex. The
@@ -87,66 +143,10 @@ pub(crate) fn fingerprint(
     hex::encode(Sha256::digest(canonical.to_string().as_bytes()))
 }
 
-/// Checked parameters.
-#[derive(Debug)]
-pub(crate) struct Parsed {
-    destination: String,
-    departure_city: String,
-    from: NaiveDate,
-    to: NaiveDate,
-    purpose: String,
-}
-
-pub(crate) fn parse(mut p: Params<'_>) -> Result<Parsed, ToolError> {
-    let destination = text(&mut p, "destination", true, MAX_CITY);
-    let departure_city = text(&mut p, "departure_city", true, MAX_CITY);
-    let from = p.required_date("departure_date");
-    let to = p.required_date("return_date");
-    let purpose = text(&mut p, "purpose", true, MAX_TEXT);
-    let today = Utc::now().date_naive();
-    if let Some(from) = from {
-        p.check(
-            from >= today,
-            "departure_date",
-            "today or a later date",
-            format!("`departure_date` {from} is in the past (today is {today}); trips are submitted before they start"),
-        );
-    }
-    if let (Some(from), Some(to)) = (from, to) {
-        p.check(
-            from <= to,
-            "return_date",
-            "a date on or after departure_date",
-            format!("`return_date` {to} is before `departure_date` {from}; the trip must end on or after it starts"),
-        );
-    }
-    if let (Some(d), Some(c)) = (destination, departure_city) {
-        p.check(
-            city_key(d) != city_key(c),
-            "destination",
-            "a city other than departure_city",
-            format!("`destination` {d:?} is the departure city; a trip goes somewhere else"),
-        );
-    }
-    p.finish()?;
-    let (Some(destination), Some(departure_city), Some(from), Some(to), Some(purpose)) =
-        (destination, departure_city, from, to, purpose)
-    else {
-        return Err(ToolError::internal());
-    };
-    Ok(Parsed {
-        destination: destination.to_string(),
-        departure_city: departure_city.to_string(),
-        from,
-        to,
-        purpose: purpose.to_string(),
-    })
-}
-
-pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResult {
-    let Parsed { destination, departure_city, from, to, purpose } = input;
+async fn run(call: Call, input: Input) -> ToolResult {
+    let Input { destination, departure_city, departure_date: from, return_date: to, purpose } = input;
     let new = NewOrder {
-        user_id: user.to_string(),
+        user_id: call.user.clone(),
         fingerprint: fingerprint(&destination, &departure_city, &from.to_string(), &to.to_string(), &purpose),
         destination,
         departure_city,
@@ -154,10 +154,22 @@ pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResul
         return_date: to,
         purpose,
     };
+    let store = &call.shared.store;
     let outcome =
-        shared.store.submit_order(&new).await.map_err(|e| e.to_tool_error("submitting the travel order"))?;
+        store.submit_order(&new).await.map_err(|e| e.to_tool_error("submitting the travel order"))?;
     match outcome {
         SubmitOutcome::Duplicate(existing) => {
+            let now = Utc::now();
+            let claimed = store
+                .claim_unanswered(&call.user, existing.id, now - JUST_WRITTEN, now - JUST_WRITTEN_GRACE)
+                .await
+                .map_err(|e| e.to_tool_error("reading the travel order"))?;
+            if claimed {
+                // An earlier identical call wrote it and never answered: this call's success.
+                let mut out = answer(&existing, false);
+                out["recovered"] = json!(true);
+                return Ok(ToolOutput::json(out));
+            }
             let order = existing.to_json();
             Ok(ToolOutput::json(answer(&existing, true)).with_signal(Signal::Duplicate {
                 message: format!(
@@ -176,6 +188,10 @@ pub(crate) async fn run(shared: &Shared, user: &str, input: Parsed) -> ToolResul
             let mismatches = compare(&written, &stored);
             if !mismatches.is_empty() {
                 return Err(verify_failed("the travel order", stored.to_json(), mismatches));
+            }
+            if let Err(e) = store.mark_answered(&call.user, stored.id).await {
+                // The order is stored and verified; a retry would only answer it as recovered.
+                tracing::warn!(target: "travel::store", error = %e, "could not mark the order answered");
             }
             Ok(ToolOutput::json(answer(&stored, false)))
         }

@@ -2,9 +2,9 @@
 //! `ToolSpec::check`, every schema compiles), contracts (effects, roles,
 //! descriptions, examples that validate), and calls end to end.
 
-mod common;
+use crate::common;
 
-use common::{backends, day, trip, user};
+use crate::common::{backends, day, trip, user};
 use gateway::{CallOptions, Gateway};
 use serde_json::{Value, json};
 use tool_core::{Caller, Effect, ErrorCode, ToolContext};
@@ -140,9 +140,9 @@ async fn bad_input_through_the_gateway_lists_every_problem() {
     assert_eq!(pointers(&env), ["/destination", "/return_date"], "{env:?}");
     let tools = travel::tools(b.store().await, TravelConfig::default());
     let submit = tools.iter().find(|t| t.spec().name == "submit_travel_approval").unwrap();
-    let mut found: Vec<String> = submit.check_params(&params).into_iter().map(|e| e.pointer).collect();
-    found.sort();
-    assert_eq!(found, ["/destination", "/return_date"]);
+    // `check_params` answers only what the schema cannot say; the gateway joins both.
+    let found: Vec<String> = submit.check_params(&params).into_iter().map(|e| e.pointer).collect();
+    assert_eq!(found, ["/return_date"]);
     assert!(submit.check_params(&trip("Wuhan", 3, 4, "fine")).is_empty());
     let env = gw
         .execute(&ctx(&u), "submit_travel_approval", json!({"user_id": "bob", "destination": "Wuhan"}), &opts)
@@ -150,4 +150,66 @@ async fn bad_input_through_the_gateway_lists_every_problem() {
     let p = pointers(&env);
     assert!(p.contains(&"/user_id".to_string()), "{p:?}");
     let _: Value = env.to_value();
+}
+
+#[tokio::test]
+async fn orders_and_bookings_answer_compact_tables_with_the_structure_unchanged() {
+    let b = common::sqlite();
+    let store = b.store().await;
+    travel::seed_demo(&store).await.unwrap();
+    let gw = gateway(store).await;
+    let (alice, _) = travel::DEMO_USERS[0];
+    let opts = CallOptions::default();
+    let env = gw.execute(&ctx(alice), "query_travel_order", json!({"page_size": 50}), &opts).await;
+    let text = gw.render_result(&env);
+    let orders = env.result.as_ref().unwrap()["orders"].as_array().unwrap();
+    assert!(text.contains("| order | status | route | dates |"), "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.starts_with("| ") && !l.starts_with("| order")).count(),
+        orders.len()
+    );
+    let first = &orders[0];
+    assert!(
+        text.contains(&format!("| {} | {} |", first["order_id"], first["status"].as_str().unwrap())),
+        "{text}"
+    );
+
+    let env = gw.execute(&ctx(alice), "query_booking_record", json!({}), &opts).await;
+    let text = gw.render_result(&env);
+    let bookings = env.result.as_ref().unwrap()["bookings"].as_array().unwrap();
+    assert!(!bookings.is_empty());
+    assert!(text.contains("| booking | order | kind | status |"), "{text}");
+    assert!(text.contains(bookings[0]["description"].as_str().unwrap()), "{text}");
+
+    let id = first["order_id"].clone();
+    let env = gw.execute(&ctx(alice), "query_travel_order", json!({"order_id": id}), &opts).await;
+    let text = gw.render_result(&env);
+    assert!(text.starts_with(&format!("Order {id}: ")), "{text}");
+}
+
+#[tokio::test]
+async fn bidi_overrides_and_control_characters_are_refused_in_names() {
+    let b = common::sqlite();
+    let gw = gateway(b.store().await).await;
+    let u = user("bidi");
+    let opts = CallOptions::default();
+    for (field, value) in [
+        ("destination", "Shang\u{202E}iahg"),
+        ("departure_city", "Bei\u{0000}jing"),
+        ("destination", "Paris\u{2067}"),
+        ("departure_city", "\u{0007}Beijing"),
+    ] {
+        let mut params = trip("Shanghai", 10, 12, "Bidi");
+        params[field] = json!(value);
+        let env = gw.execute(&ctx(&u), "submit_travel_approval", params, &opts).await;
+        assert_eq!(env.code(), Some(ErrorCode::InvalidParams), "{field}={value:?}: {env:?}");
+        let text = env.to_value().to_string();
+        assert!(text.contains(&format!("/{field}")) && text.contains("bidirectional"), "{text}");
+    }
+    let env = gw.execute(&ctx(&u), "query_travel_policy", json!({"city": "\u{202D}Beijing"}), &opts).await;
+    assert_eq!(env.code(), Some(ErrorCode::InvalidParams));
+    // Any other Unicode is a name.
+    let env =
+        gw.execute(&ctx(&u), "submit_travel_approval", trip("Zürich – 北京 🚄", 10, 12, "ok"), &opts).await;
+    assert!(env.success, "{env:?}");
 }

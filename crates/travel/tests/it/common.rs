@@ -1,7 +1,6 @@
 //! Test harness shared by the travel integration tests: the backends to run
 //! on (a SQLite file always, PostgreSQL when TOOLGATE_TEST_PG_URL is set),
 //! unique users, and calls through the tools as `Arc<dyn Tool>`.
-#![allow(dead_code, unreachable_pub)]
 
 use std::sync::Arc;
 

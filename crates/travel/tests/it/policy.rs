@@ -1,8 +1,8 @@
 //! Policies by city tier and traveller level, and the demo seed.
 
-mod common;
+use crate::common;
 
-use common::{Tools, backends, json, pointers, user};
+use crate::common::{Tools, backends, json, pointers, user};
 use serde_json::json;
 use tool_core::ErrorCode;
 use travel::TravelConfig;
@@ -65,7 +65,7 @@ async fn the_demo_seed_runs_once_and_covers_every_status() {
         assert!(!travel::seed_demo(&store).await.unwrap(), "{b:?}: the second seed adds no orders");
         let tools = Tools::new(store, TravelConfig::default());
         let (alice, _) = travel::DEMO_USERS[0];
-        for status in travel::model::OrderStatus::names() {
+        for status in travel::model::OrderStatus::ALL {
             let out = tools.ok(alice, "query_travel_order", json!({"status": status})).await;
             assert_eq!(json(&out)["page"]["total"], 1, "{b:?}: alice has one {status} order");
         }

@@ -3,12 +3,12 @@
 //! (no partial order, opaque message, a log line), the connection killed
 //! inside the transaction (UNAVAILABLE), and a database that went away.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Backend, Raw, Tools, backends, json, logs, trip, user};
+use crate::common::{Backend, Raw, Tools, backends, json, logs, trip, user};
 use tool_core::ErrorCode;
 use travel::TravelConfig;
 
@@ -243,4 +243,44 @@ async fn a_database_that_went_away_is_unavailable() {
             assert!(err.message.contains("try again"), "{}", err.message);
         }
     }
+}
+
+/// Issue 9 (10): the client's view of a PostgreSQL restart is every pooled
+/// session ended by the server (57P01). Before, each dead connection was
+/// handed out once more and the next calls failed; now the first one retires
+/// the rest and every call succeeds (the full restart, on a throwaway
+/// server, is `crates/db/tests/it/restart.rs`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_pooled_session_ended_by_the_server_costs_no_call() {
+    let Some(url) = common::pg_url() else { return };
+    let app = format!("travel-ended-{}", uuid::Uuid::new_v4().simple());
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let store = travel::connect(&format!("{url}{sep}application_name={app}")).await.unwrap();
+    let tools = Arc::new(Tools::new(store, TravelConfig::default()));
+    let u = user("ended");
+    tools.ok(&u, "submit_travel_approval", trip("Osaka", 7, 9, "Ended")).await;
+    let reads: Vec<_> = (0..8)
+        .map(|_| {
+            let (tools, u) = (tools.clone(), u.clone());
+            tokio::spawn(async move { tools.ok(&u, "query_travel_order", serde_json::json!({})).await })
+        })
+        .collect();
+    for read in reads {
+        read.await.unwrap();
+    }
+    let admin = sqlx::PgPool::connect(&url).await.unwrap();
+    let ended: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1) t",
+    )
+    .bind(&app)
+    .fetch_one(&admin)
+    .await
+    .unwrap();
+    assert!(ended >= 2, "the pool held several sessions ({ended})");
+    for _ in 0..10 {
+        let out = tools.ok(&u, "query_travel_order", serde_json::json!({})).await;
+        assert_eq!(json(&out)["page"]["total"], 1);
+    }
+    let again = tools.ok(&u, "submit_travel_approval", trip("Osaka", 7, 9, "Ended")).await;
+    assert_eq!(json(&again)["duplicate"], true);
 }

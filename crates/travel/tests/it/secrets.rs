@@ -2,9 +2,9 @@
 //! the answer, not in errors, not in logs, not in the gateway's trace, not in
 //! the database in clear.
 
-mod common;
+use crate::common;
 
-use common::{Tools, backends, envelope, json, logs, user};
+use crate::common::{Tools, backends, envelope, json, logs, user};
 use gateway::{CallOptions, Gateway};
 use serde_json::json;
 use tool_core::{Caller, ErrorCode, Secret, ToolContext};

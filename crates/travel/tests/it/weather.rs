@@ -1,16 +1,17 @@
 //! `query_weather` against a real HTTP provider on 127.0.0.1:0 (axum).
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
+use crate::common::{Tools, day, json, pointers, user};
 use axum::Router;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use common::{Tools, day, json, pointers, user};
 use serde_json::json;
 use tool_core::{ErrorCode, Signal};
 use travel::TravelConfig;
@@ -62,9 +63,55 @@ async fn forecasts_come_from_the_configured_provider() {
     assert_eq!(asked["city"], "北京 Beijing", "the city reaches the provider intact (URL-encoded)");
     assert_eq!(asked["date"], day(2));
 
-    // No date: today.
+    // No date: today and the next two days, one provider request each.
+    seen.lock().unwrap().clear();
     let out = tools.ok(&u, "query_weather", json!({"city": "Hangzhou"})).await;
-    assert_eq!(json(&out)["date"], day(0));
+    let days = json(&out)["days"].as_array().unwrap().clone();
+    let dates: Vec<&str> = days.iter().map(|d| d["date"].as_str().unwrap()).collect();
+    assert_eq!(dates, [day(0), day(1), day(2)]);
+    assert!(days.iter().all(|d| d["forecast"]["condition"] == "light rain"), "{days:?}");
+    let mut asked: Vec<String> = seen.lock().unwrap().iter().map(|q| q["date"].clone()).collect();
+    asked.sort();
+    assert_eq!(asked, [day(0), day(1), day(2)]);
+}
+
+#[test]
+fn the_provider_timeout_defaults_to_8_seconds() {
+    assert_eq!(TravelConfig::default().weather_timeout, Duration::from_secs(8));
+    assert_eq!(travel::WEATHER_TIMEOUT, Duration::from_secs(8));
+}
+
+/// A provider that accepts connections and never answers.
+async fn hanging_provider() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    format!("http://{addr}/forecast")
+}
+
+#[tokio::test]
+async fn a_hanging_provider_times_out_after_the_configured_limit() {
+    let url = hanging_provider().await;
+    let b = common::sqlite();
+    let config =
+        TravelConfig::default().with_weather_url(url).with_weather_timeout(Duration::from_millis(300));
+    let tools = Tools::new(b.store().await, config);
+    let started = Instant::now();
+    let err = tools.err(&user("w"), "query_weather", json!({"city": "Hangzhou", "date": day(1)})).await;
+    let took = started.elapsed();
+    assert_eq!(err.code, ErrorCode::Timeout, "{err:?}");
+    assert!(err.transient, "a timeout may be tried again");
+    assert!(err.message.contains("within 300 ms"), "{}", err.message);
+    assert!(took >= Duration::from_millis(300), "waited the limit: {took:?}");
+    assert!(took < Duration::from_secs(5), "and not the default 8 s: {took:?}");
+    // The tool's own gateway timeout follows the configured limit.
+    let spec = tools.get("query_weather").spec().clone();
+    assert!(spec.timeout < Duration::from_secs(8), "{:?}", spec.timeout);
 }
 
 #[tokio::test]
@@ -97,10 +144,10 @@ async fn provider_failures_map_to_the_right_codes() {
     let err = tools.err(&u, "query_weather", json!({"city": "Atlantis"})).await;
     assert_eq!(err.code, ErrorCode::NotFound);
     let err = tools.err(&u, "query_weather", json!({"city": "Brokenville"})).await;
-    assert_eq!(err.code, ErrorCode::Unavailable);
-    assert!(err.transient);
+    assert_eq!(err.code, ErrorCode::ExecutionError, "a 5xx, as every HTTP tool answers it: {err:?}");
+    assert!(err.transient, "a read may be tried again");
     let err = tools.err(&u, "query_weather", json!({"city": "Textville"})).await;
-    assert_eq!(err.code, ErrorCode::ExecutionError);
+    assert_eq!(err.code, ErrorCode::ParseError, "a body that is not JSON");
 
     // A provider that is not listening.
     let port = {
@@ -113,6 +160,29 @@ async fn provider_failures_map_to_the_right_codes() {
     );
     let err = tools.err(&u, "query_weather", json!({"city": "Hangzhou"})).await;
     assert_eq!(err.code, ErrorCode::Unavailable);
+
+    // A URL that cannot be used is said once, and not worth retrying.
+    let tools = Tools::new(b.store().await, TravelConfig::default().with_weather_url("ftp://example.org/w"));
+    let err = tools.err(&u, "query_weather", json!({"city": "Hangzhou"})).await;
+    assert_eq!(err.code, ErrorCode::Unavailable);
+    assert!(!err.transient && err.message.contains("weather"), "{err:?}");
+}
+
+#[tokio::test]
+async fn a_provider_answer_larger_than_64_kib_is_refused_while_streaming() {
+    async fn huge() -> String {
+        "x".repeat(200 * 1024)
+    }
+    let app = Router::new().route("/forecast", get(huge));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let b = common::sqlite();
+    let config = TravelConfig::default().with_weather_url(format!("http://{addr}/forecast"));
+    let tools = Tools::new(b.store().await, config);
+    let err = tools.err(&user("w"), "query_weather", json!({"city": "Hangzhou", "date": day(0)})).await;
+    assert_eq!(err.code, ErrorCode::ExecutionError, "{err:?}");
+    assert!(err.message.contains("65536 bytes"), "{}", err.message);
 }
 
 #[tokio::test]
@@ -124,7 +194,7 @@ async fn no_provider_answers_an_unavailable_signal() {
     match &out.signals[..] {
         [Signal::Unavailable { reason, how_to_enable }] => {
             assert!(reason.contains("no weather provider"));
-            assert!(how_to_enable.contains(travel::ENV_WEATHER_URL));
+            assert!(how_to_enable.contains("weather_url") && how_to_enable.contains(travel::ENV_WEATHER_URL));
         }
         other => panic!("{other:?}"),
     }

@@ -1,11 +1,11 @@
 //! `plan_itinerary` and `review_planner_result` with the SQL plan store (on
 //! SQLite and PostgreSQL) and the Redis plan store (when configured).
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
-use common::{Tools, backends, json, pointers, user};
+use crate::common::{Tools, backends, json, pointers, user};
 use gateway::{CallOptions, Gateway};
 use serde_json::{Value, json};
 use tool_core::{Caller, ErrorCode, ToolContext};
@@ -165,12 +165,10 @@ async fn bad_candidates_are_all_reported_with_their_pointers() {
     let tools = Tools::new(b.store().await, TravelConfig::default());
     let mut params = candidates(2);
     params["candidates"]["outbound"][0]["depart"] = json!("2027-03-10 08:00");
-    params["candidates"]["outbound"][1]["id"] = params["candidates"]["return"][1]["id"].clone();
     params["candidates"]["hotels"][1]["check_out"] = json!("2027-02-30");
     params["candidates"]["return"][0]["mode"] = json!("boat");
     params["candidates"]["return"][1]["price"] = json!(-5);
     params["scores"]["hotel_scores"] = json!({"HOTEL-x": 11});
-    params["weights"] = json!({"price": 0, "time": 0, "preference": 0});
     params["user_id"] = json!("bob");
     let err = tools.err(&user("p"), "plan_itinerary", params).await;
     let mut got = pointers(&err);
@@ -181,10 +179,28 @@ async fn bad_candidates_are_all_reported_with_their_pointers() {
             "/candidates/hotels/1/check_out",
             "/candidates/outbound/0/depart",
             "/candidates/return/0/mode",
-            "/candidates/return/1/id",
             "/candidates/return/1/price",
             "/scores/hotel_scores/HOTEL-x",
             "/user_id",
+        ],
+        "{err:?}"
+    );
+    // What the schema cannot say runs on the typed value: reported together
+    // once every field has its type.
+    let mut params = candidates(2);
+    params["candidates"]["outbound"][1]["id"] = params["candidates"]["return"][1]["id"].clone();
+    params["candidates"]["outbound"][0]["arrive"] = params["candidates"]["outbound"][0]["depart"].clone();
+    params["candidates"]["hotels"][0]["check_out"] = params["candidates"]["hotels"][0]["check_in"].clone();
+    params["weights"] = json!({"price": 0, "time": 0, "preference": 0});
+    let err = tools.err(&user("p"), "plan_itinerary", params).await;
+    let mut got = pointers(&err);
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "/candidates/hotels/0/check_out",
+            "/candidates/outbound/0/arrive",
+            "/candidates/return/1/id",
             "/weights",
         ],
         "{err:?}"
@@ -243,4 +259,63 @@ async fn an_unreachable_redis_is_unavailable() {
     let err = tools.err(&user("r"), "review_planner_result", json!({"plan_id": "plan_x"})).await;
     assert_eq!(err.code, ErrorCode::Unavailable);
     assert!(!err.transient);
+}
+
+#[tokio::test]
+async fn combinations_past_the_quota_are_refused_before_any_work() {
+    let b = common::sqlite();
+    let tools = Tools::new(b.store().await, TravelConfig::default());
+    // 100 × 100 × 100 = 1,000,000 combinations: four times the quota.
+    let err = tools.err(&user("q"), "plan_itinerary", candidates(100)).await;
+    assert_eq!(pointers(&err), ["/candidates"], "{err:?}");
+    assert!(err.message.contains("1000000") && err.message.contains("250000"), "{}", err.message);
+    assert!(err.message.contains("fewer candidates"), "{}", err.message);
+}
+
+/// A progress sink that keeps what it hears.
+#[derive(Default)]
+struct Heard(std::sync::Mutex<Vec<(f64, Option<f64>, String)>>);
+
+impl tool_core::ProgressSink for Heard {
+    fn report(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        self.0.lock().unwrap().push((progress, total, message.unwrap_or_default().to_owned()));
+    }
+}
+
+#[tokio::test]
+async fn planning_reports_its_phases_and_combination_counts() {
+    let b = common::sqlite();
+    let store = b.store().await;
+    travel::seed_policies(&store).await.unwrap();
+    let tools = Tools::new(store, TravelConfig::default());
+    let heard = std::sync::Arc::new(Heard::default());
+    let ctx = common::ctx(&user("progress")).with_progress(heard.clone());
+    tools.get("plan_itinerary").call(&ctx, candidates(4)).await.unwrap();
+    let heard = heard.0.lock().unwrap().clone();
+    let messages: Vec<&str> = heard.iter().map(|h| h.2.as_str()).collect();
+    assert_eq!(messages.first(), Some(&"reading the travel policy"), "{messages:?}");
+    assert!(messages.contains(&"combined 16 of 64 combinations"), "{messages:?}");
+    assert!(messages.contains(&"combined 64 of 64 combinations"), "{messages:?}");
+    assert_eq!(messages.last(), Some(&"plan saved"), "{messages:?}");
+    assert!(heard.iter().all(|h| h.1 == Some(64.0)), "{heard:?}");
+    assert!(heard.windows(2).all(|w| w[0].0 <= w[1].0), "progress never goes back: {heard:?}");
+}
+
+#[tokio::test]
+async fn the_plan_answers_its_four_proposals_as_text_with_the_structure_unchanged() {
+    let b = common::sqlite();
+    let store = b.store().await;
+    travel::seed_policies(&store).await.unwrap();
+    let gw = Gateway::builder().tools(travel::tools(store, TravelConfig::default())).build().unwrap();
+    let ctx = ToolContext::new(Caller::new(user("text"), "member"));
+    let env = gw.execute(&ctx, "plan_itinerary", candidates(6), &CallOptions::default()).await;
+    assert!(env.success, "{env:?}");
+    let text = gw.render_result(&env);
+    let result = env.result.as_ref().unwrap();
+    assert!(text.contains(result["plan_id"].as_str().unwrap()), "{text}");
+    for label in ["cheapest", "fastest", "best_preference", "best_balanced"] {
+        assert!(text.contains(&format!("| {label} |")), "{label} in {text}");
+    }
+    assert!(text.contains("review_planner_result"), "{text}");
+    assert_eq!(result["proposals"].as_array().unwrap().len(), 4, "the structured result keeps its shape");
 }

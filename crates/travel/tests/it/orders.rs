@@ -2,13 +2,11 @@
 //! PostgreSQL: submit, idempotency, verification, isolation between users,
 //! bad input, verbatim text, listing, conflicts and cancellation.
 
-mod common;
-
-use common::{Tools, backends, day, json, pointers, trip, user};
+use crate::common::{Tools, backends, day, json, pointers, trip, user};
 use serde_json::json;
 use tool_core::ErrorCode;
 use travel::TravelConfig;
-use travel::model::BookingStatus;
+use travel::model::{BookingKind, BookingStatus};
 use travel::store::NewBooking;
 
 #[tokio::test]
@@ -185,7 +183,7 @@ async fn users_never_see_or_touch_each_others_records() {
             .insert_booking(&NewBooking {
                 user_id: bob.clone(),
                 order_id: Some(bobs),
-                kind: "train".into(),
+                kind: BookingKind::Train,
                 status: BookingStatus::Reserved,
                 provider: "China Railway".into(),
                 reference: "E1".into(),
@@ -289,12 +287,12 @@ async fn conflicts_are_overlaps_with_active_orders() {
     }
 }
 
-fn booking(user: &str, order_id: i64, kind: &str, status: BookingStatus) -> NewBooking {
+fn booking(user: &str, order_id: i64, kind: BookingKind, status: BookingStatus) -> NewBooking {
     let d = chrono::Utc::now().date_naive() + chrono::Duration::days(12);
     NewBooking {
         user_id: user.into(),
         order_id: Some(order_id),
-        kind: kind.into(),
+        kind,
         status,
         provider: "Air China".into(),
         reference: "PNR1".into(),
@@ -316,11 +314,18 @@ async fn cancelling_orders_confirms_approved_ones_and_names_impossible_states() 
         let approved =
             json(&tools.ok(&u, "submit_travel_approval", submit(12)).await)["order_id"].as_i64().unwrap();
         store.decide_order(approved, true).await.unwrap();
-        let flight =
-            store.insert_booking(&booking(&u, approved, "flight", BookingStatus::Ticketed)).await.unwrap();
-        let hotel =
-            store.insert_booking(&booking(&u, approved, "hotel", BookingStatus::Reserved)).await.unwrap();
-        store.insert_booking(&booking(&u, approved, "train", BookingStatus::Cancelled)).await.unwrap();
+        let flight = store
+            .insert_booking(&booking(&u, approved, BookingKind::Flight, BookingStatus::Ticketed))
+            .await
+            .unwrap();
+        let hotel = store
+            .insert_booking(&booking(&u, approved, BookingKind::Hotel, BookingStatus::Reserved))
+            .await
+            .unwrap();
+        store
+            .insert_booking(&booking(&u, approved, BookingKind::Train, BookingStatus::Cancelled))
+            .await
+            .unwrap();
 
         // APPROVED without force: need_confirm, nothing changes.
         let out = tools.ok(&u, "cancel_travel_order", json!({"order_id": approved})).await;
@@ -390,10 +395,16 @@ async fn cancelling_bookings_follows_the_same_rules() {
             json(&tools.ok(&u, "submit_travel_approval", trip("Tokyo", 15, 18, "t")).await)["order_id"]
                 .as_i64()
                 .unwrap();
-        let ticket =
-            store.insert_booking(&booking(&u, order, "flight", BookingStatus::Ticketed)).await.unwrap();
-        let room = store.insert_booking(&booking(&u, order, "hotel", BookingStatus::Reserved)).await.unwrap();
-        let used = store.insert_booking(&booking(&u, order, "train", BookingStatus::Used)).await.unwrap();
+        let ticket = store
+            .insert_booking(&booking(&u, order, BookingKind::Flight, BookingStatus::Ticketed))
+            .await
+            .unwrap();
+        let room = store
+            .insert_booking(&booking(&u, order, BookingKind::Hotel, BookingStatus::Reserved))
+            .await
+            .unwrap();
+        let used =
+            store.insert_booking(&booking(&u, order, BookingKind::Train, BookingStatus::Used)).await.unwrap();
 
         let listed = tools.ok(&u, "query_booking_record", json!({"order_id": order, "kind": "flight"})).await;
         assert_eq!(json(&listed)["bookings"][0]["booking_id"], ticket, "{b:?}");
@@ -431,4 +442,39 @@ async fn an_in_memory_database_works_for_embedding_and_tests() {
     let id = json(&out)["order_id"].as_i64().unwrap();
     let shown = tools.ok(&u, "query_travel_order", json!({"order_id": id})).await;
     assert_eq!(json(&shown)["order"]["status"], "SUBMITTED");
+}
+
+/// Issue 9: a submit whose COMMIT succeeded but whose answer was lost leaves
+/// the order unanswered; the caller's identical retry gets it as its own
+/// success, once, and later repeats get `duplicate`.
+#[tokio::test]
+async fn a_retry_after_a_lost_answer_gets_the_order_as_its_success() {
+    for b in backends() {
+        let store = b.store().await;
+        let tools = Tools::new(store.clone(), TravelConfig::default());
+        let u = user("lost");
+        let params = trip("Xiamen", 7, 9, "Lost answer");
+        let first = tools.ok(&u, "submit_travel_approval", params.clone()).await;
+        let id = json(&first)["order_id"].clone();
+        // What a lost answer leaves behind: committed, never answered.
+        let raw = b.raw().await;
+        raw.exec(&format!("UPDATE travel_orders SET answered = FALSE WHERE user_id = '{u}'")).await;
+        // Within the grace second it is a racing identical submit: duplicate.
+        let racing = tools.ok(&u, "submit_travel_approval", params.clone()).await;
+        assert_eq!(json(&racing)["duplicate"], true, "{b:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+        let retry = tools.ok(&u, "submit_travel_approval", params.clone()).await;
+        let r = json(&retry);
+        assert_eq!(r["order_id"], id, "{b:?}");
+        assert_eq!(
+            (r["duplicate"].clone(), r["recovered"].clone()),
+            (json!(false), json!(true)),
+            "{b:?}: {r}"
+        );
+        assert!(retry.signals.is_empty(), "{b:?}: no duplicate signal: {:?}", retry.signals);
+        // Claimed once: the next identical submit is a duplicate again.
+        let again = tools.ok(&u, "submit_travel_approval", params).await;
+        assert_eq!(json(&again)["duplicate"], true, "{b:?}");
+        assert_eq!(raw.count("travel_orders", &u).await, 1, "{b:?}: one order throughout");
+    }
 }
