@@ -14,7 +14,7 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     &["authz", "schema-gen", "db"],
     &["skills", "openapi-import"],
     &["gateway"],
-    &["http-tools", "fitness-api", "mcp-upstream", "agent"],
+    &["http-tools", "fitness-api", "mcp-upstream", "agent", "fleet"],
     &["travel", "fitness"],
     &["mcp-server"],
     &["toolgate"],

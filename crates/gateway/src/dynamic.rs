@@ -46,7 +46,9 @@ impl Gateway {
         let mut checked = Vec::with_capacity(tools.len());
         for tool in tools {
             match self.check_dynamic(&tool) {
-                Ok(validator) => checked.push(Arc::new(Entry { tool, validator })),
+                // Tools added while serving share the metrics' `(unknown)` row: the
+                // metrics table is laid out once, when the gateway is built.
+                Ok(validator) => checked.push(Arc::new(Entry { tool, validator, slot: usize::MAX })),
                 Err(error) => problems.push(error),
             }
         }

@@ -9,7 +9,9 @@ use tool_core::{
     ToolSpec, names::is_injected_field,
 };
 
+use crate::audit::{AuditRecord, audited};
 use crate::echo::{self, clip_str};
+use crate::metrics::CallMetrics;
 use crate::registry::Entry;
 use crate::retry::Policy;
 use crate::trace::CallTrace;
@@ -51,13 +53,32 @@ impl Gateway {
             let shown = if limits.is_ok() { echo::traced(&params) } else { Value::Null };
             CallTrace::start(inner.trace.clone(), ctx, &name, shown)
         });
+        let entry = inner.tools.get(tool);
+        let slot = entry.map_or(inner.metrics.unknown_tool(), |e| e.slot.min(inner.metrics.unknown_tool()));
+        let write = entry.is_some_and(|e| !e.tool.spec().effect.is_read());
+        // The audit trail keeps the parameters of writes and refused calls;
+        // they are redacted before the call consumes them, and only then.
+        let audit_params = match (&inner.audit, entry) {
+            (Some(_), Some(e)) if write || self.authorize(&ctx.caller, e.tool.spec()).is_err() => {
+                Some(if limits.is_ok() { echo::traced(&params) } else { Value::Null })
+            }
+            _ => None,
+        };
+        let in_flight = InFlight::enter(&inner.metrics);
         let ran = self.run(ctx, tool, params, opts, limits, started).await;
-        let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let metadata = Metadata::now(name, duration_ms, ran.attempts);
+        drop(in_flight);
+        let elapsed = started.elapsed().as_secs_f64();
+        let metadata = Metadata::now(name, elapsed * 1000.0, ran.attempts);
         let envelope = match ran.result {
             Ok((result, signals, images)) => Envelope::ok(result, signals, metadata).with_images(images),
             Err(error) => Envelope::err(error, metadata),
         };
+        inner.metrics.finished(slot, &ctx.caller.role, envelope.code(), elapsed);
+        if let (Some(sink), Some(params)) = (&inner.audit, audit_params)
+            && audited(write, envelope.code())
+        {
+            sink.record(AuditRecord::new(ctx, &envelope, params)).await;
+        }
         if let Some(trace) = trace {
             trace.end(&envelope);
         }
@@ -104,6 +125,14 @@ impl Gateway {
         if let Err(error) = self.authorize(&ctx.caller, entry.tool.spec()) {
             return Ran::refused(error);
         }
+        // Held until the call is done: it owns the caller's concurrency slots.
+        let _permit = match &inner.limiter {
+            Some(limiter) => match limiter.admit(&ctx.caller, name).await {
+                Ok(permit) => Some(permit),
+                Err(error) => return Ran::refused(error),
+            },
+            None => None,
+        };
         if let Err(error) = limits {
             return Ran::refused(error);
         }
@@ -125,6 +154,23 @@ impl Gateway {
             }
             ToolError::new(ErrorCode::PermissionDenied, denial.message(&spec.name)).with_details(details)
         })
+    }
+}
+
+/// Counts a call in flight until dropped, so a cancelled call (its future
+/// dropped mid-way) leaves the gauge too.
+struct InFlight<'a>(&'a CallMetrics);
+
+impl<'a> InFlight<'a> {
+    fn enter(metrics: &'a CallMetrics) -> Self {
+        metrics.started();
+        Self(metrics)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.left();
     }
 }
 

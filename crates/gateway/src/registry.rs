@@ -10,7 +10,10 @@ use skills::{Skill, SkillSet};
 use tokio::sync::{broadcast, watch};
 use tool_core::{SpecError, Tool, ToolSpec};
 
+use crate::audit::AuditSink;
 use crate::dynamic::Table;
+use crate::metrics::CallMetrics;
+use crate::ratelimit::{Limiter, RateLimits, RateStore};
 use crate::render::Templates;
 use crate::trace::TraceEvent;
 use crate::{Limits, meta};
@@ -58,6 +61,8 @@ pub enum BuildError {
 pub(crate) struct Entry {
     pub(crate) tool: Arc<dyn Tool>,
     pub(crate) validator: Validator,
+    /// The tool's slot in [`CallMetrics`] (its index in sorted order).
+    pub(crate) slot: usize,
 }
 
 pub(crate) struct Inner {
@@ -71,6 +76,9 @@ pub(crate) struct Inner {
     pub(crate) templates: Templates,
     pub(crate) trace: broadcast::Sender<TraceEvent>,
     pub(crate) skill_problems: Vec<skills::SkillError>,
+    pub(crate) metrics: CallMetrics,
+    pub(crate) limiter: Option<Limiter>,
+    pub(crate) audit: Option<Arc<dyn AuditSink>>,
     /// The meta-tools' argument validators (their limits are this gateway's).
     pub(crate) meta_validators: Vec<(String, Validator)>,
 }
@@ -97,6 +105,8 @@ pub struct GatewayBuilder {
     skills: Option<SkillSet>,
     policy: Policy,
     limits: Limits,
+    limiter: Option<Limiter>,
+    audit: Option<Arc<dyn AuditSink>>,
 }
 
 impl fmt::Debug for GatewayBuilder {
@@ -117,6 +127,19 @@ impl GatewayBuilder {
     /// Use these limits.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Enforce these rate limits, counted in `store` (a [`crate::MemoryRateStore`]
+    /// for one instance, a shared store for a fleet). Without limits set, nothing is counted.
+    pub fn rate_limits(mut self, limits: RateLimits, store: Arc<dyn RateStore>) -> Self {
+        self.limiter = (!limits.is_empty()).then_some(Limiter { limits, store });
+        self
+    }
+
+    /// Hand every write call and every denied call to this audit sink.
+    pub fn audit(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.audit = Some(sink);
         self
     }
 
@@ -163,6 +186,8 @@ impl GatewayBuilder {
         }
         let mut inner = assemble(tools, skills, self.policy, self.limits, trace)?;
         inner.skill_problems = skill_problems;
+        inner.limiter = self.limiter;
+        inner.audit = self.audit;
         let inner = Arc::new(inner);
         let _ = slot.set(Arc::downgrade(&inner));
         Ok(Gateway { inner })
@@ -199,10 +224,20 @@ fn assemble(
                 .map_err(|message| BuildError::Template { tool: spec.name.clone(), message })?;
         }
         let name = spec.name.clone();
-        if map.insert(name.clone(), Arc::new(Entry { tool, validator })).is_some() {
+        if map.insert(name.clone(), Entry { tool, validator, slot: 0 }).is_some() {
             return Err(BuildError::Duplicate(name));
         }
     }
+    let mut order: Vec<String> = map.keys().cloned().collect();
+    order.sort();
+    for (slot, name) in order.iter().enumerate() {
+        if let Some(entry) = map.get_mut(name) {
+            entry.slot = slot;
+        }
+    }
+    let roles: Vec<String> = policy.hierarchy().roles().iter().map(|r| r.to_string()).collect();
+    let metrics = CallMetrics::new(&order, &roles);
+    let map: HashMap<String, Arc<Entry>> = map.into_iter().map(|(name, entry)| (name, Arc::new(entry))).collect();
     let meta_validators = meta::validators(&limits);
     Ok(Inner {
         table: RwLock::new(Arc::new(Table::new(map))),
@@ -213,6 +248,9 @@ fn assemble(
         templates,
         trace,
         skill_problems: Vec::new(),
+        metrics,
+        limiter: None,
+        audit: None,
         meta_validators,
     })
 }
@@ -260,6 +298,12 @@ impl Gateway {
     /// The limits.
     pub fn limits(&self) -> &Limits {
         &self.inner.limits
+    }
+
+    /// Append the call metrics (calls by tool, role and outcome; latency per
+    /// tool; calls in flight; rate-limit refusals) in Prometheus text format.
+    pub fn render_metrics(&self, out: &mut String) {
+        self.inner.metrics.render(out);
     }
 
     /// Subscribe to trace events (one per execution).
