@@ -53,7 +53,8 @@ impl Gateway {
             let shown = if limits.is_ok() { echo::traced(&params) } else { Value::Null };
             CallTrace::start(inner.trace.clone(), ctx, &name, shown)
         });
-        let entry = inner.tools.get(tool);
+        let table = inner.tools();
+        let entry = table.tools.get(tool);
         let slot = entry.map_or(inner.metrics.unknown_tool(), |e| e.slot.min(inner.metrics.unknown_tool()));
         let write = entry.is_some_and(|e| !e.tool.spec().effect.is_read());
         // The audit trail keeps the parameters of writes and refused calls;

@@ -237,7 +237,8 @@ fn assemble(
     }
     let roles: Vec<String> = policy.hierarchy().roles().iter().map(|r| r.to_string()).collect();
     let metrics = CallMetrics::new(&order, &roles);
-    let map: HashMap<String, Arc<Entry>> = map.into_iter().map(|(name, entry)| (name, Arc::new(entry))).collect();
+    let map: HashMap<String, Arc<Entry>> =
+        map.into_iter().map(|(name, entry)| (name, Arc::new(entry))).collect();
     let meta_validators = meta::validators(&limits);
     Ok(Inner {
         table: RwLock::new(Arc::new(Table::new(map))),

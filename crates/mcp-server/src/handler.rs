@@ -196,7 +196,9 @@ impl McpServer {
     pub(crate) fn tool_result(&self, mut envelope: Envelope) -> CallToolResult {
         let mut content = vec![ContentBlock::text(self.inner.gateway.render_result(&envelope))];
         content.extend(
-            std::mem::take(&mut envelope.images).into_iter().map(|i| ContentBlock::image(i.data, i.mime_type)),
+            std::mem::take(&mut envelope.images)
+                .into_iter()
+                .map(|i| ContentBlock::image(i.data, i.mime_type)),
         );
         let mut result =
             if envelope.success { CallToolResult::success(content) } else { CallToolResult::error(content) };
