@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Start PostgreSQL and Redis on 127.0.0.1 when they are not running, and
-# install them from Debian's packages when the machine lacks them.
+# install them (and HAProxy, which the fleet test starts itself) from
+# Debian's packages when the machine lacks them.
 set -euo pipefail
 
 need_apt=()
 command -v pg_ctlcluster >/dev/null 2>&1 || need_apt+=(postgresql)
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v psql >/dev/null 2>&1 || need_apt+=(postgresql-client)
+command -v haproxy >/dev/null 2>&1 || [ -x /usr/sbin/haproxy ] || need_apt+=(haproxy)
 if [ ${#need_apt[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
@@ -34,3 +36,7 @@ if ! redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null | grep -q PONG; then
 fi
 redis-cli -h 127.0.0.1 -p 6379 ping | grep -q PONG
 echo "redis: ready"
+
+# Installed only: the fleet test runs its own HAProxy on ephemeral ports.
+{ command -v haproxy || ls /usr/sbin/haproxy; } >/dev/null 2>&1
+echo "haproxy: installed"

@@ -9,9 +9,10 @@ set -euo pipefail
 tools="${TOOLGATE_CI_TOOLS:-/var/tmp/toolgate-ci-tools}"
 mkdir -p "$tools"
 
-if [ ! -x "$tools/venv/bin/python" ] || ! "$tools/venv/bin/python" -c 'import mcp' 2>/dev/null; then
+# mcp 2.x: the upstream tests' Python server uses `mcp.server.mcpserver`.
+if [ ! -x "$tools/venv/bin/python" ] || ! "$tools/venv/bin/python" -c 'import mcp.server.mcpserver' 2>/dev/null; then
   python3 -m venv "$tools/venv"
-  "$tools/venv/bin/pip" install --quiet --disable-pip-version-check 'mcp>=1.20' >&2
+  "$tools/venv/bin/pip" install --quiet --disable-pip-version-check 'mcp>=2,<3' >&2
 fi
 
 # 0.1.13 is the newest release that runs on the machine's Node.js 20

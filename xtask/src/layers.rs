@@ -14,14 +14,14 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     &["authz", "schema-gen", "db"],
     &["skills", "openapi-import"],
     &["gateway"],
-    &["http-tools", "fitness-api", "agent"],
+    &["http-tools", "fitness-api", "mcp-upstream", "agent", "fleet"],
     &["travel", "fitness"],
     &["mcp-server"],
     &["toolgate"],
 ];
 
 /// External crates that only some internal crates may use.
-const ONLY: &[(&str, &[&str])] = &[("rmcp", &["mcp-server"]), ("clap", &["toolgate"])];
+const ONLY: &[(&str, &[&str])] = &[("rmcp", &["mcp-server", "mcp-upstream"]), ("clap", &["toolgate"])];
 
 fn layer_of(name: &str) -> Option<usize> {
     LAYERS.iter().position(|layer| layer.contains(&name))

@@ -19,6 +19,8 @@
 //! # let _ = gateway; Ok(()) }
 //! ```
 
+mod chart;
+
 use std::sync::Arc;
 
 use schema_gen::RouteTable;
@@ -121,8 +123,26 @@ pub fn tools(base_url: &str, mut options: HttpOptions) -> Result<Vec<Arc<dyn Too
     tools_with(&executor)
 }
 
-/// The six fitness tools run by an executor the caller built (to share its connection pool).
+/// The fitness tools run by an executor the caller built (to share its
+/// connection pool): the six route-table tools, then `render_weight_chart`,
+/// which reads through `query_body_data`.
 pub fn tools_with(executor: &Arc<HttpExecutor>) -> Result<Vec<Arc<dyn Tool>>, Error> {
+    let mut tools = route_tools(executor)?;
+    tools = with_chart(tools);
+    Ok(tools)
+}
+
+/// `tools` plus `render_weight_chart` when `query_body_data` is among them
+/// (the chart reads through it): used for the compiled-in and the declared
+/// fitness domain alike.
+pub fn with_chart(mut tools: Vec<Arc<dyn Tool>>) -> Vec<Arc<dyn Tool>> {
+    if let Some(query) = tools.iter().find(|t| t.spec().name == "query_body_data").cloned() {
+        tools.push(Arc::new(chart::WeightChart::new(query)));
+    }
+    tools
+}
+
+fn route_tools(executor: &Arc<HttpExecutor>) -> Result<Vec<Arc<dyn Tool>>, Error> {
     tables()?
         .into_iter()
         .map(|table| Ok(Arc::new(executor.tool(table)?.map_spec(with_examples)) as Arc<dyn Tool>))

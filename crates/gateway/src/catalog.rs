@@ -90,10 +90,11 @@ impl Gateway {
     /// The tools this caller may use that match the filter, sorted by name,
     /// with the deployment's required roles filled in.
     pub fn discover(&self, caller: &Caller, filter: &Filter) -> Vec<ToolSpec> {
-        self.inner
+        let table = self.inner.tools();
+        table
             .order
             .iter()
-            .filter_map(|name| self.inner.tools.get(name))
+            .filter_map(|name| table.tools.get(name))
             .map(|entry| entry.tool.spec())
             .filter(|spec| filter.matches(spec) && self.inner.policy.visible(caller, spec))
             .map(|spec| {

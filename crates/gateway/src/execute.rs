@@ -9,15 +9,20 @@ use tool_core::{
     ToolSpec, names::is_injected_field,
 };
 
+use crate::audit::{AuditRecord, audited};
 use crate::echo::{self, clip_str};
+use crate::metrics::CallMetrics;
 use crate::registry::Entry;
 use crate::retry::Policy;
 use crate::trace::CallTrace;
 use crate::{CallOptions, Format, Gateway, Limits};
 
+/// A successful run's result, its signals and the images beside it.
+pub(crate) type Converted = (Value, Vec<Signal>, Vec<tool_core::Image>);
+
 /// What a run produced before it became an envelope.
 struct Ran {
-    result: Result<(Value, Vec<Signal>), ToolError>,
+    result: Result<Converted, ToolError>,
     attempts: u32,
 }
 
@@ -48,13 +53,33 @@ impl Gateway {
             let shown = if limits.is_ok() { echo::traced(&params) } else { Value::Null };
             CallTrace::start(inner.trace.clone(), ctx, &name, shown)
         });
+        let table = inner.tools();
+        let entry = table.tools.get(tool);
+        let slot = entry.map_or(inner.metrics.unknown_tool(), |e| e.slot.min(inner.metrics.unknown_tool()));
+        let write = entry.is_some_and(|e| !e.tool.spec().effect.is_read());
+        // The audit trail keeps the parameters of writes and refused calls;
+        // they are redacted before the call consumes them, and only then.
+        let audit_params = match (&inner.audit, entry) {
+            (Some(_), Some(e)) if write || self.authorize(&ctx.caller, e.tool.spec()).is_err() => {
+                Some(if limits.is_ok() { echo::traced(&params) } else { Value::Null })
+            }
+            _ => None,
+        };
+        let in_flight = InFlight::enter(&inner.metrics);
         let ran = self.run(ctx, tool, params, opts, limits, started).await;
-        let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let metadata = Metadata::now(name, duration_ms, ran.attempts);
+        drop(in_flight);
+        let elapsed = started.elapsed().as_secs_f64();
+        let metadata = Metadata::now(name, elapsed * 1000.0, ran.attempts);
         let envelope = match ran.result {
-            Ok((result, signals)) => Envelope::ok(result, signals, metadata),
+            Ok((result, signals, images)) => Envelope::ok(result, signals, metadata).with_images(images),
             Err(error) => Envelope::err(error, metadata),
         };
+        inner.metrics.finished(slot, &ctx.caller.role, envelope.code(), elapsed);
+        if let (Some(sink), Some(params)) = (&inner.audit, audit_params)
+            && audited(write, envelope.code())
+        {
+            sink.record(AuditRecord::new(ctx, &envelope, params)).await;
+        }
         if let Some(trace) = trace {
             trace.end(&envelope);
         }
@@ -94,12 +119,21 @@ impl Gateway {
         started: Instant,
     ) -> Ran {
         let inner = &*self.inner;
-        let Some(entry) = inner.tools.get(name) else {
+        let table = inner.tools();
+        let Some(entry) = table.tools.get(name) else {
             return Ran::refused(self.tool_not_found(&ctx.caller, name));
         };
         if let Err(error) = self.authorize(&ctx.caller, entry.tool.spec()) {
             return Ran::refused(error);
         }
+        // Held until the call is done: it owns the caller's concurrency slots.
+        let _permit = match &inner.limiter {
+            Some(limiter) => match limiter.admit(&ctx.caller, name).await {
+                Ok(permit) => Some(permit),
+                Err(error) => return Ran::refused(error),
+            },
+            None => None,
+        };
         if let Err(error) = limits {
             return Ran::refused(error);
         }
@@ -121,6 +155,23 @@ impl Gateway {
             }
             ToolError::new(ErrorCode::PermissionDenied, denial.message(&spec.name)).with_details(details)
         })
+    }
+}
+
+/// Counts a call in flight until dropped, so a cancelled call (its future
+/// dropped mid-way) leaves the gauge too.
+struct InFlight<'a>(&'a CallMetrics);
+
+impl<'a> InFlight<'a> {
+    fn enter(metrics: &'a CallMetrics) -> Self {
+        metrics.started();
+        Self(metrics)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.left();
     }
 }
 
@@ -209,7 +260,7 @@ fn check_params(entry: &Entry, params: &Value) -> Result<(), ToolError> {
     if errors.is_empty() { Ok(()) } else { Err(ToolError::invalid_params(echo::field_errors(errors))) }
 }
 
-pub(crate) fn convert(output: ToolOutput, format: Format) -> Result<(Value, Vec<Signal>), ToolError> {
+pub(crate) fn convert(output: ToolOutput, format: Format) -> Result<Converted, ToolError> {
     let value = match (output.payload, format) {
         (Payload::Json(value), _) => value,
         (Payload::Text(text), Format::Raw) => Value::String(text),
@@ -224,7 +275,7 @@ pub(crate) fn convert(output: ToolOutput, format: Format) -> Result<(Value, Vec<
             .with_details(json!({ "preview": preview }))
         })?,
     };
-    Ok((value, output.signals))
+    Ok((value, output.signals, output.images))
 }
 
 #[cfg(test)]

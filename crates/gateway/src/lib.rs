@@ -5,23 +5,30 @@
 //! execute(ctx, name, params, options)
 //!   lookup            -> TOOL_NOT_FOUND (with up to three close names the caller may use)
 //!   authz             -> PERMISSION_DENIED (names the role needed)
+//!   rate limits       -> RATE_LIMITED (details.retry_after_ms)
 //!   limits            -> INVALID_PARAMS (size, depth, context-injected fields)
 //!   validate          -> INVALID_PARAMS (every error at once)
 //!   run under timeout -> TIMEOUT; retried only when the tool is safe to retry
 //!   envelope          -> {success, result, error, signals, metadata}
 //!   trace event       -> subscribers, secrets redacted
+//!   audit record      -> the audit sink, for writes and denied calls
+//!   metrics           -> atomic counters, rendered on scrape
 //! ```
 //!
 //! Every surface (catalog, discovery, schema, guide, execute) filters by the
 //! caller through [`authz::Policy::decide`], so a tool the caller may not use
 //! is not listed, not described and not executable.
 
+mod audit;
 mod catalog;
+mod dynamic;
 mod echo;
 mod execute;
 pub mod fallback;
 mod meta;
+mod metrics;
 mod options;
+mod ratelimit;
 mod registry;
 mod render;
 mod retry;
@@ -30,9 +37,12 @@ mod skill_tool;
 mod suggest;
 mod trace;
 
+pub use audit::{AuditRecord, AuditSink};
 pub use catalog::{EffectFilter, Filter, NAMED_TOOLS};
 pub use meta::{EXECUTE_TOOL, GET_SKILL_GUIDE, GET_TOOL_SCHEMA, MAX_DISCOVERED, META_TOOLS};
+pub use metrics::label as metric_label;
 pub use options::{CallOptions, Format, Limits, SchemaFormat};
+pub use ratelimit::{MemoryRateStore, RateLimits, RateRule, RateStore, RateStoreError, ToolRate, subject};
 pub use registry::{BuildError, Gateway, GatewayBuilder};
 pub use route::{RouteHandler, RouteTool};
 pub use trace::{TraceEvent, TraceKind, redact};

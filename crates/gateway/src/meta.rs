@@ -246,7 +246,8 @@ impl Gateway {
         name: &str,
         format: SchemaFormat,
     ) -> Result<Value, ToolError> {
-        let Some(entry) = self.inner.tools.get(name) else {
+        let table = self.inner.tools();
+        let Some(entry) = table.tools.get(name) else {
             return Err(self.tool_not_found(caller, name));
         };
         let spec = entry.tool.spec();
@@ -298,7 +299,7 @@ struct CallerView<'a> {
 
 impl skills::GuideView for CallerView<'_> {
     fn tool(&self, name: &str) -> Option<ToolSpec> {
-        self.gateway.inner.tools.get(name).map(|e| {
+        self.gateway.inner.tools().tools.get(name).map(|e| {
             let mut spec = e.tool.spec().clone();
             spec.required_role = self.gateway.inner.policy.required_role(&spec).to_owned();
             spec
@@ -308,6 +309,7 @@ impl skills::GuideView for CallerView<'_> {
     fn may_call(&self, name: &str) -> bool {
         self.gateway
             .inner
+            .tools()
             .tools
             .get(name)
             .is_some_and(|e| self.gateway.inner.policy.visible(self.caller, e.tool.spec()))

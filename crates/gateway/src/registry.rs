@@ -2,14 +2,18 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::{Arc, OnceLock, Weak};
+use std::sync::{Arc, OnceLock, RwLock, Weak};
 
 use authz::Policy;
 use schema_gen::Validator;
 use skills::{Skill, SkillSet};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use tool_core::{SpecError, Tool, ToolSpec};
 
+use crate::audit::AuditSink;
+use crate::dynamic::Table;
+use crate::metrics::CallMetrics;
+use crate::ratelimit::{Limiter, RateLimits, RateStore};
 use crate::render::Templates;
 use crate::trace::TraceEvent;
 use crate::{Limits, meta};
@@ -57,18 +61,24 @@ pub enum BuildError {
 pub(crate) struct Entry {
     pub(crate) tool: Arc<dyn Tool>,
     pub(crate) validator: Validator,
+    /// The tool's slot in [`CallMetrics`] (its index in sorted order).
+    pub(crate) slot: usize,
 }
 
 pub(crate) struct Inner {
-    pub(crate) tools: HashMap<String, Entry>,
-    /// Tool names in sorted order, for listing.
-    pub(crate) order: Vec<String>,
+    /// The registered tools; see [`crate::dynamic`] for why a snapshot.
+    pub(crate) table: RwLock<Arc<Table>>,
+    /// Bumped whenever the table changes.
+    pub(crate) changes: watch::Sender<u64>,
     pub(crate) skills: SkillSet,
     pub(crate) policy: Policy,
     pub(crate) limits: Limits,
     pub(crate) templates: Templates,
     pub(crate) trace: broadcast::Sender<TraceEvent>,
     pub(crate) skill_problems: Vec<skills::SkillError>,
+    pub(crate) metrics: CallMetrics,
+    pub(crate) limiter: Option<Limiter>,
+    pub(crate) audit: Option<Arc<dyn AuditSink>>,
     /// The meta-tools' argument validators (their limits are this gateway's).
     pub(crate) meta_validators: Vec<(String, Validator)>,
 }
@@ -82,7 +92,7 @@ pub struct Gateway {
 impl fmt::Debug for Gateway {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Gateway")
-            .field("tools", &self.inner.order)
+            .field("tools", &self.inner.tools().order)
             .field("skills", &self.inner.skills.iter().map(|s| &s.id).collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
@@ -95,6 +105,8 @@ pub struct GatewayBuilder {
     skills: Option<SkillSet>,
     policy: Policy,
     limits: Limits,
+    limiter: Option<Limiter>,
+    audit: Option<Arc<dyn AuditSink>>,
 }
 
 impl fmt::Debug for GatewayBuilder {
@@ -115,6 +127,19 @@ impl GatewayBuilder {
     /// Use these limits.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Enforce these rate limits, counted in `store` (a [`crate::MemoryRateStore`]
+    /// for one instance, a shared store for a fleet). Without limits set, nothing is counted.
+    pub fn rate_limits(mut self, limits: RateLimits, store: Arc<dyn RateStore>) -> Self {
+        self.limiter = (!limits.is_empty()).then_some(Limiter { limits, store });
+        self
+    }
+
+    /// Hand every write call and every denied call to this audit sink.
+    pub fn audit(mut self, sink: Arc<dyn AuditSink>) -> Self {
+        self.audit = Some(sink);
         self
     }
 
@@ -161,6 +186,8 @@ impl GatewayBuilder {
         }
         let mut inner = assemble(tools, skills, self.policy, self.limits, trace)?;
         inner.skill_problems = skill_problems;
+        inner.limiter = self.limiter;
+        inner.audit = self.audit;
         let inner = Arc::new(inner);
         let _ = slot.set(Arc::downgrade(&inner));
         Ok(Gateway { inner })
@@ -197,24 +224,43 @@ fn assemble(
                 .map_err(|message| BuildError::Template { tool: spec.name.clone(), message })?;
         }
         let name = spec.name.clone();
-        if map.insert(name.clone(), Entry { tool, validator }).is_some() {
+        if map.insert(name.clone(), Entry { tool, validator, slot: 0 }).is_some() {
             return Err(BuildError::Duplicate(name));
         }
     }
     let mut order: Vec<String> = map.keys().cloned().collect();
     order.sort();
+    for (slot, name) in order.iter().enumerate() {
+        if let Some(entry) = map.get_mut(name) {
+            entry.slot = slot;
+        }
+    }
+    let roles: Vec<String> = policy.hierarchy().roles().iter().map(|r| r.to_string()).collect();
+    let metrics = CallMetrics::new(&order, &roles);
+    let map: HashMap<String, Arc<Entry>> =
+        map.into_iter().map(|(name, entry)| (name, Arc::new(entry))).collect();
     let meta_validators = meta::validators(&limits);
     Ok(Inner {
-        tools: map,
-        order,
+        table: RwLock::new(Arc::new(Table::new(map))),
+        changes: watch::Sender::new(0),
         skills,
         policy,
         limits,
         templates,
         trace,
         skill_problems: Vec::new(),
+        metrics,
+        limiter: None,
+        audit: None,
         meta_validators,
     })
+}
+
+impl Inner {
+    /// The current snapshot of the tool table.
+    pub(crate) fn tools(&self) -> Arc<Table> {
+        self.table.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
 impl Gateway {
@@ -225,12 +271,13 @@ impl Gateway {
 
     /// The spec of a registered tool, whoever asks (for wiring, not for the model).
     pub fn spec(&self, name: &str) -> Option<ToolSpec> {
-        self.inner.tools.get(name).map(|e| e.tool.spec().clone())
+        self.inner.tools().tools.get(name).map(|e| e.tool.spec().clone())
     }
 
     /// Every registered tool's spec, sorted by name (for wiring and codegen, not for the model).
     pub fn all_specs(&self) -> Vec<ToolSpec> {
-        self.inner.order.iter().filter_map(|n| self.spec(n)).collect()
+        let table = self.inner.tools();
+        table.order.iter().filter_map(|n| table.tools.get(n)).map(|e| e.tool.spec().clone()).collect()
     }
 
     /// Every skill, for codegen.
@@ -252,6 +299,12 @@ impl Gateway {
     /// The limits.
     pub fn limits(&self) -> &Limits {
         &self.inner.limits
+    }
+
+    /// Append the call metrics (calls by tool, role and outcome; latency per
+    /// tool; calls in flight; rate-limit refusals) in Prometheus text format.
+    pub fn render_metrics(&self, out: &mut String) {
+        self.inner.metrics.render(out);
     }
 
     /// Subscribe to trace events (one per execution).

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use serde_json::{Map, Value, json};
-use tool_core::{ErrorCode, Signal, ToolContext, ToolError, ToolResult};
+use tool_core::{ErrorCode, ToolContext, ToolError, ToolResult};
 
 use crate::execute::convert;
 use crate::registry::Entry;
@@ -95,7 +95,7 @@ impl Policy {
         ctx: &ToolContext,
         params: Value,
         format: Format,
-    ) -> (Result<(Value, Vec<Signal>), ToolError>, u32) {
+    ) -> (Result<crate::execute::Converted, ToolError>, u32) {
         let tool = entry.tool.spec().name.as_str();
         let mut codes: Vec<ErrorCode> = Vec::new();
         let mut params = Some(params);

@@ -11,8 +11,9 @@ use crate::echo::clip_str;
 impl Gateway {
     /// `TOOL_NOT_FOUND` with up to three close names the caller may use.
     pub(crate) fn tool_not_found(&self, caller: &Caller, name: &str) -> ToolError {
-        let visible = self.inner.order.iter().filter(|n| {
-            self.inner.tools.get(*n).is_some_and(|e| self.inner.policy.visible(caller, e.tool.spec()))
+        let table = self.inner.tools();
+        let visible = table.order.iter().filter(|n| {
+            table.tools.get(*n).is_some_and(|e| self.inner.policy.visible(caller, e.tool.spec()))
         });
         let suggestions = schema_gen::suggest(name, visible.map(String::as_str));
         let mut message = format!("there is no tool named `{}`.", clip_str(name));

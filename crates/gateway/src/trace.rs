@@ -57,6 +57,9 @@ pub struct TraceEvent {
     pub attempts: u32,
     /// When it happened.
     pub timestamp: String,
+    /// Images the result carried (a chart), for the web page; absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<tool_core::Image>,
 }
 
 /// Largest result shown in a trace event, in bytes of JSON text.
@@ -92,6 +95,7 @@ impl CallTrace {
             duration_ms: 0.0,
             attempts: 0,
             timestamp: now(),
+            images: Vec::new(),
         };
         let _ = sender.send(event.clone());
         Self { sender, started: Instant::now(), event: Some(event) }
@@ -111,6 +115,7 @@ impl CallTrace {
         event.duration_ms = envelope.metadata.duration_ms;
         event.attempts = envelope.metadata.attempts;
         event.timestamp = envelope.metadata.timestamp.clone();
+        event.images = envelope.images.clone();
         let _ = self.sender.send(event);
     }
 }

@@ -18,7 +18,7 @@ use rmcp::model::{
     ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, Role,
     ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tool_core::{Caller, Effect, Envelope, ToolContext, ToolSpec};
@@ -187,16 +187,22 @@ impl McpServer {
         }
     }
 
-    /// An envelope as an MCP result: the rendered text, the envelope as
-    /// structured content, `isError` when it failed.
-    pub(crate) fn tool_result(&self, envelope: &Envelope) -> CallToolResult {
-        let text = ContentBlock::text(self.inner.gateway.render_result(envelope));
-        let mut result = if envelope.success {
-            CallToolResult::success(vec![text])
-        } else {
-            CallToolResult::error(vec![text])
-        };
-        result.structured_content = Some(envelope.to_value());
+    /// An envelope as an MCP result: the rendered text, then its images as
+    /// image content, the envelope as structured content (without the
+    /// images, which would double the bytes), `isError` when it failed.
+    ///
+    /// Takes the envelope by value: its result moves into the structured
+    /// content instead of being deep-copied by `serde_json::to_value`.
+    pub(crate) fn tool_result(&self, mut envelope: Envelope) -> CallToolResult {
+        let mut content = vec![ContentBlock::text(self.inner.gateway.render_result(&envelope))];
+        content.extend(
+            std::mem::take(&mut envelope.images)
+                .into_iter()
+                .map(|i| ContentBlock::image(i.data, i.mime_type)),
+        );
+        let mut result =
+            if envelope.success { CallToolResult::success(content) } else { CallToolResult::error(content) };
+        result.structured_content = Some(structured(envelope));
         result
     }
 
@@ -243,6 +249,20 @@ impl McpServer {
             )),
         }
     }
+}
+
+/// The envelope as `structuredContent`: the same JSON as
+/// [`Envelope::to_value`], but the result (the bulk of it) is moved, not
+/// copied; only the small parts go through serde.
+fn structured(envelope: Envelope) -> Value {
+    let to_value = |value: Result<Value, serde_json::Error>| value.unwrap_or(Value::Null);
+    let mut map = JsonObject::with_capacity(5);
+    map.insert("success".to_owned(), Value::Bool(envelope.success));
+    map.insert("result".to_owned(), envelope.result.unwrap_or(Value::Null));
+    map.insert("error".to_owned(), envelope.error.map_or(Value::Null, |e| to_value(serde_json::to_value(e))));
+    map.insert("signals".to_owned(), to_value(serde_json::to_value(envelope.signals)));
+    map.insert("metadata".to_owned(), to_value(serde_json::to_value(envelope.metadata)));
+    Value::Object(map)
 }
 
 /// At most 100 characters of something a client sent, for an error message.
@@ -322,7 +342,8 @@ fn cancelled() -> McpError {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder().enable_tools().enable_prompts().build();
+        let capabilities =
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_prompts().build();
         ServerConfig::new(capabilities).with_server_info(self.inner.info.clone())
     }
 
@@ -336,6 +357,26 @@ impl ServerHandler for McpServer {
         let mut result = self.negotiate_initialize(&request)?;
         result.instructions = Some(self.instructions(&caller));
         Ok(result)
+    }
+
+    /// In direct and scoped modes the tool list follows the gateway's (tools
+    /// of upstream MCP servers come and go): each change is announced to this
+    /// session with `notifications/tools/list_changed`. The watcher ends with
+    /// the session's transport.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if !self.inner.exposure.is_direct() {
+            return;
+        }
+        let mut changes = self.inner.gateway.tools_changed();
+        changes.mark_unchanged();
+        let peer = context.peer.clone();
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                if peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        });
     }
 
     async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
@@ -361,7 +402,7 @@ impl ServerHandler for McpServer {
         let caller = self.caller(&context.extensions)?;
         let args = Value::Object(request.arguments.unwrap_or_default());
         match self.run(caller, &request.name, args, &context).await {
-            Some(envelope) => Ok(self.tool_result(&envelope).into()),
+            Some(envelope) => Ok(self.tool_result(envelope).into()),
             None => Err(cancelled()),
         }
     }
@@ -410,6 +451,23 @@ mod tests {
     use super::*;
 
     #[test]
+    fn images_become_image_content_beside_the_envelope() {
+        let server = McpServer::new(Gateway::builder().build().unwrap(), Exposure::Direct);
+        let png = tool_core::Image::png(&[0x89, b'P', b'N', b'G']);
+        let envelope =
+            Envelope::ok(json!({"points": 3}), Vec::new(), tool_core::Metadata::now("render_chart", 1.0, 1))
+                .with_images(vec![png.clone()]);
+        let result = server.tool_result(envelope.clone());
+        assert_eq!(result.content.len(), 2);
+        let image = result.content[1].as_image().expect("the second block is an image");
+        assert_eq!((image.mime_type.as_str(), image.data.as_str()), ("image/png", png.data.as_str()));
+        let structured = result.structured_content.unwrap();
+        assert_eq!(structured["result"]["points"], 3);
+        assert!(structured.get("images").is_none(), "the bytes are not sent twice");
+        assert_eq!(result.is_error, Some(false));
+    }
+
+    #[test]
     fn annotations_follow_the_effect() {
         let schema = json!({"type": "object", "properties": {}, "additionalProperties": false});
         let check = |effect: Effect, read_only: bool, destructive: bool, idempotent: bool| {
@@ -424,6 +482,26 @@ mod tests {
         check(Effect::Read, true, false, true);
         check(Effect::Write { idempotent: true }, false, false, true);
         check(Effect::Write { idempotent: false }, false, true, false);
+    }
+
+    #[test]
+    fn structured_content_is_the_envelope_as_json() {
+        use tool_core::{ErrorCode, Metadata, Signal, ToolError};
+        let signal = Signal::Unavailable { reason: "off".into(), how_to_enable: "turn it on".into() };
+        let mut metadata = Metadata::now("query_weather", 1.5, 1);
+        metadata.total = Some(7);
+        let ok = Envelope::ok(json!({"city": "Oslo", "n": [1, 2]}), vec![signal.clone()], metadata);
+        let failed = Envelope::err(
+            ToolError::new(ErrorCode::InvalidParams, "bad city").with_details(json!({"field": "city"})),
+            Metadata::now("query_weather", 0.2, 0),
+        );
+        for envelope in [ok, failed] {
+            let expected = envelope.to_value();
+            let got = structured(envelope);
+            assert_eq!(got, expected);
+            // The same key order too (serde_json keeps insertion order here).
+            assert_eq!(got.to_string(), expected.to_string());
+        }
     }
 
     #[test]

@@ -42,11 +42,17 @@
 //! | `GET /api/whoami` | any valid key | `{user_id, role, key_id, exposure, can_trace, trace_scope}` (`trace_scope`: `all` or `own`) |
 //! | `GET /api/tools?name=&domain=&tag=&effect=` | any valid key | the tools this caller may use |
 //! | `GET /api/skills` | any valid key | the skills this caller may read |
+//! | `GET /api/audit?user=&tool=&outcome=&since=&limit=` | the highest role | the audit trail, newest first (`{records: [...]}`) |
+//! | `GET /healthz` | anyone, any Host | `{"status": "ok"}` while the process serves |
+//! | `GET /readyz` | anyone, any Host | `200` when every [`Probe`] passes (database, Redis, ...), else `503`; `{status, checks}` |
+//! | `GET /metrics` | loopback peers, or [`HttpConfig::metrics_token`] | Prometheus text: calls by tool, role and outcome, latency per tool, in flight, sessions, rate-limit refusals, and any [`MetricsSource`] |
 //! | `GET /trace` | any valid key (not anonymous): [`HttpConfig::trace_role`] and above (the highest role by default) see every call, others their own | SSE: a `ready` event, then one `trace` event per `gateway::TraceEvent` (`kind` `start`, `end` or `cancelled`; secrets redacted); `lagged` when the gateway dropped some; `revoked` before the stream ends for a revoked key; a reader [`HttpConfig::trace_buffer`] events behind is dropped |
 //!
 //! Every request is checked in this order: one Host and an absolute-form
 //! target naming it (`400`), Host/Origin (`403`), bearer key (`401`, except
-//! `/`), body size (`413`), session owner and caps (`404`, `429`).
+//! `/`), requests per key ([`HttpConfig::http_rate`]: `429` with
+//! `Retry-After`), body size (`413`), session owner and caps (`404`, `429`).
+//! `/healthz`, `/readyz` and `/metrics` are outside these checks.
 //! Connections are bounded by [`HttpConfig::header_timeout`],
 //! [`HttpConfig::idle_timeout`] and [`HttpConfig::max_connections`];
 //! [`serve_http`] drains on shutdown within [`HttpConfig::drain_grace`]. Error
@@ -91,7 +97,10 @@ mod stdio;
 pub use error::{Error, Result};
 pub use exposure::{Exposure, ParseExposureError};
 pub use handler::{CATALOG_PROMPT, GUIDE_PROMPT_PREFIX, McpServer, tool_listing};
-pub use http::{CredentialHook, DEFAULT_LISTEN, HttpConfig, HttpState, SessionMode, http_router, serve_http};
+pub use http::{
+    CredentialHook, DEFAULT_LISTEN, HttpConfig, HttpRate, HttpState, MetricsSource, Probe, SessionMode,
+    http_router, serve_http,
+};
 pub use keys::{
     CreatedKey, KEY_PREFIX, KeyInfo, KeyScope, KeyStore, MIGRATIONS_TABLE, REVOCATION_POLL, VerifiedKey,
 };

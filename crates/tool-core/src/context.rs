@@ -56,6 +56,9 @@ pub struct Caller {
     pub toolset: Option<String>,
     /// When set, only tools of these domains are visible (scoped exposure).
     pub domains: Option<Vec<String>>,
+    /// The id (never the secret) of the API key that authenticated the
+    /// caller, when one did: rate limits count per key, the audit trail names it.
+    pub key_id: Option<String>,
 }
 
 impl Caller {
@@ -69,7 +72,14 @@ impl Caller {
             token: None,
             toolset: None,
             domains: None,
+            key_id: None,
         }
+    }
+
+    /// Set the id of the API key that authenticated this caller.
+    pub fn with_key_id(mut self, key_id: impl Into<String>) -> Self {
+        self.key_id = Some(key_id.into());
+        self
     }
 
     /// Set the pass-through token.

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{ErrorCode, ToolError};
+use crate::{ErrorCode, Image, ToolError};
 
 /// A typed hint that tells the model what to do next. Serialized with a
 /// snake_case `kind` tag, e.g. `{"kind": "need_confirm", ...}`.
@@ -123,12 +123,15 @@ pub struct Envelope {
     pub signals: Vec<Signal>,
     /// Facts about the call.
     pub metadata: Metadata,
+    /// Images that go with the result (MCP `ImageContent`); absent when none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
 }
 
 impl Envelope {
     /// A successful envelope.
     pub fn ok(result: Value, signals: Vec<Signal>, metadata: Metadata) -> Self {
-        Self { success: true, result: Some(result), error: None, signals, metadata }
+        Self { success: true, result: Some(result), error: None, signals, metadata, images: Vec::new() }
     }
 
     /// A failed envelope built from a tool error.
@@ -139,7 +142,14 @@ impl Envelope {
             error: Some(ErrorBody { code: error.code, message: error.message, details: error.details }),
             signals: error.signals,
             metadata,
+            images: Vec::new(),
         }
+    }
+
+    /// The same envelope with these images beside its result.
+    pub fn with_images(mut self, images: Vec<Image>) -> Self {
+        self.images = images;
+        self
     }
 
     /// The error code, when the call failed.

@@ -35,11 +35,14 @@ pub enum ErrorCode {
     VerifyFailed,
     /// A bug on our side; the message says nothing more.
     InternalError,
+    /// The caller sent more calls than its rate limit allows; `details.retry_after_ms`
+    /// says how long to wait before trying again.
+    RateLimited,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 13] = [
+    pub const ALL: [ErrorCode; 14] = [
         ErrorCode::ToolNotFound,
         ErrorCode::SkillNotFound,
         ErrorCode::InvalidParams,
@@ -53,6 +56,7 @@ impl ErrorCode {
         ErrorCode::Unavailable,
         ErrorCode::VerifyFailed,
         ErrorCode::InternalError,
+        ErrorCode::RateLimited,
     ];
 
     /// The wire name, e.g. `"INVALID_PARAMS"`.
@@ -71,6 +75,7 @@ impl ErrorCode {
             ErrorCode::Unavailable => "UNAVAILABLE",
             ErrorCode::VerifyFailed => "VERIFY_FAILED",
             ErrorCode::InternalError => "INTERNAL_ERROR",
+            ErrorCode::RateLimited => "RATE_LIMITED",
         }
     }
 
@@ -160,6 +165,14 @@ impl ToolError {
     /// `EXECUTION_ERROR` for a tool that ran and failed.
     pub fn execution(message: impl Into<String>) -> Self {
         Self::new(ErrorCode::ExecutionError, message)
+    }
+
+    /// `RATE_LIMITED`: try again after `retry_after_ms` milliseconds
+    /// (in `details`, so the model can read it). Not transient: the
+    /// gateway does not retry it on its own, the caller waits.
+    pub fn rate_limited(message: impl Into<String>, retry_after_ms: u64) -> Self {
+        Self::new(ErrorCode::RateLimited, message)
+            .with_details(serde_json::json!({ "retry_after_ms": retry_after_ms }))
     }
 
     /// `INTERNAL_ERROR`; the message is kept generic on purpose.

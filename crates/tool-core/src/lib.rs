@@ -9,6 +9,7 @@
 mod context;
 mod envelope;
 mod error;
+mod image;
 pub mod names;
 pub mod params;
 mod spec;
@@ -17,6 +18,7 @@ mod tool;
 pub use context::{Caller, NoProgress, ProgressSink, Secret, ToolContext};
 pub use envelope::{Envelope, ErrorBody, Metadata, Signal};
 pub use error::{ErrorCode, ToolError};
+pub use image::Image;
 pub use params::{FieldError, Params};
 pub use spec::{Effect, SpecError, ToolExample, ToolSpec};
 pub use tool::{BoxFuture, FnTool, IntoToolOutput, Payload, Tool, ToolOutput, ToolResult};

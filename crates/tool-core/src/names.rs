@@ -17,6 +17,39 @@ pub fn is_tool_name(name: &str) -> bool {
     words >= 2 && name.as_bytes()[0].is_ascii_lowercase()
 }
 
+/// The separator between a tool source's namespace and a tool it brings
+/// (`weather__get_forecast`): two underscores, which a verb_noun name never
+/// contains, so a namespaced name never collides with a built-in one.
+pub const NAMESPACE_SEPARATOR: &str = "__";
+
+/// Whether `name` is a namespaced tool name, `<namespace>__<tool>`, as tools
+/// of another MCP server are registered: the namespace is lowercase ASCII
+/// letters, digits and single underscores starting with a letter; the tool
+/// part is ASCII letters, digits, `_` and `-` (the other server's own name,
+/// kept legible); at most 64 characters in all, which keeps it legal for MCP
+/// and for the model APIs (`^[a-zA-Z0-9_-]{1,64}$`).
+pub fn is_namespaced_tool_name(name: &str) -> bool {
+    let Some((namespace, tool)) = name.split_once(NAMESPACE_SEPARATOR) else {
+        return false;
+    };
+    name.len() <= 64
+        && is_namespace(namespace)
+        && !tool.is_empty()
+        && tool.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Whether `name` can name a tool source (an upstream): lowercase ASCII
+/// letters, digits and single underscores, starting with a letter, at most 32
+/// characters.
+pub fn is_namespace(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 32
+        && name.as_bytes()[0].is_ascii_lowercase()
+        && name
+            .split('_')
+            .all(|w| !w.is_empty() && w.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+}
+
 /// Parameter names whose value the system already knows. A schema that
 /// exposes one is rejected at registration; a call that supplies one gets
 /// `INVALID_PARAMS`. Compared after lowercasing and dropping `_` and `-`,
@@ -45,6 +78,18 @@ pub fn is_injected_field(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn namespaced_tool_names() {
+        for ok in ["weather__get_forecast", "w2__getForecast", "my_srv__get-forecast", "a__b"] {
+            assert!(is_namespaced_tool_name(ok), "{ok}");
+        }
+        for bad in ["weather_get", "__get", "weather__", "Weather__get", "weather__get forecast", "w__x.y"] {
+            assert!(!is_namespaced_tool_name(bad), "{bad}");
+        }
+        assert!(!is_namespaced_tool_name(&format!("w__{}", "x".repeat(62))));
+        assert!(!is_namespace("a__b") && !is_namespace("") && is_namespace("weather2"));
+    }
 
     #[test]
     fn tool_names() {

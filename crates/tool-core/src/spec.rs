@@ -203,7 +203,7 @@ impl ToolSpec {
     /// Check the contract: the name, the description, the schema root and
     /// that no property anywhere in the schema is a context-injected value.
     pub fn check(&self) -> Result<(), SpecError> {
-        if !is_tool_name(&self.name) {
+        if !is_tool_name(&self.name) && !crate::names::is_namespaced_tool_name(&self.name) {
             return Err(SpecError::BadName(self.name.clone()));
         }
         if self.description.trim().is_empty() {

@@ -6,7 +6,7 @@ use std::pin::Pin;
 
 use serde_json::Value;
 
-use crate::{Signal, ToolContext, ToolError, ToolSpec};
+use crate::{Image, Signal, ToolContext, ToolError, ToolSpec};
 
 /// What a tool answers on success.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,6 +15,8 @@ pub struct ToolOutput {
     pub payload: Payload,
     /// Hints for the model that go with the result.
     pub signals: Vec<Signal>,
+    /// Images that go with the result (a chart, an upstream's screenshot).
+    pub images: Vec<Image>,
 }
 
 /// The body of a tool's output: structured JSON, or text a backend returned
@@ -30,12 +32,18 @@ pub enum Payload {
 impl ToolOutput {
     /// A JSON result with no signals.
     pub fn json(value: Value) -> Self {
-        Self { payload: Payload::Json(value), signals: Vec::new() }
+        Self { payload: Payload::Json(value), signals: Vec::new(), images: Vec::new() }
     }
 
     /// A raw text result with no signals.
     pub fn text(text: impl Into<String>) -> Self {
-        Self { payload: Payload::Text(text.into()), signals: Vec::new() }
+        Self { payload: Payload::Text(text.into()), signals: Vec::new(), images: Vec::new() }
+    }
+
+    /// Add an image.
+    pub fn with_image(mut self, image: Image) -> Self {
+        self.images.push(image);
+        self
     }
 
     /// Add a signal.

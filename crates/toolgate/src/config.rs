@@ -29,12 +29,18 @@ pub struct Config {
     pub skills: SkillsConfig,
     /// The MCP server.
     pub server: ServerConfig,
+    /// Rate limits and quotas (none by default).
+    pub rate_limits: RateLimitsConfig,
+    /// The audit trail.
+    pub audit: AuditConfig,
     /// The agent's model (`toolgate agent`, `POST /api/chat`).
     pub agent: AgentSection,
     /// TLS trust for every outgoing connection.
     pub tls: TlsConfig,
     /// HTTP systems declared here, each a folder of route tables (`[[domains]]`).
     pub domains: Vec<crate::domains::DomainConfig>,
+    /// Other MCP servers whose tools are served beside ours (`[[upstreams]]`).
+    pub upstreams: Vec<crate::upstreams::UpstreamEntry>,
 }
 
 /// `[tls]`.
@@ -44,6 +50,56 @@ pub struct TlsConfig {
     /// A PEM bundle of certificate authorities trusted besides the system roots (private
     /// CAs); used by HTTP backends and, as `sslrootcert`, by PostgreSQL.
     pub ca_file: Option<PathBuf>,
+}
+
+/// `[rate_limits]`: per API key, per key and tool, and at the HTTP transport.
+/// Counted in Redis when `[redis] url` is set (shared by every instance),
+/// in memory otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RateLimitsConfig {
+    /// Tool calls per key over every tool (each counts its tool's cost), and concurrent calls.
+    pub per_key: gateway::RateRule,
+    /// `[rate_limits.tools.NAME]`: a tool's own limit per key, and its `cost`.
+    pub tools: std::collections::HashMap<String, gateway::ToolRate>,
+    /// HTTP requests per key at the transport (`requests`, `interval_s`), answered `429`.
+    pub http: gateway::RateRule,
+}
+
+impl RateLimitsConfig {
+    /// The gateway's share.
+    pub fn gateway(&self) -> gateway::RateLimits {
+        gateway::RateLimits { per_key: self.per_key.clone(), tools: self.tools.clone() }
+    }
+
+    /// The transport's share.
+    pub fn http(&self) -> Option<mcp_server::HttpRate> {
+        self.http.requests.map(|requests| mcp_server::HttpRate {
+            requests,
+            interval: std::time::Duration::from_secs(self.http.interval_s.unwrap_or(60).max(1)),
+        })
+    }
+
+    /// Whether any limit is set.
+    pub fn is_empty(&self) -> bool {
+        self.gateway().is_empty() && self.http.requests.is_none()
+    }
+}
+
+/// `[audit]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuditConfig {
+    /// Record every write call and every refused call (default true).
+    pub enabled: bool,
+    /// Delete records older than this many days (checked hourly); unset keeps them all.
+    pub retention_days: Option<u64>,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        Self { enabled: true, retention_days: None }
+    }
 }
 
 /// `[database]`: one pool shared by every store of the process (travel,
@@ -124,6 +180,13 @@ pub struct ServerConfig {
     pub allowed_hosts: Vec<String>,
     /// Largest request body, in bytes.
     pub max_body_bytes: usize,
+    /// This instance's name in audit records (default: host name and process id).
+    pub instance: Option<String>,
+    /// Lets a scraper off loopback read `/metrics` with `Authorization: Bearer <token>`.
+    pub metrics_token: Option<String>,
+    /// How long a verified API key is trusted without asking the database,
+    /// in milliseconds: bounds how late another instance sees a revocation.
+    pub key_cache_ms: u64,
     /// Seconds a client has to send a request's headers (also closes silent
     /// connections and kept-alive connections waiting for a next request).
     pub header_timeout_secs: u64,
@@ -170,6 +233,9 @@ impl Default for ServerConfig {
             expose: "meta".into(),
             allowed_hosts: Vec::new(),
             max_body_bytes: 1024 * 1024,
+            instance: None,
+            metrics_token: None,
+            key_cache_ms: 500,
             header_timeout_secs: 10,
             idle_timeout_secs: 60,
             max_connections: 1024,
@@ -283,6 +349,8 @@ pub const ENV_OVERRIDES: &[(&str, &str)] = &[
     ("TOOLGATE_SKILLS_DIR", "skills.dir"),
     ("TOOLGATE_LISTEN", "server.listen"),
     ("TOOLGATE_EXPOSE", "server.expose"),
+    ("TOOLGATE_INSTANCE", "server.instance"),
+    ("TOOLGATE_METRICS_TOKEN", "server.metrics_token"),
     ("TOOLGATE_AGENT_BASE_URL", "agent.base_url"),
     ("TOOLGATE_AGENT_MODEL", "agent.model"),
 ];
@@ -359,6 +427,12 @@ impl Config {
         if let Some(v) = get("TOOLGATE_EXPOSE") {
             self.server.expose = v;
         }
+        if let Some(v) = get("TOOLGATE_INSTANCE") {
+            self.server.instance = Some(v);
+        }
+        if let Some(v) = get("TOOLGATE_METRICS_TOKEN") {
+            self.server.metrics_token = Some(v);
+        }
         if let Some(v) = get("TOOLGATE_AGENT_BASE_URL") {
             self.agent.base_url = Some(v);
         }
@@ -409,6 +483,25 @@ mod tests {
         assert_eq!(config.domains[0].auth, crate::domains::AuthConfig::BearerFromCaller, "the default auth");
         assert_eq!(config.domains[0].timeout_ms, 10_000);
         assert_eq!(config.tls.ca_file, Some(dir.path().join("ca.pem")));
+    }
+
+    #[test]
+    fn rate_limits_and_audit_parse() {
+        let config = Config::from_toml(
+            "[rate_limits]\nper_key = { requests = 600, interval_s = 60, concurrent = 8 }\nhttp = { requests = 1200 }\n\
+             [rate_limits.tools.plan_itinerary]\ncost = 5\nconcurrent = 2\n[audit]\nretention_days = 90\n",
+        )
+        .unwrap();
+        let limits = config.rate_limits.gateway();
+        assert_eq!(limits.per_key.requests, Some(600));
+        assert_eq!(limits.tools["plan_itinerary"].cost, Some(5));
+        assert_eq!(config.rate_limits.http().unwrap().requests, 1200);
+        assert_eq!(config.rate_limits.http().unwrap().interval.as_secs(), 60);
+        assert!(config.audit.enabled);
+        assert_eq!(config.audit.retention_days, Some(90));
+        assert!(Config::default().rate_limits.is_empty());
+        let err = Config::from_toml("[rate_limits.tools.x]\nweight = 2").unwrap_err().to_string();
+        assert!(err.contains("weight"), "{err}");
     }
 
     #[test]

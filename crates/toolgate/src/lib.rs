@@ -6,6 +6,7 @@ pub mod budget;
 pub mod config;
 pub mod domains;
 pub mod serve;
+pub mod upstreams;
 pub mod wiring;
 
 pub use config::Config;

@@ -107,13 +107,96 @@ pub async fn demo_setup(app: &App, keys: &KeyStore) -> Result<Vec<DemoKey>> {
     Ok(made)
 }
 
-/// The HTTP state for a wired app.
+/// The HTTP state for a wired app: credentials, the audit trail at
+/// `/api/audit`, the transport's rate counters, and the `/readyz` probes
+/// (the database with its audit table, Redis when rate limits use it).
 pub fn http_state(app: &App, keys: KeyStore, exposure: Exposure, config: HttpConfig) -> HttpState {
     let mut state = HttpState::new(app.gateway.clone(), keys).with_exposure(exposure).with_config(config);
     if let Some(db) = &app.fitness_db {
         state = state.with_credentials(Arc::new(FitnessCredentials::new(db.clone(), app.fitness_token_ttl)));
     }
+    if let Some(audit) = &app.audit {
+        state = state
+            .with_audit(audit.clone())
+            .with_probe(Arc::new(DatabaseProbe(audit.clone())))
+            .with_metrics_source(Arc::new(AuditPoolMetrics(audit.clone())));
+    }
+    if let Some(store) = &app.rate_store {
+        state = state.with_rate_store(store.clone());
+    }
+    if let Some(redis) = &app.redis_rates {
+        state = state.with_probe(Arc::new(RedisProbe(redis.clone())));
+    }
     state
+}
+
+/// `/readyz`: the database answers and the audit migrations ran.
+#[derive(Debug)]
+struct DatabaseProbe(fleet::SqlAudit);
+
+#[async_trait::async_trait]
+impl mcp_server::Probe for DatabaseProbe {
+    fn name(&self) -> &str {
+        "database"
+    }
+
+    async fn check(&self) -> Result<(), String> {
+        self.0.ready().await.map_err(|error| {
+            tracing::warn!(%error, "readiness: the database does not answer");
+            "the database does not answer or its tables are missing".to_owned()
+        })
+    }
+}
+
+/// `/metrics`: the process's one connection pool (every store shares it).
+#[derive(Debug)]
+struct AuditPoolMetrics(fleet::SqlAudit);
+
+impl mcp_server::MetricsSource for AuditPoolMetrics {
+    fn render(&self, out: &mut String) {
+        let (open, idle, max) = self.0.pool_use();
+        out.push_str("# HELP toolgate_db_pool_connections Database connections of a pool, by state.\n");
+        out.push_str("# TYPE toolgate_db_pool_connections gauge\n");
+        out.push_str(&format!(
+            "toolgate_db_pool_connections{{pool=\"main\",state=\"in_use\"}} {}\n",
+            open.saturating_sub(idle)
+        ));
+        out.push_str(&format!("toolgate_db_pool_connections{{pool=\"main\",state=\"idle\"}} {idle}\n"));
+        out.push_str("# HELP toolgate_db_pool_max_connections Most connections a pool may open.\n");
+        out.push_str("# TYPE toolgate_db_pool_max_connections gauge\n");
+        out.push_str(&format!("toolgate_db_pool_max_connections{{pool=\"main\"}} {max}\n"));
+    }
+}
+
+/// `/readyz`: Redis (the rate-limit counters) answers.
+#[derive(Debug)]
+struct RedisProbe(Arc<fleet::RedisRateStore>);
+
+#[async_trait::async_trait]
+impl mcp_server::Probe for RedisProbe {
+    fn name(&self) -> &str {
+        "redis"
+    }
+
+    async fn check(&self) -> Result<(), String> {
+        self.0.ping().await.map_err(|error| error.to_string())
+    }
+}
+
+/// Retention: every hour, delete audit records older than `days`.
+pub fn spawn_audit_retention(audit: fleet::SqlAudit, days: u64) -> tokio::task::JoinHandle<()> {
+    let age = std::time::Duration::from_secs(days.saturating_mul(86_400));
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(3600));
+        loop {
+            tick.tick().await;
+            match audit.prune_older_than(age).await {
+                Ok(0) => {}
+                Ok(n) => tracing::info!(deleted = n, days, "audit retention pruned old records"),
+                Err(error) => tracing::warn!(%error, "audit retention could not prune"),
+            }
+        }
+    })
 }
 
 /// The text printed at a demo start: keys, and a client configuration.

@@ -40,6 +40,26 @@ pub struct App {
     pub fitness_token_ttl: Duration,
     /// Problems found in the skills (bad files, unknown tools); the others still load.
     pub skill_problems: Vec<SkillError>,
+    /// The upstream MCP servers, kept connected while the app lives.
+    pub upstreams: mcp_upstream::Upstreams,
+    /// The audit trail, unless `[audit] enabled = false`.
+    pub audit: Option<fleet::SqlAudit>,
+    /// Where rate-limit counters live (Redis when configured), when any limit is set.
+    pub rate_store: Option<Arc<dyn gateway::RateStore>>,
+    /// The Redis counters, for `/readyz`.
+    pub redis_rates: Option<Arc<fleet::RedisRateStore>>,
+}
+
+/// This instance's name in audit records: the configured one, else host name and process id.
+pub fn instance_name(config: &Config) -> String {
+    config.server.instance.clone().unwrap_or_else(|| {
+        let host = std::fs::read_to_string("/etc/hostname")
+            .ok()
+            .map(|h| h.trim().to_owned())
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "toolgate".into());
+        format!("{host}:{}", std::process::id())
+    })
 }
 
 impl App {
@@ -66,28 +86,64 @@ impl App {
             }
         };
         let mut tools: Vec<Arc<dyn Tool>> = travel::tools(travel_store.clone(), travel_config(config));
-        tools.extend(
+        tools.extend(fitness::with_chart(
             fitness_domain(config, &fitness_url, ca_pem.as_deref())?
                 .tools(fitness::with_examples)
                 .map_err(anyhow::Error::msg)?,
-        );
+        ));
         for domain in declared {
             tools.extend(domain.tools(|spec| spec).map_err(anyhow::Error::msg)?);
         }
 
         let policy = authz::Policy::from_config(config.authz.clone()).context("in [authz]")?;
+        let env = |name: &str| std::env::var(name).ok();
+        let mut upstream_configs = Vec::with_capacity(config.upstreams.len());
+        for entry in &config.upstreams {
+            let upstream = entry.resolve(&env).context("in [[upstreams]]")?;
+            if policy.hierarchy().rank(&upstream.required_role).is_none() {
+                anyhow::bail!(
+                    "in [[upstreams]]: `{}` requires role `{}`, which is not in [authz] roles",
+                    upstream.name,
+                    upstream.required_role
+                );
+            }
+            upstream_configs.push(upstream);
+        }
         let (skill_set, mut skill_problems) = load_skills(config.skills.dir.as_deref(), policy.hierarchy());
-        let gateway = Gateway::builder()
-            .policy(policy)
-            .limits(config.limits.clone())
-            .tools(tools)
-            .skills(skill_set)
-            .build()
-            .context("building the gateway")?;
+        let mut builder =
+            Gateway::builder().policy(policy).limits(config.limits.clone()).tools(tools).skills(skill_set);
+        let audit = if config.audit.enabled {
+            let audit = fleet::SqlAudit::open(db.clone(), instance_name(config))
+                .await
+                .context("opening the audit trail")?;
+            builder = builder.audit(Arc::new(audit.clone()));
+            Some(audit)
+        } else {
+            None
+        };
+        let (mut rate_store, mut redis_rates) = (None, None);
+        if !config.rate_limits.is_empty() {
+            let store: Arc<dyn gateway::RateStore> = match &config.redis.url {
+                Some(url) => {
+                    let redis = Arc::new(
+                        fleet::RedisRateStore::new(url).context("in [redis] url (for the rate limits)")?,
+                    );
+                    redis_rates = Some(redis.clone());
+                    redis
+                }
+                None => Arc::new(gateway::MemoryRateStore::new()),
+            };
+            builder = builder.rate_limits(config.rate_limits.gateway(), store.clone());
+            rate_store = Some(store);
+        }
+        let gateway = builder.build().context("building the gateway")?;
         skill_problems.extend(gateway.skill_problems().iter().cloned());
         for problem in &skill_problems {
             tracing::warn!("{problem}");
         }
+        // Connected after the gateway exists: their tools join it as they are
+        // listed, and a dead upstream only delays the start by its connect timeout.
+        let upstreams = mcp_upstream::Upstreams::start(&gateway, upstream_configs).await;
         Ok(Self {
             db,
             gateway,
@@ -96,6 +152,10 @@ impl App {
             fitness_server,
             fitness_token_ttl: Duration::from_secs(config.fitness.token_ttl_secs.max(60)),
             skill_problems,
+            upstreams,
+            audit,
+            rate_store,
+            redis_rates,
         })
     }
 

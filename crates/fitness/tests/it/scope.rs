@@ -17,14 +17,16 @@ async fn a_nutrition_session_sees_and_calls_only_nutrition_tools() {
     // Discovery, catalog and schemas.
     let everything: Vec<String> =
         env.gateway.discover(&full.caller, &Filter::default()).into_iter().map(|s| s.name).collect();
-    assert_eq!(everything.len(), 6);
+    assert_eq!(everything.len(), 7);
     let visible: Vec<String> =
         env.gateway.discover(&scoped.caller, &Filter::default()).into_iter().map(|s| s.name).collect();
     assert_eq!(visible, ["query_nutrition", "update_nutrition"]);
     assert!(env.gateway.discover(&scoped.caller, &Filter::default().domain("training")).is_empty());
     let catalog = env.gateway.catalog(&scoped.caller);
     assert!(catalog.contains("query_nutrition"), "{catalog}");
-    for hidden in ["query_training", "update_training", "query_body_data", "update_body_data"] {
+    for hidden in
+        ["query_training", "update_training", "query_body_data", "update_body_data", "render_weight_chart"]
+    {
         assert!(!catalog.contains(hidden), "{hidden} in the catalog:\n{catalog}");
         assert!(env.gateway.tool_schema(&scoped.caller, hidden).is_err(), "{hidden} schema");
         let meta = env.gateway.call_meta(&scoped, "get_tool_schema", json!({"tool_name": hidden})).await;

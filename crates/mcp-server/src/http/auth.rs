@@ -82,10 +82,12 @@ pub(super) async fn authenticate(
     };
     // The key itself stays in the Authorization header, which no handler reads;
     // backend credentials, if any, come from the deployment's credential hook.
-    let caller = match &shared.state.credentials {
+    let mut caller = match &shared.state.credentials {
         Some(hook) => hook.credentials(verified.caller).await,
         None => verified.caller,
     };
+    // Rate limits count per key and the audit trail names it (the id, never the key).
+    caller.key_id = Some(verified.id.clone());
     request.extensions_mut().insert(Authenticated { caller, key_id: verified.id });
     next.run(request).await
 }

@@ -10,6 +10,8 @@
 //!    those hosts nor in [`HttpConfig::allowed_origins`], is `403`;
 //! 2. except for `/`, the bearer key: none or a bad one is `401` (with
 //!    `WWW-Authenticate: Bearer`), a key store that cannot answer is `503`;
+//!    then (2b) requests per key per interval, when [`HttpConfig::http_rate`]
+//!    is set: over it is `429` with `Retry-After`;
 //! 3. the body limit: a `Content-Length` over [`HttpConfig::max_body_bytes`]
 //!    is `413` (rmcp enforces the same limit on streamed bodies);
 //! 4. on `/mcp` with sessions, the session owner: a session id made by
@@ -30,12 +32,16 @@
 //! HTTP method (`405`), and unknown
 //! JSON-RPC methods or bad params (JSON-RPC `-32601` / `-32602`).
 //!
-//! One file per step: `origin` (1), `auth` (2), `limits` (3), `session` (4)
-//! with `message` (5); [`http_router`] stacks them in this order. `serve`
-//! holds the connection level (cap, header and idle timeouts, the drain).
+//! One file per step: `origin` (1), `auth` (2), `rate` (2b), `limits` (3),
+//! `session` (4) with `message` (5); [`http_router`] stacks them in this
+//! order. `serve` holds the connection level (cap, header and idle
+//! timeouts, the drain). `ops` serves `/healthz`, `/readyz` and `/metrics`
+//! outside them all (balancers and scrapers name an instance by address and
+//! carry no key).
 
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 
 use axum::Json;
@@ -55,17 +61,22 @@ use tool_core::Caller;
 use crate::{Exposure, KeyStore, McpServer};
 
 mod api;
+mod audit;
 mod auth;
 mod chat;
 mod console;
 mod limits;
 mod message;
+mod ops;
 mod origin;
 mod page;
+mod rate;
 mod serve;
 mod session;
 mod trace;
 
+pub use ops::{MetricsSource, Probe};
+pub use rate::HttpRate;
 pub use serve::serve_http;
 
 /// Where `toolgate serve` listens unless told otherwise: loopback only.
@@ -109,6 +120,13 @@ pub struct HttpConfig {
     /// default; meant for local tools that cannot send headers, such as the
     /// MCP conformance suite, on a loopback listener with a low role.
     pub anonymous: Option<Caller>,
+    /// Lets a scraper that is not on loopback read `/metrics` with
+    /// `Authorization: Bearer <token>`. Unset: loopback only.
+    pub metrics_token: Option<String>,
+    /// Requests per interval per API key at the transport (`429` with
+    /// `Retry-After` over it); counted in [`HttpState::with_rate_store`]'s
+    /// store, in memory when none is set. Unset: no transport limit.
+    pub http_rate: Option<HttpRate>,
     /// Time a client has to send a request's headers, counted from when the
     /// connection waits for a request, so it also closes silent new
     /// connections and partial headers (slowloris). Default 10 s.
@@ -144,6 +162,8 @@ impl Default for HttpConfig {
             trace_role: None,
             sse_keep_alive: Some(Duration::from_secs(15)),
             anonymous: None,
+            metrics_token: None,
+            http_rate: None,
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             max_connections: 1024,
@@ -169,6 +189,14 @@ pub struct HttpState {
     pub config: HttpConfig,
     /// Adds backend credentials (the pass-through token) to a verified caller.
     pub credentials: Option<Arc<dyn CredentialHook>>,
+    /// Checks behind `/readyz`.
+    pub probes: Vec<Arc<dyn Probe>>,
+    /// More metrics for `/metrics`.
+    pub metrics_sources: Vec<Arc<dyn MetricsSource>>,
+    /// The audit trail behind `/api/audit`.
+    pub audit: Option<fleet::SqlAudit>,
+    /// Where the transport's request counters live.
+    pub rate_store: Option<Arc<dyn gateway::RateStore>>,
     /// The agent behind `POST /api/chat`; without one that route is `503`.
     pub agent: Option<agent::Agent>,
     shutdown: CancellationToken,
@@ -204,6 +232,10 @@ impl HttpState {
             exposure: Exposure::default(),
             config: HttpConfig::default(),
             credentials: None,
+            probes: Vec::new(),
+            metrics_sources: Vec::new(),
+            audit: None,
+            rate_store: None,
             agent: None,
             shutdown: CancellationToken::new(),
             drain: Drain::default(),
@@ -213,6 +245,30 @@ impl HttpState {
     /// Fill in backend credentials for every verified caller.
     pub fn with_credentials(mut self, hook: Arc<dyn CredentialHook>) -> Self {
         self.credentials = Some(hook);
+        self
+    }
+
+    /// Add a readiness check to `/readyz`.
+    pub fn with_probe(mut self, probe: Arc<dyn Probe>) -> Self {
+        self.probes.push(probe);
+        self
+    }
+
+    /// Add metrics to `/metrics`.
+    pub fn with_metrics_source(mut self, source: Arc<dyn MetricsSource>) -> Self {
+        self.metrics_sources.push(source);
+        self
+    }
+
+    /// Serve this audit trail at `/api/audit`.
+    pub fn with_audit(mut self, audit: fleet::SqlAudit) -> Self {
+        self.audit = Some(audit);
+        self
+    }
+
+    /// Count the transport's requests per key here (Redis for a fleet).
+    pub fn with_rate_store(mut self, store: Arc<dyn gateway::RateStore>) -> Self {
+        self.rate_store = Some(store);
         self
     }
 
@@ -251,6 +307,10 @@ struct Shared {
     origins: HashSet<String>,
     trace_role: String,
     server: McpServer,
+    /// The session manager, for the sessions gauge (stateful mode only).
+    sessions: Option<Arc<LocalSessionManager>>,
+    /// Requests refused with `429`.
+    http_limited: AtomicU64,
 }
 
 /// The whole HTTP surface as an axum router (see the module docs for the
@@ -261,7 +321,10 @@ struct Shared {
 /// end their sessions, and know that the connection limits
 /// ([`HttpConfig::header_timeout`], [`HttpConfig::idle_timeout`],
 /// [`HttpConfig::max_connections`]) and the drain are [`serve_http`]'s.
-pub fn http_router(state: HttpState) -> Router {
+pub fn http_router(mut state: HttpState) -> Router {
+    if state.config.http_rate.is_some() && state.rate_store.is_none() {
+        state.rate_store = Some(Arc::new(gateway::MemoryRateStore::new()));
+    }
     let hosts = state.config.allowed_hosts.iter().filter_map(|h| origin::HostRule::parse(h)).collect();
     let origins = state.config.allowed_origins.iter().filter_map(|o| origin::normalize_origin(o)).collect();
     let trace_role = state
@@ -270,7 +333,20 @@ pub fn http_router(state: HttpState) -> Router {
         .clone()
         .unwrap_or_else(|| state.gateway.policy().hierarchy().highest().to_owned());
     let server = McpServer::new(state.gateway.clone(), state.exposure.clone());
-    let shared = Arc::new(Shared { state, hosts, origins, trace_role, server });
+    let sessions = (state.config.sessions == SessionMode::Stateful).then(|| {
+        let mut manager = LocalSessionManager::default();
+        manager.session_config.keep_alive = Some(state.config.session_idle);
+        Arc::new(manager)
+    });
+    let shared = Arc::new(Shared {
+        state,
+        hosts,
+        origins,
+        trace_role,
+        server,
+        sessions,
+        http_limited: AtomicU64::new(0),
+    });
 
     let config = &shared.state.config;
     let rmcp_config = StreamableHttpServerConfig::default()
@@ -292,9 +368,7 @@ pub fn http_router(state: HttpState) -> Router {
     };
     let mcp = match config.sessions {
         SessionMode::Stateful => {
-            let mut manager = LocalSessionManager::default();
-            manager.session_config.keep_alive = Some(config.session_idle);
-            let manager = Arc::new(manager);
+            let manager = shared.sessions.clone().unwrap_or_default();
             let owners = Arc::new(session::SessionOwners::new(manager.clone(), config));
             session::close_revoked(&owners, &shared.state.keys, &shared.state.shutdown);
             guard.owners = Some(owners);
@@ -316,16 +390,26 @@ pub fn http_router(state: HttpState) -> Router {
         .route("/api/call", post(console::call))
         .route("/api/chat", post(chat::chat))
         .route("/trace", get(trace::trace))
+        .route("/api/audit", get(audit::audit))
         .fallback(api::not_found)
         .with_state(shared.clone())
         .merge(mcp)
         .layer(middleware::from_fn_with_state(shared.clone(), limits::body_limit)) // 3
+        .layer(middleware::from_fn_with_state(shared.clone(), rate::http_rate)) // 2b
         .layer(middleware::from_fn_with_state(shared.clone(), auth::authenticate)); // 2
+
+    // Balancers and scrapers name the instance by address and carry no key.
+    let ops = Router::new()
+        .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
+        .route("/metrics", get(ops::metrics))
+        .with_state(shared.clone());
 
     Router::new()
         .route("/", get(page::index))
         .merge(protected)
         .layer(middleware::from_fn_with_state(shared, origin::guard_origin)) // 1
+        .merge(ops)
 }
 
 /// A JSON error response of this layer.

@@ -127,16 +127,23 @@ async fn connection(
     drain: tokio_util::sync::CancellationToken,
     _open: watch::Receiver<()>,
 ) {
+    let activity_peer = tcp.peer_addr().ok();
     let activity =
         Arc::new(Activity { start: Instant::now(), last: AtomicU64::new(0), running: AtomicUsize::new(0) });
     let io = TokioIo::new(Tracked { inner: tcp, activity: activity.clone() });
     let service_activity = activity.clone();
+    // The peer address tells `/metrics` whether the scraper is on loopback.
+    let peer = activity_peer;
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
         let mut router = router.clone();
         service_activity.running.fetch_add(1, Ordering::Relaxed);
         let running = Running(service_activity.clone());
+        let mut request = request.map(Body::new);
+        if let Some(peer) = peer {
+            request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+        }
         async move {
-            let response = router.call(request.map(Body::new)).await;
+            let response = router.call(request).await;
             drop(running);
             response
         }

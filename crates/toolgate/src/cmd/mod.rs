@@ -9,6 +9,7 @@ use clap::Subcommand;
 use toolgate::{App, Config};
 
 mod agent;
+mod audit;
 mod call;
 mod check;
 mod import;
@@ -38,6 +39,8 @@ impl Globals {
 pub(crate) enum Command {
     /// Serve MCP over streamable HTTP at /mcp (or over stdio).
     Serve(serve::Args),
+    /// Read the audit trail: write calls and refused calls, newest first.
+    Audit(audit::Args),
     /// Manage API keys (stored hashed).
     Keys {
         #[command(subcommand)]
@@ -86,6 +89,7 @@ impl Command {
                 serve::run(args, &config).await
             }
             Command::Keys { action } => keys::run(action, &globals.load()?).await,
+            Command::Audit(args) => audit::run(args, &globals.load()?).await,
             Command::Call(args) => call::run(args, &start(&globals).await?).await,
             Command::Tools(args) => inspect::tools(args, &start(&globals).await?),
             Command::Schema(args) => inspect::schema(args, &start(&globals).await?),

@@ -57,11 +57,19 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
         mcp_server::serve_stdio(app.gateway.clone(), caller, exposure).await?;
         return Ok(ExitCode::SUCCESS);
     }
-    let keys = mcp_server::KeyStore::open(app.db.clone()).await.context("opening the key store")?;
+    let keys = mcp_server::KeyStore::open(app.db.clone())
+        .await
+        .context("opening the key store")?
+        .with_cache_ttl(std::time::Duration::from_millis(config.server.key_cache_ms));
     let demo_keys = if args.demo { toolgate::serve::demo_setup(&app, &keys).await? } else { Vec::new() };
     let mut http = config.server.http();
     if args.stateless {
         http.sessions = mcp_server::SessionMode::Stateless;
+    }
+    http.metrics_token = config.server.metrics_token.clone();
+    http.http_rate = config.rate_limits.http();
+    if let (Some(audit), Some(days)) = (&app.audit, config.audit.retention_days) {
+        toolgate::serve::spawn_audit_retention(audit.clone(), days);
     }
     if let Some(role) = args.allow_anonymous {
         check_role(app.gateway.policy().hierarchy(), &role, "--allow-anonymous: ")?;
@@ -75,6 +83,7 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
         print!("{}", toolgate::serve::demo_banner(&url, &demo_keys));
     }
     println!("toolgate serving MCP at {url}/mcp ({exposure} exposure); Ctrl-C stops it");
+    tracing::info!(%url, %exposure, instance = %toolgate::wiring::instance_name(config), "serving MCP");
     let _ = std::io::stdout().flush();
     let mut state = toolgate::serve::http_state(&app, keys, exposure, http);
     if config.agent.base_url.is_some() {

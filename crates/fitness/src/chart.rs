@@ -1,0 +1,124 @@
+//! `render_weight_chart`: the weight trend of a date range as a PNG, beside
+//! the numbers it shows. It reads through `query_body_data` (the caller's
+//! own token, the same API) and draws with plotters into an RGB buffer: no
+//! fonts and no system libraries, so the picture has no text; the numbers
+//! (first, last, lowest, highest, change) travel in the structured result.
+
+use std::sync::Arc;
+
+use plotters::prelude::*;
+use serde_json::{Value, json};
+use tool_core::{Effect, ErrorCode, Image, Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec};
+
+/// The tool's name.
+pub(crate) const NAME: &str = "render_weight_chart";
+const WIDTH: u32 = 640;
+const HEIGHT: u32 = 320;
+
+/// The chart tool, reading through `query_body_data`.
+pub(crate) struct WeightChart {
+    spec: ToolSpec,
+    query: Arc<dyn Tool>,
+}
+
+impl WeightChart {
+    pub(crate) fn new(query: Arc<dyn Tool>) -> Self {
+        let date = |what: &str| json!({"type": "string", "format": "date", "description": format!("{what}, YYYY-MM-DD, e.g. 2026-03-01.")});
+        let schema = json!({
+            "type": "object",
+            "properties": {"from": date("First day, inclusive"), "to": date("Last day, inclusive")},
+            "required": ["from", "to"],
+            "additionalProperties": false
+        });
+        let spec = ToolSpec::new(
+            NAME,
+            "Draw the caller's weight trend over a date range as a PNG chart (a line through each recorded day). \
+             Use it when the user wants to see their weight over time. Returns the image beside \
+             {points, first_kg, last_kg, min_kg, max_kg, change_kg}; days without a weight are skipped, \
+             a range with none is NOT_FOUND. Example: {\"from\": \"2026-03-01\", \"to\": \"2026-03-31\"}.",
+            schema,
+        )
+        .with_effect(Effect::Read)
+        .with_domain("body")
+        .with_role(query.spec().required_role.clone())
+        .with_timeout(query.spec().timeout)
+        .with_tags(["fitness", "body", "weight", "chart"])
+        .with_example("Weight trend of March", json!({"from": "2026-03-01", "to": "2026-03-31"}));
+        Self { spec, query }
+    }
+}
+
+#[async_trait::async_trait]
+impl Tool for WeightChart {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, ctx: &ToolContext, params: Value) -> ToolResult {
+        let (from, to) = (params["from"].clone(), params["to"].clone());
+        let listed = self.query.call(ctx, json!({"op": "list_measurements", "from": from, "to": to})).await?;
+        let body = match listed.payload {
+            tool_core::Payload::Json(value) => value,
+            tool_core::Payload::Text(text) => serde_json::from_str(&text).unwrap_or(Value::Null),
+        };
+        // The route tool answers `{"payload": <the API's body>, ...}`.
+        let points: Vec<(usize, f64)> = body.get("payload").unwrap_or(&body)["measurements"]
+            .as_array()
+            .map(|rows| rows.iter().filter_map(|r| r["weight_kg"].as_f64()).enumerate().collect())
+            .unwrap_or_default();
+        if points.is_empty() {
+            return Err(ToolError::new(
+                ErrorCode::NotFound,
+                format!("no weight is recorded between {from} and {to}; ask for another range"),
+            ));
+        }
+        // A drawing failure is a bug of ours, not something the model can fix.
+        let png = draw(&points).map_err(|_| ToolError::internal())?;
+        let weights: Vec<f64> = points.iter().map(|p| p.1).collect();
+        let (first, last) = (weights[0], weights[weights.len() - 1]);
+        let min = weights.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = weights.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let result = json!({
+            "from": from, "to": to, "points": weights.len(),
+            "first_kg": first, "last_kg": last, "min_kg": min, "max_kg": max,
+            "change_kg": ((last - first) * 10.0).round() / 10.0,
+        });
+        Ok(ToolOutput::json(result).with_image(Image::png(&png)))
+    }
+}
+
+/// The chart as PNG bytes: a light grid, the weight line and a dot per day.
+fn draw(points: &[(usize, f64)]) -> Result<Vec<u8>, String> {
+    let mut rgb = vec![255u8; (WIDTH * HEIGHT * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let low = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min) - 1.0;
+        let high = points.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max) + 1.0;
+        let last = points.len().saturating_sub(1).max(1) as f64;
+        let mut chart = ChartBuilder::on(&root)
+            .margin(16)
+            .build_cartesian_2d(0f64..last, low..high)
+            .map_err(|e| e.to_string())?;
+        let grid = RGBColor(225, 228, 234);
+        for i in 0..=4 {
+            let y = low + (high - low) * f64::from(i) / 4.0;
+            chart.draw_series(LineSeries::new([(0.0, y), (last, y)], grid)).map_err(|e| e.to_string())?;
+        }
+        let line = RGBColor(37, 99, 235);
+        let series = points.iter().map(|&(i, w)| (i as f64, w));
+        chart
+            .draw_series(LineSeries::new(series.clone(), line.stroke_width(3)))
+            .map_err(|e| e.to_string())?;
+        chart.draw_series(series.map(|p| Circle::new(p, 4, line.filled()))).map_err(|e| e.to_string())?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, WIDTH, HEIGHT);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(|e| e.to_string())?;
+    writer.write_image_data(&rgb).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    Ok(out)
+}

@@ -1,0 +1,170 @@
+//! Call metrics, kept as plain atomics laid out when the gateway is built
+//! (tools × roles × outcomes), and rendered in the Prometheus text format
+//! only when someone scrapes. A call costs a few relaxed atomic adds: no
+//! lock, no map lookup, no allocation, so metrics are free when nobody reads them.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+
+use tool_core::ErrorCode;
+
+/// Upper bounds of the latency buckets, in seconds.
+const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
+/// `OK` plus every error code.
+const OUTCOMES: usize = ErrorCode::ALL.len() + 1;
+
+/// One tool's latency histogram.
+#[derive(Debug, Default)]
+struct Histogram {
+    buckets: [AtomicU64; BUCKETS.len()],
+    count: AtomicU64,
+    sum_us: AtomicU64,
+}
+
+/// Counters of every call the gateway ran.
+#[derive(Debug)]
+pub(crate) struct CallMetrics {
+    /// Tool label per slot; the last one is `(unknown)` for names that are not registered.
+    tools: Vec<String>,
+    /// Role label per slot; the last one is `(other)`.
+    roles: Vec<String>,
+    calls: Vec<AtomicU64>,
+    latency: Vec<Histogram>,
+    in_flight: AtomicI64,
+}
+
+impl CallMetrics {
+    pub(crate) fn new(tools: &[String], roles: &[String]) -> Self {
+        let mut tools = tools.to_vec();
+        tools.push("(unknown)".into());
+        let mut roles = roles.to_vec();
+        roles.push("(other)".into());
+        let calls = (0..tools.len() * roles.len() * OUTCOMES).map(|_| AtomicU64::new(0)).collect();
+        let latency = (0..tools.len()).map(|_| Histogram::default()).collect();
+        Self { tools, roles, calls, latency, in_flight: AtomicI64::new(0) }
+    }
+
+    /// The slot of names that are not registered.
+    pub(crate) fn unknown_tool(&self) -> usize {
+        self.tools.len() - 1
+    }
+
+    fn role_slot(&self, role: &str) -> usize {
+        self.roles[..self.roles.len() - 1].iter().position(|r| r == role).unwrap_or(self.roles.len() - 1)
+    }
+
+    pub(crate) fn started(&self) {
+        self.in_flight.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn left(&self) {
+        self.in_flight.fetch_sub(1, Relaxed);
+    }
+
+    pub(crate) fn finished(&self, tool: usize, role: &str, code: Option<ErrorCode>, seconds: f64) {
+        let outcome = code.map_or(0, |c| ErrorCode::ALL.iter().position(|x| *x == c).map_or(0, |i| i + 1));
+        let slot = (tool * self.roles.len() + self.role_slot(role)) * OUTCOMES + outcome;
+        self.calls[slot].fetch_add(1, Relaxed);
+        let histogram = &self.latency[tool];
+        if let Some(bucket) = BUCKETS.iter().position(|b| seconds <= *b) {
+            histogram.buckets[bucket].fetch_add(1, Relaxed);
+        }
+        histogram.count.fetch_add(1, Relaxed);
+        histogram.sum_us.fetch_add((seconds * 1e6) as u64, Relaxed);
+    }
+
+    /// Append the metrics in Prometheus text format.
+    pub(crate) fn render(&self, out: &mut String) {
+        out.push_str(
+            "# HELP toolgate_calls_total Tool calls by tool, role and outcome (OK or the error code).\n",
+        );
+        out.push_str("# TYPE toolgate_calls_total counter\n");
+        let mut rate_limited = 0u64;
+        let limited = ErrorCode::ALL.iter().position(|c| *c == ErrorCode::RateLimited).map(|i| i + 1);
+        for (t, tool) in self.tools.iter().enumerate() {
+            for (r, role) in self.roles.iter().enumerate() {
+                for o in 0..OUTCOMES {
+                    let n = self.calls[(t * self.roles.len() + r) * OUTCOMES + o].load(Relaxed);
+                    if n == 0 {
+                        continue;
+                    }
+                    if Some(o) == limited {
+                        rate_limited += n;
+                    }
+                    let outcome = if o == 0 { "OK" } else { ErrorCode::ALL[o - 1].as_str() };
+                    let _ = writeln!(
+                        out,
+                        "toolgate_calls_total{{tool=\"{}\",role=\"{}\",outcome=\"{outcome}\"}} {n}",
+                        label(tool),
+                        label(role)
+                    );
+                }
+            }
+        }
+        out.push_str("# HELP toolgate_rate_limited_total Tool calls refused with RATE_LIMITED.\n");
+        out.push_str("# TYPE toolgate_rate_limited_total counter\n");
+        let _ = writeln!(out, "toolgate_rate_limited_total {rate_limited}");
+        out.push_str("# HELP toolgate_calls_in_flight Tool calls running now.\n");
+        out.push_str("# TYPE toolgate_calls_in_flight gauge\n");
+        let _ = writeln!(out, "toolgate_calls_in_flight {}", self.in_flight.load(Relaxed));
+        out.push_str("# HELP toolgate_call_duration_seconds Wall time of tool calls, by tool.\n");
+        out.push_str("# TYPE toolgate_call_duration_seconds histogram\n");
+        for (tool, h) in self.tools.iter().zip(&self.latency) {
+            let count = h.count.load(Relaxed);
+            if count == 0 {
+                continue;
+            }
+            let tool = label(tool);
+            let mut cumulative = 0;
+            for (bound, bucket) in BUCKETS.iter().zip(&h.buckets) {
+                cumulative += bucket.load(Relaxed);
+                let _ = writeln!(
+                    out,
+                    "toolgate_call_duration_seconds_bucket{{tool=\"{tool}\",le=\"{bound}\"}} {cumulative}"
+                );
+            }
+            let _ =
+                writeln!(out, "toolgate_call_duration_seconds_bucket{{tool=\"{tool}\",le=\"+Inf\"}} {count}");
+            let sum = h.sum_us.load(Relaxed) as f64 / 1e6;
+            let _ = writeln!(out, "toolgate_call_duration_seconds_sum{{tool=\"{tool}\"}} {sum}");
+            let _ = writeln!(out, "toolgate_call_duration_seconds_count{{tool=\"{tool}\"}} {count}");
+        }
+    }
+}
+
+/// A label value with `\`, `"` and newlines escaped as the text format asks.
+pub fn label(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_land_in_their_labels_and_buckets() {
+        let m = CallMetrics::new(&["a_tool".into(), "b_tool".into()], &["guest".into(), "admin".into()]);
+        m.started();
+        m.finished(1, "admin", None, 0.003);
+        m.finished(1, "admin", Some(ErrorCode::RateLimited), 0.0001);
+        m.finished(m.unknown_tool(), "nobody", Some(ErrorCode::ToolNotFound), 0.0001);
+        m.left();
+        let mut out = String::new();
+        m.render(&mut out);
+        assert!(
+            out.contains("toolgate_calls_total{tool=\"b_tool\",role=\"admin\",outcome=\"OK\"} 1\n"),
+            "{out}"
+        );
+        assert!(out.contains("outcome=\"RATE_LIMITED\"} 1\n"));
+        assert!(out.contains(
+            "toolgate_calls_total{tool=\"(unknown)\",role=\"(other)\",outcome=\"TOOL_NOT_FOUND\"} 1"
+        ));
+        assert!(out.contains("toolgate_rate_limited_total 1\n"));
+        assert!(out.contains("toolgate_calls_in_flight 0\n"));
+        assert!(out.contains("toolgate_call_duration_seconds_bucket{tool=\"b_tool\",le=\"0.0025\"} 1\n"));
+        assert!(out.contains("toolgate_call_duration_seconds_bucket{tool=\"b_tool\",le=\"0.005\"} 2\n"));
+        assert!(out.contains("toolgate_call_duration_seconds_count{tool=\"b_tool\"} 2\n"));
+        assert!(!out.contains("tool=\"a_tool\""), "untouched series are left out");
+        assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+}

@@ -1,0 +1,97 @@
+//! [`UpstreamConfig`]: one other MCP server, as the binary read it from
+//! `[[upstreams]]` (this crate never reads files or the environment).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tool_core::Secret;
+
+/// How to reach an upstream server.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Transport {
+    /// A child process speaking MCP over its stdin/stdout; restarted when it dies.
+    Stdio {
+        /// The program and its arguments.
+        command: Vec<String>,
+        /// Extra environment variables for the child (values may be secrets).
+        env: Vec<(String, Secret)>,
+        /// The working folder, when not ours.
+        cwd: Option<PathBuf>,
+    },
+    /// A streamable HTTP endpoint (`http://host/mcp`).
+    Http {
+        /// The endpoint.
+        url: String,
+        /// Headers sent with every request (e.g. `Authorization`); never logged.
+        headers: Vec<(String, Secret)>,
+    },
+}
+
+/// What the upstream learns about our caller.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum IdentityMode {
+    /// Nothing: every call reaches the upstream as toolgate itself (the default).
+    #[default]
+    None,
+    /// The caller's user id, role and tenant in the request's `_meta`, under
+    /// [`CALLER_META_KEY`]. Never a token, never an API key.
+    Meta,
+}
+
+/// The `_meta` key under which [`IdentityMode::Meta`] sends the caller.
+pub const CALLER_META_KEY: &str = "io.toolgate/caller";
+
+/// One upstream MCP server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamConfig {
+    /// Namespace of its tools (`<name>__<tool>`) and their domain.
+    pub name: String,
+    /// How to reach it.
+    pub transport: Transport,
+    /// The role its tools require unless `[authz.overrides]` says otherwise.
+    pub required_role: String,
+    /// Tools known to only read (retried after transient failures, no
+    /// confirmation); every other tool is treated as a non-idempotent write.
+    pub read_only_tools: Vec<String>,
+    /// Believe the upstream's `readOnlyHint` / `idempotentHint` annotations.
+    pub trust_annotations: bool,
+    /// Default time limit of one call.
+    pub timeout: Duration,
+    /// What the upstream learns about our caller.
+    pub identity: IdentityMode,
+    /// How long the first connection may take before toolgate starts without it.
+    pub connect_timeout: Duration,
+    /// Pause before the first reconnection; doubled after each failure.
+    pub backoff_min: Duration,
+    /// Longest pause between reconnections.
+    pub backoff_max: Duration,
+}
+
+impl UpstreamConfig {
+    /// An upstream with the defaults: role `member`, nothing read-only,
+    /// 30 s per call, no identity, 10 s to connect, backoff 0.5 s to 30 s.
+    pub fn new(name: impl Into<String>, transport: Transport) -> Self {
+        Self {
+            name: name.into(),
+            transport,
+            required_role: "member".into(),
+            read_only_tools: Vec::new(),
+            trust_annotations: false,
+            timeout: Duration::from_secs(30),
+            identity: IdentityMode::None,
+            connect_timeout: Duration::from_secs(10),
+            backoff_min: Duration::from_millis(500),
+            backoff_max: Duration::from_secs(30),
+        }
+    }
+
+    /// A child process upstream.
+    pub fn stdio(name: impl Into<String>, command: Vec<String>) -> Self {
+        Self::new(name, Transport::Stdio { command, env: Vec::new(), cwd: None })
+    }
+
+    /// A streamable HTTP upstream.
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        Self::new(name, Transport::Http { url: url.into(), headers: Vec::new() })
+    }
+}

@@ -1,0 +1,120 @@
+//! Other MCP servers as tool sources: each upstream's tools become ordinary
+//! gateway tools named `<upstream>__<tool>`, so authorization, validation,
+//! limits, the envelope and the trace apply to them unchanged.
+//!
+//! | Item | What it is |
+//! |---|---|
+//! | [`UpstreamConfig`], [`Transport`], [`IdentityMode`] | one upstream: a stdio child process or a streamable HTTP endpoint, its role, read-only tools, identity mode, timeouts and backoff |
+//! | [`Upstreams::start`] | connect every upstream (waiting at most each one's connect timeout), register its tools, and keep it connected |
+//! | [`local_name`] | the naming rule |
+//!
+//! # Life cycle
+//!
+//! Each upstream has a supervisor task. It connects, lists the tools and
+//! registers them under the source `upstream:<name>` (a tool whose name or
+//! schema fails our checks is left out with a logged reason). It follows
+//! `notifications/tools/list_changed` by listing again, which replaces the
+//! registered set and makes the gateway tell its own clients. When the
+//! connection ends (the child crashed, the server went away) its tools stay
+//! listed and answer `UNAVAILABLE` with the reason, and the supervisor
+//! reconnects (a child is spawned anew) after a pause that doubles from
+//! `backoff_min` to `backoff_max`. An upstream that is down at start does
+//! not stop toolgate; its tools appear once it answers.
+//!
+//! # Calls
+//!
+//! Our caller's progress token is not forwarded as is: the upstream gets a
+//! token of our own connection and its progress notifications are routed to
+//! the caller's progress sink. When our call is dropped (the client
+//! cancelled, the deadline passed) the upstream gets `notifications/cancelled`.
+//! An `isError` result is `EXECUTION_ERROR` with the upstream's text;
+//! `structuredContent` is the result (else the text, parsed when it is
+//! JSON); image content is kept beside the result.
+//!
+//! # Identity
+//!
+//! The upstream learns who calls only as configured ([`IdentityMode`]):
+//! nothing, or user id, role and tenant in `_meta`. The caller's token and
+//! toolgate's API keys never leave; HTTP headers are the configured ones.
+
+mod config;
+mod link;
+mod spec;
+mod supervisor;
+mod tool;
+
+use std::sync::Arc;
+
+use gateway::Gateway;
+use tokio::task::JoinHandle;
+
+pub use config::{CALLER_META_KEY, IdentityMode, Transport, UpstreamConfig};
+pub use spec::local_name;
+
+use crate::link::{Link, State};
+
+/// The running upstreams; dropping this stops them (children are killed).
+#[derive(Debug)]
+pub struct Upstreams {
+    running: Vec<(Arc<Link>, JoinHandle<()>)>,
+}
+
+/// One upstream's state, for status pages and tests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamStatus {
+    /// The upstream's name.
+    pub name: String,
+    /// Whether it is connected.
+    pub connected: bool,
+    /// Why not, when it is not.
+    pub reason: Option<String>,
+}
+
+impl Upstreams {
+    /// Start every upstream and wait until each has made its first attempt
+    /// (at most its connect timeout): toolgate then starts with the tools of
+    /// those that answered, and keeps trying the others.
+    pub async fn start(gateway: &Gateway, configs: Vec<UpstreamConfig>) -> Self {
+        let mut running = Vec::with_capacity(configs.len());
+        let mut waits = Vec::with_capacity(configs.len());
+        for config in configs {
+            let link = Arc::new(Link::new(&config.name));
+            let (tx, rx) = tokio::sync::oneshot::channel();
+            let task = tokio::spawn(supervisor::supervise(config, gateway.clone(), link.clone(), tx));
+            running.push((link, task));
+            waits.push(rx);
+        }
+        for wait in waits {
+            let _ = wait.await;
+        }
+        Self { running }
+    }
+
+    /// Each upstream's state.
+    pub fn status(&self) -> Vec<UpstreamStatus> {
+        self.running
+            .iter()
+            .map(|(link, _)| match link.state() {
+                State::Up(peer) if !peer.is_transport_closed() => {
+                    UpstreamStatus { name: link.name.clone(), connected: true, reason: None }
+                }
+                State::Up(_) => UpstreamStatus {
+                    name: link.name.clone(),
+                    connected: false,
+                    reason: Some("the connection closed".into()),
+                },
+                State::Down(reason) => {
+                    UpstreamStatus { name: link.name.clone(), connected: false, reason: Some(reason) }
+                }
+            })
+            .collect()
+    }
+}
+
+impl Drop for Upstreams {
+    fn drop(&mut self) {
+        for (_, task) in &self.running {
+            task.abort();
+        }
+    }
+}

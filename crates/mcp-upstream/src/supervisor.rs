@@ -1,0 +1,201 @@
+//! The life of one upstream connection: connect, read the tools into the
+//! gateway, follow `list_changed`, and when the connection dies (a crashed
+//! child, a server gone) mark it down and reconnect with backoff. A
+//! restarted child is a new process spawned from the same command.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gateway::Gateway;
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::service::RunningService;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{RoleClient, ServiceExt};
+use tokio::sync::{mpsc, oneshot};
+use tool_core::Tool;
+
+use crate::link::{Handler, Link, State};
+use crate::tool::UpstreamTool;
+use crate::{Transport, UpstreamConfig, spec};
+
+type Service = RunningService<RoleClient, Handler>;
+
+/// Run one upstream until the task is aborted. `ready` fires after the first
+/// connection attempt, whatever its outcome.
+pub(crate) async fn supervise(
+    config: UpstreamConfig,
+    gateway: Gateway,
+    link: Arc<Link>,
+    ready: oneshot::Sender<()>,
+) {
+    let mut ready = Some(ready);
+    let mut failures: u32 = 0;
+    loop {
+        let (refresh_tx, mut refresh_rx) = mpsc::unbounded_channel();
+        let handler = Handler { link: link.clone(), refresh: refresh_tx };
+        let connected = tokio::time::timeout(config.connect_timeout, connect(&config, handler)).await;
+        match connected {
+            Ok(Ok(service)) => {
+                failures = 0;
+                let peer = service.peer().clone();
+                link.set(State::Up(peer.clone()));
+                tracing::info!(upstream = %config.name, "upstream connected");
+                refresh(&config, &gateway, &link, &service).await;
+                if let Some(ready) = ready.take() {
+                    let _ = ready.send(());
+                }
+                let reason = follow(&config, &gateway, &link, service, &mut refresh_rx).await;
+                tracing::warn!(upstream = %config.name, %reason, "upstream connection ended");
+                link.set(State::Down(reason));
+            }
+            Ok(Err(reason)) => {
+                tracing::warn!(upstream = %config.name, %reason, "upstream connection failed");
+                link.set(State::Down(reason));
+            }
+            Err(_) => {
+                let reason = format!("no answer within {} ms", config.connect_timeout.as_millis());
+                tracing::warn!(upstream = %config.name, %reason, "upstream connection failed");
+                link.set(State::Down(reason));
+            }
+        }
+        if let Some(ready) = ready.take() {
+            let _ = ready.send(());
+        }
+        let pause = backoff(&config, failures);
+        failures = failures.saturating_add(1);
+        tokio::time::sleep(pause).await;
+    }
+}
+
+/// Follow a live connection until it ends; the reason it ended.
+async fn follow(
+    config: &UpstreamConfig,
+    gateway: &Gateway,
+    link: &Arc<Link>,
+    service: Service,
+    refresh_rx: &mut mpsc::UnboundedReceiver<()>,
+) -> String {
+    let token = service.cancellation_token();
+    let peer = service.peer().clone();
+    let mut waiting = std::pin::pin!(service.waiting());
+    loop {
+        tokio::select! {
+            quit = &mut waiting => return format!("the connection closed ({quit:?})"),
+            // A call saw the transport fail (a refused POST, a closed pipe):
+            // start over, which also fails the other calls in flight at once
+            // instead of leaving them to their deadlines.
+            () = link.reconnect.notified() => {
+                token.cancel();
+                return "the connection was lost during a call".into();
+            }
+            Some(()) = refresh_rx.recv() => {
+                while refresh_rx.try_recv().is_ok() {}
+                refresh_peer(config, gateway, link, &peer).await;
+            }
+        }
+    }
+}
+
+async fn refresh(config: &UpstreamConfig, gateway: &Gateway, link: &Arc<Link>, service: &Service) {
+    refresh_peer(config, gateway, link, service.peer()).await;
+}
+
+/// Read the upstream's tools and put them in the gateway under our names;
+/// a tool whose name or schema we cannot use is left out with a logged reason.
+async fn refresh_peer(
+    config: &UpstreamConfig,
+    gateway: &Gateway,
+    link: &Arc<Link>,
+    peer: &rmcp::Peer<RoleClient>,
+) {
+    let listed = match peer.list_all_tools().await {
+        Ok(tools) => tools,
+        Err(error) => {
+            tracing::warn!(upstream = %config.name, %error, "could not list the upstream's tools; keeping the old list");
+            return;
+        }
+    };
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(listed.len());
+    for tool in &listed {
+        match spec::spec_for(config, tool) {
+            Ok(spec) => tools.push(Arc::new(UpstreamTool {
+                spec,
+                remote: tool.name.to_string(),
+                link: link.clone(),
+                identity: config.identity,
+            })),
+            Err(reason) => tracing::warn!(upstream = %config.name, %reason, "upstream tool left out"),
+        }
+    }
+    let count = tools.len();
+    for problem in gateway.replace_source_tools(&source(&config.name), tools) {
+        tracing::warn!(upstream = %config.name, %problem, "upstream tool left out");
+    }
+    tracing::info!(upstream = %config.name, offered = listed.len(), usable = count, "upstream tools registered");
+}
+
+/// The gateway's source name for an upstream's tools.
+pub(crate) fn source(name: &str) -> String {
+    format!("upstream:{name}")
+}
+
+fn backoff(config: &UpstreamConfig, failures: u32) -> Duration {
+    let factor = 2u32.saturating_pow(failures.min(16));
+    config.backoff_min.saturating_mul(factor).min(config.backoff_max)
+}
+
+async fn connect(config: &UpstreamConfig, handler: Handler) -> Result<Service, String> {
+    match &config.transport {
+        Transport::Stdio { command, env, cwd } => {
+            let Some((program, args)) = command.split_first() else {
+                return Err("the command is empty".into());
+            };
+            let mut cmd = tokio::process::Command::new(program);
+            cmd.args(args);
+            for (key, value) in env {
+                cmd.env(key, value.expose());
+            }
+            if let Some(cwd) = cwd {
+                cmd.current_dir(cwd);
+            }
+            let (transport, _stderr) = TokioChildProcess::builder(cmd)
+                .stderr(std::process::Stdio::inherit())
+                .spawn()
+                .map_err(|e| format!("could not start `{program}`: {e}"))?;
+            handler.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))
+        }
+        Transport::Http { url, headers } => {
+            let mut custom = HashMap::new();
+            for (name, value) in headers {
+                let name =
+                    HeaderName::from_str(name).map_err(|_| format!("`{name}` is not a header name"))?;
+                let mut value = HeaderValue::from_str(value.expose())
+                    .map_err(|_| format!("the value of header `{name}` is not valid"))?;
+                value.set_sensitive(true);
+                custom.insert(name, value);
+            }
+            let transport = StreamableHttpClientTransport::from_config(
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom),
+            );
+            handler.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        let mut config = UpstreamConfig::stdio("w", vec!["x".into()]);
+        config.backoff_min = Duration::from_millis(100);
+        config.backoff_max = Duration::from_millis(1000);
+        let pauses: Vec<u128> = (0..6).map(|n| backoff(&config, n).as_millis()).collect();
+        assert_eq!(pauses, [100, 200, 400, 800, 1000, 1000]);
+        assert_eq!(backoff(&config, u32::MAX).as_millis(), 1000);
+    }
+}

@@ -1,0 +1,158 @@
+//! [`UpstreamTool`]: one tool of another MCP server, called through the
+//! gateway like any other; its MCP result becomes our output or error.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
+    CancelledNotificationParam, ClientNotification, ClientRequest, ContentBlock, RequestId, ServerResult,
+};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use rmcp::{Peer, RoleClient};
+use serde_json::{Value, json};
+use tool_core::{ErrorCode, Image, Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec};
+
+use crate::link::{Link, State};
+use crate::{CALLER_META_KEY, IdentityMode};
+
+/// A tool of an upstream server, registered under our name for it.
+pub(crate) struct UpstreamTool {
+    pub(crate) spec: ToolSpec,
+    /// Its name on the upstream.
+    pub(crate) remote: String,
+    pub(crate) link: Arc<Link>,
+    pub(crate) identity: IdentityMode,
+}
+
+#[async_trait::async_trait]
+impl Tool for UpstreamTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call(&self, ctx: &ToolContext, params: Value) -> ToolResult {
+        let (state, generation) = self.link.current();
+        let peer = match state {
+            State::Up(peer) if !peer.is_transport_closed() => peer,
+            State::Up(_) => return Err(self.unavailable("the connection just closed")),
+            State::Down(reason) => return Err(self.unavailable(&reason)),
+        };
+        let mut request = CallToolRequestParams::new(self.remote.clone());
+        request.arguments = match params {
+            Value::Object(map) => Some(map),
+            _ => None,
+        };
+        let mut options = PeerRequestOptions::no_options();
+        if self.identity == IdentityMode::Meta {
+            let caller = &ctx.caller;
+            let mut meta = rmcp::model::RequestMetaObject::default();
+            meta.insert(
+                CALLER_META_KEY.into(),
+                json!({"user_id": caller.user_id, "role": caller.role, "tenant": caller.tenant}),
+            );
+            options = options.with_meta(meta);
+        }
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
+        let handle =
+            peer.send_request_with_option(request, options).await.map_err(|e| self.lost(&e, generation))?;
+        // Progress the upstream reports for this request goes to our caller;
+        // if our caller goes away (cancels, times out) the upstream is told.
+        let _route = self.link.route_progress(&handle.progress_token, ctx.progress.clone());
+        let mut guard = CancelOnDrop { peer: peer.clone(), id: Some(handle.id.clone()) };
+        let answer = handle.await_response().await;
+        guard.id = None;
+        match answer {
+            Ok(ServerResult::CallToolResult(result)) => convert(&self.spec.name, result),
+            Ok(_) => Err(ToolError::new(
+                ErrorCode::ExecutionError,
+                format!("`{}` answered something that is not a tool result", self.spec.name),
+            )),
+            Err(ServiceError::McpError(error)) => Err(ToolError::new(
+                ErrorCode::ExecutionError,
+                format!("the upstream refused the call: {}", clip(&error.message)),
+            )),
+            Err(error) => Err(self.lost(&error, generation)),
+        }
+    }
+}
+
+impl UpstreamTool {
+    fn unavailable(&self, reason: &str) -> ToolError {
+        ToolError::new(
+            ErrorCode::Unavailable,
+            format!(
+                "the MCP server `{}` behind `{}` is not reachable ({reason}); it is being reconnected. \
+                 Tell the user and try again later.",
+                self.link.name, self.spec.name
+            ),
+        )
+        .with_details(json!({"upstream": self.link.name, "reason": reason}))
+    }
+
+    /// The connection broke during the call: ask for a reconnection now.
+    fn lost(&self, error: &ServiceError, generation: u64) -> ToolError {
+        tracing::warn!(upstream = %self.link.name, tool = %self.spec.name, %error, "upstream call lost");
+        self.link.failed(generation);
+        self.unavailable("the connection was lost during the call")
+    }
+}
+
+/// Sends `notifications/cancelled` for a request abandoned before its answer.
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        let notification = ClientNotification::CancelledNotification(CancelledNotification::new(
+            CancelledNotificationParam::new(Some(id), Some("the caller cancelled".into())),
+        ));
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = peer.send_notification(notification).await;
+            });
+        }
+    }
+}
+
+/// An MCP tool result as our output: `isError` is `EXECUTION_ERROR` with the
+/// upstream's text; `structuredContent` is the result; otherwise the text
+/// (parsed when it is JSON); images are kept beside it.
+pub(crate) fn convert(tool: &str, result: CallToolResult) -> ToolResult {
+    let mut texts = Vec::new();
+    let mut images = Vec::new();
+    for block in &result.content {
+        match block {
+            ContentBlock::Text(text) => texts.push(text.text.clone()),
+            ContentBlock::Image(image) => {
+                images.push(Image::from_base64(image.mime_type.clone(), image.data.clone()));
+            }
+            _ => {}
+        }
+    }
+    let text = texts.join("\n");
+    if result.is_error == Some(true) {
+        let message =
+            if text.trim().is_empty() { format!("`{tool}` failed without saying why") } else { clip(&text) };
+        return Err(ToolError::new(ErrorCode::ExecutionError, message));
+    }
+    let value = match result.structured_content {
+        Some(value) => value,
+        None => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    };
+    let mut output = ToolOutput::json(value);
+    output.images = images;
+    Ok(output)
+}
+
+/// At most 2,000 characters of an upstream's message.
+fn clip(text: &str) -> String {
+    let mut out: String = text.chars().take(2000).collect();
+    if out.len() < text.len() {
+        out.push('…');
+    }
+    out
+}

@@ -1,0 +1,8 @@
+//! Integration tests of mcp-upstream against real MCP servers: a Python
+//! server written with the official SDK over stdio, and a toolgate MCP
+//! server (mcp-server, in process, on 127.0.0.1:0) over streamable HTTP.
+
+mod common;
+mod front;
+mod http;
+mod stdio;
