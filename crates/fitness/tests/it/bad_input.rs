@@ -75,12 +75,7 @@ async fn bad_parameters_get_the_matching_branch_errors() {
 async fn values_the_schema_cannot_judge_are_refused_by_the_backend_with_its_message() {
     let env = Env::sqlite().await;
     let alice = env.user("backend-refusal").await;
-    let cases: [(&str, &str, Value); 3] = [
-        (
-            "backend_blank_names",
-            "update_nutrition",
-            json!({"op": "log_meal", "date": "2026-03-14", "name": "  ", "items": [{"name": " ", "grams": 1, "kcal": 1}]}),
-        ),
+    let cases: [(&str, &str, Value); 2] = [
         (
             "backend_empty_measurement",
             "update_body_data",
@@ -95,4 +90,46 @@ async fn values_the_schema_cannot_judge_are_refused_by_the_backend_with_its_mess
         assert_eq!(got.metadata.attempts, 1, "{name}: sent once, not retried");
         insta::assert_json_snapshot!(name, answer(&got));
     }
+}
+
+/// Names shown to people (meals, foods, workouts, exercises) refuse blanks,
+/// control characters and bidirectional overrides in the schema: nothing
+/// reaches the backend, and the answer names every offending field.
+#[tokio::test]
+async fn names_with_control_or_bidi_characters_are_refused_before_the_backend() {
+    let env = Env::sqlite().await;
+    let alice = env.user("plain-names").await;
+    let cases: [(&str, Value, &[&str]); 3] = [
+        (
+            "update_nutrition",
+            json!({"op": "log_meal", "date": "2026-03-14", "name": "  ", "items": [{"name": "oat\u{202E}meal", "grams": 1, "kcal": 1}]}),
+            &["/name", "/items/0/name"],
+        ),
+        (
+            "update_training",
+            json!({"op": "log_workout", "date": "2026-03-14", "name": "leg\u{0007}day", "sets": [{"exercise": "\u{2066}squat", "reps": 5}]}),
+            &["/name", "/sets/0/exercise"],
+        ),
+        (
+            "update_training",
+            json!({"op": "update_workout", "workout_id": 1, "name": "a\u{200F}b"}),
+            &["/name"],
+        ),
+    ];
+    for (tool, params, pointers) in cases {
+        let got = env.call(&alice, tool, params).await;
+        assert_eq!(got.code(), Some(ErrorCode::InvalidParams), "{tool}: {got:?}");
+        assert_eq!(got.metadata.attempts, 0, "{tool}: nothing sent");
+        let seen = answer(&got)["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["pointer"].as_str().unwrap_or("").to_owned())
+            .collect::<Vec<_>>();
+        for pointer in pointers {
+            assert!(seen.iter().any(|p| p == pointer), "{tool}: {pointer} not among {seen:?}");
+        }
+    }
+    let day = env.ok(&alice, "query_nutrition", json!({"op": "list_meals", "date": "2026-03-14"})).await;
+    assert_eq!(day["payload"]["meals"], json!([]));
 }
