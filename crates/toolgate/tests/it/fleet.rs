@@ -5,7 +5,8 @@
 //!   round-robin frontend, two stateful behind a frontend sticky on
 //!   `Mcp-Session-Id`): round robin seen in each instance's `/metrics`,
 //!   sticky sessions, racing submits making one order, a per-tool limit
-//!   shared through Redis, a revocation seen by every instance within 1 s,
+//!   shared through Redis, a revocation and a role downgrade seen by every
+//!   instance within 1 s,
 //!   and one instance killed mid-load while the other keeps serving. Needs
 //!   `haproxy`, `TOOLGATE_TEST_PG_URL` and `TOOLGATE_TEST_REDIS_URL`; says
 //!   it skipped without them, unless `TOOLGATE_REQUIRE_HAPROXY=1`.
@@ -25,7 +26,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 /// A child process killed when dropped.
-struct Proc(Child);
+pub(crate) struct Proc(Child);
 
 impl Drop for Proc {
     fn drop(&mut self) {
@@ -34,14 +35,14 @@ impl Drop for Proc {
     }
 }
 
-fn toolgate(config: &Path) -> Command {
+pub(crate) fn toolgate(config: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
     cmd.arg("--config").arg(config).env_remove("TOOLGATE_DATABASE_URL").env_remove("TOOLGATE_REDIS_URL");
     cmd
 }
 
 /// `toolgate serve` with `extra` arguments; its URL once it prints it.
-fn serve(config: &Path, instance: &str, extra: &[&str], env: &[(&str, &str)]) -> (Proc, String) {
+pub(crate) fn serve(config: &Path, instance: &str, extra: &[&str], env: &[(&str, &str)]) -> (Proc, String) {
     let mut child = toolgate(config)
         .args(["serve", "--listen", "127.0.0.1:0"])
         .args(extra)
@@ -62,7 +63,7 @@ fn serve(config: &Path, instance: &str, extra: &[&str], env: &[(&str, &str)]) ->
 }
 
 /// `toolgate keys create`: (id, key).
-fn make_key(config: &Path, user: &str, role: &str) -> (String, String) {
+pub(crate) fn make_key(config: &Path, user: &str, role: &str) -> (String, String) {
     let out = toolgate(config).args(["keys", "create", "--user", user, "--role", role]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
@@ -74,7 +75,7 @@ fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-fn unique(what: &str) -> String {
+pub(crate) fn unique(what: &str) -> String {
     format!("{what}-{}-{}", std::process::id(), chrono::Utc::now().timestamp_micros())
 }
 
@@ -119,7 +120,7 @@ fn call_body(tool: &str, params: Value) -> Value {
 }
 
 /// `execute_tool` over one POST; (status, envelope or error body).
-async fn execute(
+pub(crate) async fn execute(
     client: &reqwest::Client,
     url: &str,
     key: &str,
@@ -161,7 +162,7 @@ fn outside_address() -> Option<std::net::IpAddr> {
     (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
 }
 
-fn day(days: i64) -> String {
+pub(crate) fn day(days: i64) -> String {
     (chrono::Utc::now().date_naive() + chrono::Duration::days(days)).to_string()
 }
 
@@ -239,7 +240,7 @@ fn fleet_parts() -> Option<(PathBuf, String, String)> {
     }
 }
 
-async fn wait_until(what: &str, limit: Duration, mut ok: impl AsyncFnMut() -> bool) {
+pub(crate) async fn wait_until(what: &str, limit: Duration, mut ok: impl AsyncFnMut() -> bool) {
     let started = Instant::now();
     while !ok().await {
         assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
@@ -373,6 +374,31 @@ async fn fleet_behind_haproxy() {
         }
     }
     eprintln!("revocation seen by all four instances after {:?}", delays.iter().max().unwrap());
+
+    // 5b. So does a role downgrade (`toolgate keys update`), without a restart.
+    let (boss_id, boss) = make_key(&config, &unique("fleet-carol"), "admin");
+    let role_on = async |url: &str| -> Value {
+        let me = client.get(format!("{url}/api/whoami")).bearer_auth(&boss).send().await.unwrap();
+        me.json::<Value>().await.unwrap()["role"].clone()
+    };
+    for url in [&url_a, &url_b, &url_c, &url_d] {
+        assert_eq!(role_on(url).await, "admin");
+    }
+    let out = toolgate(&config).args(["keys", "update", &boss_id, "--role", "guest"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let changed_at = Instant::now();
+    let mut delays = Vec::new();
+    for url in [&url_a, &url_b, &url_c, &url_d] {
+        while role_on(url).await != "guest" {
+            assert!(
+                changed_at.elapsed() < Duration::from_secs(1),
+                "{url} still serves the old role after 1 s"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        delays.push(changed_at.elapsed());
+    }
+    eprintln!("role downgrade seen by all four instances after {:?}", delays.iter().max().unwrap());
 
     // 6. One instance killed mid-load: only its calls in flight fail, with a clear error.
     // A fresh connection per call: a kept-alive one that the balancer closes
