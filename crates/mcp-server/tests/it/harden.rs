@@ -113,11 +113,9 @@ async fn a_key_revoked_by_another_process_loses_its_trace_and_sessions_within_a_
 
 /// Wait until `id` is announced; other tests on the same database announce their own keys.
 async fn heard_within(heard: &mut tokio::sync::broadcast::Receiver<String>, id: &str, limit: Duration) {
-    tokio::time::timeout(limit, async {
-        while heard.recv().await.unwrap() != id {}
-    })
-    .await
-    .expect("heard in time");
+    tokio::time::timeout(limit, async { while heard.recv().await.unwrap() != id {} })
+        .await
+        .expect("heard in time");
 }
 
 #[tokio::test]
