@@ -141,7 +141,7 @@ async fn a_role_downgrade_by_another_process_reaches_a_running_server_within_a_s
     assert_eq!(whoami(&server.admin).await["trace_scope"], "all");
     let (session, _) = server.open_session(&server.admin).await;
     // `toolgate keys update` is another process: a second store on the same
-    // file (SQLite: no notification, so the key cache's 1 s TTL bounds it).
+    // file (SQLite has no notification: the watcher's poll finds the change).
     let cli = KeyStore::connect(&server.keys_url).await.unwrap();
     let id = key_id(&cli.list().await.unwrap(), "ada");
     let change = KeyChange { role: Some("member".into()), ..KeyChange::default() };
@@ -157,7 +157,7 @@ async fn a_role_downgrade_by_another_process_reaches_a_running_server_within_a_s
         assert!(start.elapsed() < Duration::from_millis(1500), "still {me} after {:?}", start.elapsed());
         tokio::time::sleep(Duration::from_millis(10)).await;
     };
-    eprintln!("role downgrade by another process (SQLite, cache TTL only) seen after {seen:?}");
+    eprintln!("role downgrade by another process (SQLite: the watcher's poll) seen after {seen:?}");
     // Its session (opened as an admin) is ended like a revoked key's; a new
     // one runs with the new role: the admin tool is refused.
     let gone = loop {
@@ -196,7 +196,7 @@ async fn a_role_downgrade_by_another_process_reaches_a_running_server_within_a_s
 
 #[tokio::test]
 async fn a_role_change_on_postgres_reaches_other_instances_at_once() {
-    let Some(url) = crate::keys::pg_url() else { return };
+    let Some(url) = test_support::pg::url() else { return };
     let here = KeyStore::connect(&url).await.unwrap();
     let there = KeyStore::connect(&url).await.unwrap().with_cache_ttl(Duration::from_secs(3600));
     let user = format!("downgrade-{}", std::process::id());
