@@ -11,6 +11,13 @@ dump's total / N: everything the process did for those calls, every thread).
     bench/callgrind_calls.py bare target/release/xtask [--sessions]
 
 The dump is kept (callgrind.out.<label>) for callgrind_annotate --inclusive=yes.
+
+Caveat: the total includes the server's timed background work during the
+calls (toolgate polls for revoked keys every 0.5 s and re-checks a key in the
+database once its 1 s cache entry expires). Under valgrind a call takes
+milliseconds, so on a loaded machine that work adds a varying share per call:
+compare binaries in one sitting, release builds, and look at the inclusive
+cost of the request path (callgrind_annotate) rather than the total alone.
 """
 
 import argparse
