@@ -20,6 +20,21 @@
 //! query. Keys are never logged: [`CreatedKey::key`] is a
 //! [`tool_core::Secret`], whose `Debug` prints `[redacted]`.
 //!
+//! # The cache, and why a hit hashes nothing
+//!
+//! Every HTTP request is checked, so a cache hit must cost next to nothing:
+//! the cache is a read-mostly map under an `RwLock` (readers never wait for
+//! each other; only a miss, once per key per TTL, takes the write side),
+//! indexed by the process-keyed SipHash of the bearer key that the map's
+//! `RandomState` computes anyway, with no SHA-256, no hex string and no copy
+//! of the verified caller (the entry is shared, an `Arc`). The entry keeps
+//! the key itself and a hit compares it with the presented one in constant
+//! time, so a colliding index is a miss, never someone else's identity. The
+//! plaintext stays in this process's memory only while the key is in use:
+//! expired entries are swept on every miss, a revocation drops its entries
+//! at once, and keys never leave the process (they were in the request
+//! anyway).
+//!
 //! # Revocation
 //!
 //! Verified keys are cached in memory for a short time (1 s by default,
@@ -39,7 +54,8 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use db::{Db, DbConfig, MigrationSet};
@@ -155,10 +171,27 @@ pub struct VerifiedKey {
     pub caller: Caller,
 }
 
-#[derive(Clone, Debug)]
+/// A verified key in the cache: the key itself (compared in constant time
+/// on every hit), who it is, and since when it is trusted.
 struct Cached {
-    verified: VerifiedKey,
+    key: Secret,
+    verified: Arc<VerifiedKey>,
     at: Instant,
+}
+
+/// The cache: entries by the keyed hash of the bearer key (see the module docs).
+#[derive(Default)]
+struct KeyCache {
+    hasher: RandomState,
+    entries: RwLock<Entries>,
+}
+
+#[derive(Default)]
+struct Entries {
+    by_slot: HashMap<u64, Cached>,
+    /// When expired entries were last dropped (at most once per TTL, so a
+    /// miss costs O(1) amortized however many keys are cached).
+    swept: Option<Instant>,
 }
 
 /// The API key store over SQLite or PostgreSQL (table `toolgate_api_keys`).
@@ -166,7 +199,7 @@ struct Cached {
 #[derive(Clone)]
 pub struct KeyStore {
     db: Db,
-    cache: Arc<Mutex<HashMap<String, Cached>>>,
+    cache: Arc<KeyCache>,
     cache_ttl: Duration,
     revoked: broadcast::Sender<String>,
 }
@@ -320,8 +353,8 @@ impl KeyStore {
 
     /// Drop a key from the cache and tell the subscribers.
     fn forget(&self, id: &str) {
-        if let Ok(mut cache) = self.cache.lock() {
-            cache.retain(|_, cached| cached.verified.id != id);
+        if let Ok(mut cache) = self.cache.entries.write() {
+            cache.by_slot.retain(|_, cached| cached.verified.id != id);
         }
         let _ = self.revoked.send(id.to_owned());
     }
@@ -397,16 +430,24 @@ impl KeyStore {
     /// Who `key` belongs to; `None` for an unknown, revoked or malformed key.
     /// An `Err` means the database could not answer (not that the key is bad).
     pub async fn verify(&self, key: &str) -> Result<Option<VerifiedKey>> {
+        Ok(self.verify_shared(key).await?.map(|verified| (*verified).clone()))
+    }
+
+    /// [`verify`](Self::verify) without copying the answer: a cache hit (the
+    /// common case, every request of a busy key) costs one read lock, one
+    /// SipHash and one comparison.
+    pub async fn verify_shared(&self, key: &str) -> Result<Option<Arc<VerifiedKey>>> {
         if !is_key_shaped(key) {
             return Ok(None);
         }
-        let hash = digest(key);
-        if let Some(hit) = self.cached(&hash) {
+        let slot = self.cache.hasher.hash_one(key);
+        if let Some(hit) = self.cached(slot, key) {
             return Ok(Some(hit));
         }
         const SQL: &str = "SELECT id, user_id, role, key_hash, toolset, domains FROM toolgate_api_keys \
                            WHERE key_hash = $1 AND revoked_at IS NULL";
         type Row = (String, String, String, String, Option<String>, Option<String>);
+        let hash = digest(key);
         let row: Option<Row> =
             dispatch!(self, |pool| sqlx::query_as(SQL).bind(&hash).fetch_optional(pool).await?);
         let Some((id, user_id, role, stored, toolset, domains)) = row else {
@@ -416,25 +457,34 @@ impl KeyStore {
             return Ok(None);
         }
         let caller = KeyScope::from_columns(toolset, domains).apply(Caller::new(user_id, role));
-        let verified = VerifiedKey { id, caller };
+        let verified = Arc::new(VerifiedKey { id, caller });
         if !self.cache_ttl.is_zero()
-            && let Ok(mut cache) = self.cache.lock()
+            && let Ok(mut cache) = self.cache.entries.write()
         {
-            if cache.len() >= MAX_CACHED {
-                cache.clear();
+            let now = Instant::now();
+            // A miss is the time to sweep: keys no longer in use leave memory.
+            if cache.swept.is_none_or(|at| now.duration_since(at) >= self.cache_ttl) {
+                cache.by_slot.retain(|_, cached| now.duration_since(cached.at) < self.cache_ttl);
+                cache.swept = Some(now);
             }
-            cache.insert(hash, Cached { verified: verified.clone(), at: Instant::now() });
+            if cache.by_slot.len() >= MAX_CACHED {
+                cache.by_slot.clear();
+            }
+            let entry = Cached { key: Secret::new(key), verified: verified.clone(), at: now };
+            cache.by_slot.insert(slot, entry);
         }
         Ok(Some(verified))
     }
 
-    fn cached(&self, hash: &str) -> Option<VerifiedKey> {
-        let mut cache = self.cache.lock().ok()?;
-        let fresh = cache.get(hash).filter(|c| c.at.elapsed() < self.cache_ttl).map(|c| c.verified.clone());
-        if fresh.is_none() {
-            cache.remove(hash);
-        }
-        fresh
+    /// The cached answer for `key` (whose keyed hash is `slot`), if fresh.
+    /// A stale entry is left for the next miss to replace or sweep, so a hit
+    /// never takes the write lock.
+    fn cached(&self, slot: u64, key: &str) -> Option<Arc<VerifiedKey>> {
+        let cache = self.cache.entries.read().ok()?;
+        let entry = cache.by_slot.get(&slot)?;
+        let fresh = entry.at.elapsed() < self.cache_ttl;
+        (fresh && constant_time_eq(entry.key.expose().as_bytes(), key.as_bytes()))
+            .then(|| entry.verified.clone())
     }
 
     /// Close the pool.
