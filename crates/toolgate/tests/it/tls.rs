@@ -2,7 +2,8 @@
 //! test (rcgen). PostgreSQL 15 with `ssl=on`: `toolgate migrate` with `sslmode=verify-full`
 //! connects when `[tls] ca_file` names the CA and is refused without it; `sslmode=require`
 //! encrypts without verifying. Redis 7 with a TLS port: the workspace's redis build speaks
-//! `rediss://` through rustls, trusting a given CA and refusing an unknown one.
+//! `rediss://` through rustls, trusting a given CA and refusing an unknown one; toolgate's
+//! plan store and rate store trust `[tls] ca_file` and say "certificate" without it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -153,30 +154,30 @@ fn postgres_verify_full_trusts_the_ca_file_and_refuses_without_it() {
     assert!(ok, "{out}");
 }
 
-/// A throwaway `redis-server` with only a TLS port; killed on drop.
-struct TlsRedis(std::process::Child);
+/// A child process (a throwaway server) killed on drop.
+struct KillOnDrop(std::process::Child);
 
-impl Drop for TlsRedis {
+impl Drop for KillOnDrop {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
 }
 
-#[tokio::test]
-async fn rediss_trusts_the_given_ca_and_refuses_an_unknown_one() {
+/// A `redis-server` with only a TLS port on 127.0.0.1, its certificate from a fresh test
+/// CA; `None` (skipped) without redis-server. The server, its port and the CA's PEM.
+fn tls_redis(dir: &Path) -> Option<(KillOnDrop, u16, String)> {
     let Ok(server) = which("redis-server") else {
         assert!(
             std::env::var("TOOLGATE_REQUIRE_REDIS").as_deref() != Ok("1"),
             "TOOLGATE_REQUIRE_REDIS=1 but redis-server is missing"
         );
         eprintln!("skipped: no redis-server");
-        return;
+        return None;
     };
-    let dir = tempfile::tempdir().unwrap();
     let (ca_pem, cert_pem, key_pem) = pki();
     let file = |name: &str, text: &str| {
-        let path = dir.path().join(name);
+        let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
         path.display().to_string()
     };
@@ -194,16 +195,23 @@ async fn rediss_trusts_the_given_ca_and_refuses_an_unknown_one() {
             "--tls-auth-clients",
             "no",
         ])
-        .args(["--save", "", "--appendonly", "no", "--dir", &dir.path().display().to_string()])
+        .args(["--save", "", "--appendonly", "no", "--dir", &dir.display().to_string()])
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let _server = TlsRedis(child);
+    let server = KillOnDrop(child);
     let started = std::time::Instant::now();
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         assert!(started.elapsed() < std::time::Duration::from_secs(10), "redis-server did not start");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+    Some((server, port, ca_pem))
+}
+
+#[tokio::test]
+async fn rediss_trusts_the_given_ca_and_refuses_an_unknown_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((_server, port, ca_pem)) = tls_redis(dir.path()) else { return };
     let url = format!("rediss://localhost:{port}/");
 
     let certs = redis::TlsCertificates { client_tls: None, root_cert: Some(ca_pem.into_bytes()) };
@@ -222,4 +230,82 @@ fn which(program: &str) -> Result<PathBuf, ()> {
     std::env::var_os("PATH")
         .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(program)).find(|p| p.is_file()))
         .ok_or(())
+}
+
+/// `toolgate` with `[redis] url = "rediss://..."`, rate limits on, and `[tls] ca_file` or not.
+fn rediss_config(dir: &Path, port: u16, ca_file: Option<&Path>) -> PathBuf {
+    let db = format!("sqlite:{}", dir.join("tg.db").display());
+    let mut text = format!(
+        "[database]\nurl = \"{db}\"\n[redis]\nurl = \"rediss://localhost:{port}/\"\n[rate_limits]\nper_key = {{ requests = 600, interval_s = 60 }}\n"
+    );
+    if let Some(ca) = ca_file {
+        text.push_str(&format!("[tls]\nca_file = \"{}\"\n", ca.display()));
+    }
+    let config = dir.join(format!("rediss-{}.toml", ca_file.is_some()));
+    std::fs::write(&config, text).unwrap();
+    config
+}
+
+/// The plan store: reading a plan that does not exist reaches Redis (NOT_FOUND) or says why not.
+fn review_missing_plan(config: &Path) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["--config", config.to_str().unwrap(), "call", "review_planner_result"])
+        .args(["--user", "alice", "--role", "member"])
+        .args(["--params", r#"{"plan_id": "plan_0f8e6c4ab1d2469c9a6c2b1f3e5d7a90"}"#])
+        .env_remove("TOOLGATE_REDIS_URL")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("{e}: {stdout}{}", String::from_utf8_lossy(&out.stderr)))
+}
+
+/// `toolgate serve` on the configuration; `/readyz`'s status and body (the rate store's probe).
+async fn readyz(config: &Path) -> (u16, serde_json::Value) {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["--config", config.to_str().unwrap(), "serve", "--listen", "127.0.0.1:0"])
+        .env_remove("TOOLGATE_REDIS_URL")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let _served = KillOnDrop(child);
+    let url = BufReader::new(stdout)
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            l.strip_prefix("toolgate serving MCP at ").map(|r| r.split("/mcp").next().unwrap().to_owned())
+        })
+        .expect("the server printed its address");
+    let resp = reqwest::get(format!("{url}/readyz")).await.unwrap();
+    (resp.status().as_u16(), resp.json().await.unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_plan_store_and_the_rate_store_trust_the_ca_file_over_rediss() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((_server, port, ca_pem)) = tls_redis(dir.path()) else { return };
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, &ca_pem).unwrap();
+
+    // Trusted through `[tls] ca_file`: the plan store reaches Redis, /readyz is ready.
+    let trusted = rediss_config(dir.path(), port, Some(&ca));
+    let answer = review_missing_plan(&trusted);
+    assert_eq!(answer["error"]["code"], "NOT_FOUND", "Redis answered: {answer}");
+    let (status, body) = readyz(&trusted).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["checks"]["redis"]["ok"], true, "{body}");
+
+    // Without it: a certificate problem with the fix, not a generic outage, and not retried.
+    let untrusted = rediss_config(dir.path(), port, None);
+    let answer = review_missing_plan(&untrusted);
+    assert_eq!(answer["error"]["code"], "UNAVAILABLE", "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("certificate") && message.contains("ca_file"), "{message}");
+    let (status, body) = readyz(&untrusted).await;
+    assert_eq!(status, 503, "{body}");
+    let why = body["checks"]["redis"]["error"].as_str().unwrap();
+    assert!(why.contains("certificate") && why.contains("ca_file"), "{why}");
 }
