@@ -260,8 +260,13 @@ fn review_missing_plan(config: &Path) -> serde_json::Value {
         .unwrap_or_else(|e| panic!("{e}: {stdout}{}", String::from_utf8_lossy(&out.stderr)))
 }
 
-/// `toolgate serve` on the configuration; `/readyz`'s status and body (the rate store's probe).
-async fn readyz(config: &Path) -> (u16, serde_json::Value) {
+/// `toolgate serve` on the configuration; `/readyz`'s status and body (the rate store's
+/// probe), asked until `settled` holds or 20 s pass (a loaded machine may time out a first
+/// TLS handshake: the probe's limit is 500 ms), then the last answer.
+async fn readyz(
+    config: &Path,
+    settled: impl Fn(u16, &serde_json::Value) -> bool,
+) -> (u16, serde_json::Value) {
     use std::io::{BufRead, BufReader};
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args(["--config", config.to_str().unwrap(), "serve", "--listen", "127.0.0.1:0"])
@@ -279,8 +284,15 @@ async fn readyz(config: &Path) -> (u16, serde_json::Value) {
             l.strip_prefix("toolgate serving MCP at ").map(|r| r.split("/mcp").next().unwrap().to_owned())
         })
         .expect("the server printed its address");
-    let resp = reqwest::get(format!("{url}/readyz")).await.unwrap();
-    (resp.status().as_u16(), resp.json().await.unwrap())
+    let started = std::time::Instant::now();
+    loop {
+        let resp = reqwest::get(format!("{url}/readyz")).await.unwrap();
+        let answer = (resp.status().as_u16(), resp.json().await.unwrap());
+        if settled(answer.0, &answer.1) || started.elapsed() > std::time::Duration::from_secs(20) {
+            return answer;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -294,7 +306,7 @@ async fn the_plan_store_and_the_rate_store_trust_the_ca_file_over_rediss() {
     let trusted = rediss_config(dir.path(), port, Some(&ca));
     let answer = review_missing_plan(&trusted);
     assert_eq!(answer["error"]["code"], "NOT_FOUND", "Redis answered: {answer}");
-    let (status, body) = readyz(&trusted).await;
+    let (status, body) = readyz(&trusted, |status, _| status == 200).await;
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["checks"]["redis"]["ok"], true, "{body}");
 
@@ -304,7 +316,9 @@ async fn the_plan_store_and_the_rate_store_trust_the_ca_file_over_rediss() {
     assert_eq!(answer["error"]["code"], "UNAVAILABLE", "{answer}");
     let message = answer["error"]["message"].as_str().unwrap();
     assert!(message.contains("certificate") && message.contains("ca_file"), "{message}");
-    let (status, body) = readyz(&untrusted).await;
+    let (status, body) =
+        readyz(&untrusted, |_, body| body["checks"]["redis"]["error"].to_string().contains("certificate"))
+            .await;
     assert_eq!(status, 503, "{body}");
     let why = body["checks"]["redis"]["error"].as_str().unwrap();
     assert!(why.contains("certificate") && why.contains("ca_file"), "{why}");
