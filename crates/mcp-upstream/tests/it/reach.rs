@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use mcp_server::KeyStore;
 use mcp_upstream::{Transport, Upstreams};
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use serde_json::json;
 use tool_core::{Caller, ErrorCode, Secret};
 
@@ -72,20 +71,6 @@ async fn an_upstream_never_reached_answers_unavailable_until_it_serves() {
     server.shutdown_background();
 }
 
-/// A test CA (PEM) and a certificate for `localhost` it signed (DER certificate and key).
-fn pki() -> (String, Vec<u8>, Vec<u8>) {
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name.push(DnType::CommonName, "toolgate test CA");
-    let ca_pem = ca.self_signed(&ca_key).unwrap().pem();
-    let issuer = Issuer::new(ca, ca_key);
-    let key = KeyPair::generate().unwrap();
-    let cert =
-        CertificateParams::new(vec!["localhost".to_owned()]).unwrap().signed_by(&key, &issuer).unwrap();
-    (ca_pem, cert.der().to_vec(), key.serialize_der())
-}
-
 /// A TLS front on 127.0.0.1:0 that forwards each connection to `backend` (plain HTTP); the
 /// `https://localhost:PORT` base it serves.
 async fn tls_front(backend: std::net::SocketAddr, cert_der: Vec<u8>, key_der: Vec<u8>) -> String {
@@ -118,8 +103,9 @@ async fn an_https_upstream_is_used_when_its_ca_is_trusted_and_refused_clearly_wh
     let up = upstream().await;
     let backend: std::net::SocketAddr =
         up.url.trim_start_matches("http://").trim_end_matches("/mcp").parse().unwrap();
-    let (ca_pem, cert_der, key_der) = pki();
-    let base = tls_front(backend, cert_der, key_der).await;
+    let pki = test_support::tls::Pki::new(&["localhost"]);
+    let ca_pem = pki.ca_pem.clone();
+    let base = tls_front(backend, pki.cert_der, pki.key_der).await;
     let https = |ca: Option<&str>| {
         let mut config = config(&up);
         config.transport = Transport::Http {

@@ -293,27 +293,6 @@ async fn import_check_serve_and_call_a_read_and_a_write_over_mcp() {
 
 const SDK_CHECK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/byo_check.py");
 
-/// The Python with the official `mcp` 2.x package (`TOOLGATE_PYTHON`), or `None` (skipped;
-/// a failure under `TOOLGATE_REQUIRE_INTEROP=1`), as the other interop tests find it.
-fn sdk_python() -> Option<String> {
-    let python = std::env::var("TOOLGATE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    let found = Command::new(&python)
-        .args(["-c", "from mcp.client.streamable_http import streamable_http_client"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if found {
-        return Some(python);
-    }
-    assert!(
-        std::env::var("TOOLGATE_REQUIRE_INTEROP").as_deref() != Ok("1"),
-        "TOOLGATE_REQUIRE_INTEROP=1 but `{python}` has no `mcp` 2.x package"
-    );
-    eprintln!("skipped: `{python}` has no `mcp` package; set TOOLGATE_PYTHON");
-    None
-}
-
 /// A key scoped to `notes_api` (the `[[domains]]` name, not the tables' `notes`) sees that
 /// domain's tools through the SDK client, writes and reads a note in the real API, and is
 /// refused the other domains' tools.
@@ -322,7 +301,11 @@ async fn sdk_reads_and_writes_with_a_key_scoped_to_the_declared_domain(
     url: &str,
     notes: &Notes,
 ) {
-    let Some(python) = sdk_python() else { return };
+    let Some(python) =
+        test_support::python::with("from mcp.client.streamable_http import streamable_http_client")
+    else {
+        return;
+    };
     let (ok, out) = toolgate(
         &[
             "--config",
