@@ -12,7 +12,7 @@ use mcp_upstream::{Transport, Upstreams};
 use serde_json::json;
 use tool_core::{Caller, ErrorCode, Secret};
 
-use crate::common::{call, eventually, front, member};
+use crate::common::{call, front, member};
 use crate::http::{config, killable_server, listening, upstream};
 
 #[tokio::test]
@@ -59,7 +59,7 @@ async fn an_upstream_never_reached_answers_unavailable_until_it_serves() {
         .expect("the tool list changed once it was reached")
         .unwrap();
     let gateway2 = gateway.clone();
-    eventually(Duration::from_secs(20), "the upstream's tool answers", || {
+    test_support::eventually(Duration::from_secs(20), "the upstream's tool answers", || {
         let gateway = gateway2.clone();
         async move { call(&gateway, &member(), "stock__query_stock", json!({"item": "tent"})).await.success }
     })
