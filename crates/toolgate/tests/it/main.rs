@@ -4,6 +4,7 @@
 
 mod byo;
 mod cli;
+mod common;
 mod fleet;
 mod guides;
 mod serve;
