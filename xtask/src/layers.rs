@@ -14,8 +14,8 @@ pub(crate) const LAYERS: &[&[&str]] = &[
     &["authz", "schema-gen", "db"],
     &["skills", "openapi-import"],
     &["gateway"],
-    &["http-tools", "fitness-api", "mcp-upstream", "agent", "fleet"],
-    &["travel", "fitness"],
+    &["http-tools", "fitness-api", "agent", "fleet"],
+    &["travel", "fitness", "mcp-upstream"],
     &["mcp-server"],
     &["toolgate"],
 ];

@@ -17,6 +17,8 @@
 //! - [`Db::migrate`]: each owning crate's migrations through one runner,
 //!   each with its own bookkeeping table.
 //! - [`classify`]: transient (stale connection, unavailable) versus permanent.
+//! - [`redis_client`]: Redis clients trusting `[tls] ca_file`, and
+//!   [`redis_certificate_problem`] to tell a refused certificate from an outage.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), db::Error> {
@@ -33,6 +35,7 @@ mod connect;
 mod error;
 mod migrate;
 mod pool;
+mod redis_tls;
 mod sqlite;
 
 pub use classify::{Classify, ErrorClass, classify, classify_code};
@@ -41,6 +44,7 @@ pub use connect::ConnectCause;
 pub use error::{Error, Result};
 pub use migrate::MigrationSet;
 pub use pool::{Backend, Db, Pool, STALE_ATTEMPTS, redact};
+pub use redis_tls::{redis_certificate_problem, redis_client};
 
 /// Run `$body` with `$pool` bound to the concrete pool behind a [`Db`]
 /// (`&SqlitePool` or `&PgPool`): the body is written once and compiled for

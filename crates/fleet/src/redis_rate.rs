@@ -53,7 +53,13 @@ impl RedisRateStore {
     /// A store on `url` (`redis://host:port/db`); keys start with `toolgate:rl:`.
     /// Nothing is contacted until the first call.
     pub fn new(url: &str) -> Result<Self> {
-        let client = redis::Client::open(url).map_err(|e| Error::RedisUrl(e.to_string()))?;
+        Self::with_ca(url, None)
+    }
+
+    /// A store on `url` whose `rediss://` server's certificate must chain to `ca_pem` (the
+    /// PEM text of `[tls] ca_file`), as every TLS client of toolgate trusts that file.
+    pub fn with_ca(url: &str, ca_pem: Option<&str>) -> Result<Self> {
+        let client = db::redis_client(url, ca_pem).map_err(|e| Error::RedisUrl(e.to_string()))?;
         Ok(Self { client, prefix: "toolgate:rl:".into(), conn: Mutex::new(None) })
     }
 
@@ -71,7 +77,12 @@ impl RedisRateStore {
         let conn = tokio::time::timeout(TIMEOUT, self.client.get_multiplexed_async_connection())
             .await
             .map_err(|_| RateStoreError("Redis did not answer in time".into()))?
-            .map_err(|e| RateStoreError(format!("connecting to Redis: {}", e.kind_name())))?;
+            .map_err(|e| {
+                RateStoreError(
+                    db::redis_certificate_problem(&e)
+                        .unwrap_or_else(|| format!("connecting to Redis: {}", e.kind_name())),
+                )
+            })?;
         *guard = Some(conn.clone());
         Ok(conn)
     }

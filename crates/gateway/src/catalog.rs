@@ -146,6 +146,16 @@ impl Gateway {
                 let _ = writeln!(out, "- {domain}: {} tools", names.len());
             }
         }
+        let unreachable = self.unreachable();
+        if !unreachable.is_empty() {
+            out.push_str("\n## Unavailable now\n\n");
+            for (namespace, _) in unreachable {
+                let _ = writeln!(
+                    out,
+                    "- `{namespace}` (another MCP server): not reached since start; its tools (`{namespace}__...`) appear once it answers. If a task needs it, tell the user it is unavailable."
+                );
+            }
+        }
         out
     }
 }

@@ -78,6 +78,38 @@ impl Gateway {
         problems
     }
 
+    /// Mark the tool source `namespace` (an upstream MCP server) as not reached since start
+    /// (`Some(reason)`), or reached (`None`). While it is marked, a call to any
+    /// `<namespace>__<tool>` answers `UNAVAILABLE` with the reason instead of
+    /// `TOOL_NOT_FOUND` (its tools are not known yet, but the model must learn that the
+    /// server is down, not that it invented a name), and the catalog says so.
+    pub fn set_unreachable(&self, namespace: &str, reason: Option<&str>) {
+        let mut map = self.inner.unreachable.write().unwrap_or_else(|e| e.into_inner());
+        match reason {
+            Some(reason) => map.insert(namespace.to_owned(), reason.to_owned()),
+            None => map.remove(namespace),
+        };
+    }
+
+    /// The sources not reached since start, with the reason, by namespace.
+    pub fn unreachable(&self) -> Vec<(String, String)> {
+        let map = self.inner.unreachable.read().unwrap_or_else(|e| e.into_inner());
+        map.iter().map(|(n, r)| (n.clone(), r.clone())).collect()
+    }
+
+    /// `UNAVAILABLE` for a call to a tool of a source not reached yet; `None` otherwise.
+    pub(crate) fn unreachable_error(&self, name: &str) -> Option<tool_core::ToolError> {
+        let (namespace, _) = name.split_once(tool_core::names::NAMESPACE_SEPARATOR)?;
+        let map = self.inner.unreachable.read().unwrap_or_else(|e| e.into_inner());
+        let reason = map.get(namespace)?;
+        Some(
+            tool_core::ToolError::unavailable(format!(
+                "the MCP server `{namespace}` has not been reached since toolgate started ({reason}); its tools appear once it answers. Tell the user it is unavailable and try again later."
+            ))
+            .with_details(serde_json::json!({"upstream": namespace, "reason": reason})),
+        )
+    }
+
     /// A receiver that sees a new value each time the tool list changes.
     pub fn tools_changed(&self) -> tokio::sync::watch::Receiver<u64> {
         self.inner.changes.subscribe()
@@ -174,5 +206,32 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("tool=\"(unknown)\""), "{out}");
+    }
+
+    #[tokio::test]
+    async fn a_source_not_reached_yet_answers_unavailable_and_is_in_the_catalog() {
+        let gateway = Gateway::builder().tool(tool("query_thing", closed())).build().unwrap();
+        let caller = tool_core::Caller::new("mia", "member");
+        let ctx = tool_core::ToolContext::new(caller.clone());
+        let call = |name: &'static str| {
+            let gateway = gateway.clone();
+            let ctx = ctx.clone();
+            async move { gateway.execute(&ctx, name, json!({}), &crate::CallOptions::default()).await }
+        };
+        assert_eq!(call("w__get_forecast").await.code(), Some(tool_core::ErrorCode::ToolNotFound));
+
+        gateway.set_unreachable("w", Some("connection refused"));
+        let down = call("w__get_forecast").await;
+        assert_eq!(down.code(), Some(tool_core::ErrorCode::Unavailable), "{down:?}");
+        let message = &down.error.as_ref().unwrap().message;
+        assert!(message.contains("`w`") && message.contains("connection refused"), "{message}");
+        // Another namespace, or a name without one, is still simply unknown.
+        assert_eq!(call("v__get_forecast").await.code(), Some(tool_core::ErrorCode::ToolNotFound));
+        assert_eq!(call("wget_forecast").await.code(), Some(tool_core::ErrorCode::ToolNotFound));
+        assert!(gateway.catalog(&caller).contains("`w` (another MCP server): not reached since start"));
+
+        gateway.set_unreachable("w", None);
+        assert_eq!(call("w__get_forecast").await.code(), Some(tool_core::ErrorCode::ToolNotFound));
+        assert!(!gateway.catalog(&caller).contains("Unavailable now"));
     }
 }

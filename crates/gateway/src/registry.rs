@@ -72,6 +72,9 @@ pub(crate) struct Inner {
     pub(crate) table: RwLock<Arc<Table>>,
     /// Bumped whenever the table changes.
     pub(crate) changes: watch::Sender<u64>,
+    /// Tool sources (namespaces) not reached since start, with the reason; see
+    /// [`Gateway::set_unreachable`].
+    pub(crate) unreachable: RwLock<BTreeMap<String, String>>,
     pub(crate) skills: SkillSet,
     pub(crate) policy: Policy,
     pub(crate) limits: Limits,
@@ -255,6 +258,7 @@ fn assemble(
     Ok(Inner {
         table: RwLock::new(Arc::new(Table::new(map))),
         changes: watch::Sender::new(0),
+        unreachable: RwLock::default(),
         skills,
         policy,
         limits,

@@ -9,8 +9,12 @@ use crate::Gateway;
 use crate::echo::clip_str;
 
 impl Gateway {
-    /// `TOOL_NOT_FOUND` with up to three close names the caller may use.
+    /// `TOOL_NOT_FOUND` with up to three close names the caller may use; `UNAVAILABLE`
+    /// when the name is in the namespace of an upstream not reached yet.
     pub(crate) fn tool_not_found(&self, caller: &Caller, name: &str) -> ToolError {
+        if let Some(error) = self.unreachable_error(name) {
+            return error;
+        }
         let table = self.inner.tools();
         let visible = table.order.iter().filter(|n| {
             table.tools.get(*n).is_some_and(|e| self.inner.policy.visible(caller, e.tool.spec()))

@@ -50,7 +50,7 @@ pub use encode::{encode_component, fill_path};
 pub use executor::{HttpExecutor, HttpOptions, PROGRESS_STEP_BYTES, Prepared};
 /// The URL type of [`Prepared::url`] and [`HttpExecutor::base_url`].
 pub use reqwest::Url;
-pub use tls::parse_ca_bundle;
+pub use tls::{certificate_problem, parse_ca_bundle};
 
 /// Why an executor or its tools could not be built.
 #[derive(Debug, thiserror::Error)]

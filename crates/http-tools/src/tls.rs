@@ -19,6 +19,14 @@ pub fn parse_ca_bundle(pem: &str) -> Result<Vec<reqwest::Certificate>> {
     Ok(certs)
 }
 
+/// When `error` (or anything in its source chain) is a refused certificate, the sentence that
+/// says what is wrong with `backend`'s certificate and how to fix it; `None` for any other
+/// failure. For other TLS clients of toolgate (the upstream MCP client) that must say the
+/// same thing as the HTTP tools.
+pub fn certificate_problem(error: &(dyn StdError + 'static), backend: &str) -> Option<String> {
+    cert_problem(error).map(|problem| problem.explain(backend))
+}
+
 /// What is wrong with a backend's certificate, in words an operator can act on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum CertProblem {

@@ -65,6 +65,9 @@ pub struct UpstreamConfig {
     pub backoff_min: Duration,
     /// Longest pause between reconnections.
     pub backoff_max: Duration,
+    /// Certificate authorities an `https://` upstream may chain to besides the system roots,
+    /// as PEM text (`[tls] ca_file`, shared with every TLS client of toolgate).
+    pub ca_bundle_pem: Option<String>,
 }
 
 impl UpstreamConfig {
@@ -82,6 +85,7 @@ impl UpstreamConfig {
             connect_timeout: Duration::from_secs(10),
             backoff_min: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
+            ca_bundle_pem: None,
         }
     }
 

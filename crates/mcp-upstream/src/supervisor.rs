@@ -11,7 +11,7 @@ use std::time::Duration;
 use gateway::Gateway;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::service::RunningService;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use tokio::sync::{mpsc, oneshot};
@@ -42,6 +42,7 @@ pub(crate) async fn supervise(
                 failures = 0;
                 let peer = service.peer().clone();
                 link.set(State::Up(peer.clone()));
+                gateway.set_unreachable(&config.name, None);
                 tracing::info!(upstream = %config.name, "upstream connected");
                 refresh(&config, &gateway, &link, &service).await;
                 if let Some(ready) = ready.take() {
@@ -53,11 +54,13 @@ pub(crate) async fn supervise(
             }
             Ok(Err(reason)) => {
                 tracing::warn!(upstream = %config.name, %reason, "upstream connection failed");
+                not_reached(&config, &gateway, &reason);
                 link.set(State::Down(reason));
             }
             Err(_) => {
                 let reason = format!("no answer within {} ms", config.connect_timeout.as_millis());
                 tracing::warn!(upstream = %config.name, %reason, "upstream connection failed");
+                not_reached(&config, &gateway, &reason);
                 link.set(State::Down(reason));
             }
         }
@@ -67,6 +70,16 @@ pub(crate) async fn supervise(
         let pause = backoff(&config, failures);
         failures = failures.saturating_add(1);
         tokio::time::sleep(pause).await;
+    }
+}
+
+/// A failed attempt: while none of the upstream's tools is registered (it was never reached,
+/// or never listed any), calls to its namespace answer UNAVAILABLE with `reason` and the
+/// catalog names it. Once reached, its listed tools answer for it instead.
+fn not_reached(config: &UpstreamConfig, gateway: &Gateway, reason: &str) {
+    let prefix = format!("{}{}", config.name, tool_core::names::NAMESPACE_SEPARATOR);
+    if !gateway.all_specs().iter().any(|s| s.name.starts_with(&prefix)) {
+        gateway.set_unreachable(&config.name, Some(reason));
     }
 }
 
@@ -177,12 +190,41 @@ async fn connect(config: &UpstreamConfig, handler: Handler) -> Result<Service, S
                 value.set_sensitive(true);
                 custom.insert(name, value);
             }
-            let transport = StreamableHttpClientTransport::from_config(
+            let transport = StreamableHttpClientTransport::with_client(
+                http_client(config)?,
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom),
             );
-            handler.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))
+            handler.serve(transport).await.map_err(|e| {
+                certificate_problem(&e, &config.name)
+                    .unwrap_or_else(|| format!("the MCP handshake failed: {e}"))
+            })
         }
     }
+}
+
+/// The HTTP client of a streamable-HTTP upstream: system roots plus `[tls] ca_file`; no
+/// connection pooling (rmcp's default, which avoids delayed-ACK stalls) and no redirects,
+/// so the configured headers (tokens) never follow a redirect to another host.
+fn http_client(config: &UpstreamConfig) -> Result<reqwest::Client, String> {
+    let mut builder =
+        reqwest::Client::builder().pool_max_idle_per_host(0).redirect(reqwest::redirect::Policy::none());
+    if let Some(pem) = &config.ca_bundle_pem {
+        let certs = http_tools::parse_ca_bundle(pem).map_err(|e| e.to_string())?;
+        builder = builder.tls_certs_merge(certs);
+    }
+    builder.build().map_err(|e| format!("the HTTP client could not be built: {e}"))
+}
+
+/// The certificate sentence when the handshake failed because the upstream's certificate was
+/// refused: rmcp wraps the reqwest error without a source chain, so unwrap it by hand.
+fn certificate_problem(error: &rmcp::service::ClientInitializeError, name: &str) -> Option<String> {
+    let rmcp::service::ClientInitializeError::TransportError { error, .. } = error else { return None };
+    let inner: &(dyn std::error::Error + 'static) = error.error.as_ref();
+    let inner = match inner.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::Client(client)) => client as &(dyn std::error::Error + 'static),
+        _ => inner,
+    };
+    http_tools::certificate_problem(inner, &format!("the MCP server `{name}`"))
 }
 
 #[cfg(test)]

@@ -16,8 +16,11 @@ use tool_core::{Secret, Tool, ToolSpec};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DomainConfig {
-    /// The system's name (messages say "the NAME API"; every tool gets it as a tag). The
-    /// tables' own `domain` fields are what scopes and toolsets select.
+    /// The domain of every tool of this system: what key scopes (`--domains`), toolsets,
+    /// `--expose scoped:`, `/mcp?domains=`, the catalog and `metadata.domain` select. A
+    /// table's own `domain` field is kept only as a tag (an importer's per-tag grouping), so
+    /// one name scopes the whole system however its tables were written. Messages say
+    /// "the NAME API".
     pub name: String,
     /// `https://host[:port][/prefix]`.
     pub base_url: String,
@@ -66,8 +69,13 @@ pub struct RouteFile {
 /// A domain ready to become tools: its tables checked, its options (auth, TLS) resolved.
 #[derive(Debug)]
 pub struct Declared {
-    /// The system's name.
+    /// The system's name (a tag of every tool, and "the NAME API" in messages).
     pub name: String,
+    /// The domain every tool gets, replacing its table's: the declared name for a
+    /// `[[domains]]` entry. `None` keeps the tables' own, for the compiled-in fitness system
+    /// whose shipped tables span three domains (nutrition, body, training) that existing
+    /// keys and toolsets select.
+    pub domain: Option<String>,
     /// The base URL.
     pub base_url: String,
     /// The tables.
@@ -89,8 +97,15 @@ impl Declared {
                 let tool =
                     executor.tool(table.clone()).map_err(|e| format!("domain `{}`: {e}", self.name))?;
                 let name = self.name.clone();
+                let domain = self.domain.clone();
                 let tool = tool.map_spec(|spec| {
                     let mut spec = decorate(spec);
+                    if let Some(domain) = domain {
+                        let own = std::mem::replace(&mut spec.domain, domain);
+                        if !spec.tags.contains(&own) {
+                            spec.tags.push(own);
+                        }
+                    }
                     if !spec.tags.contains(&name) {
                         spec.tags.push(name);
                     }
@@ -248,6 +263,12 @@ pub fn prepare(
             problems.push(format!("[[domains]] `{}` is declared twice; names must be unique", d.name));
         }
         names.push(&d.name);
+        if !tool_core::names::is_namespace(&d.name) {
+            problems.push(format!(
+                "[[domains]] name `{}` must be lowercase letters, digits and single underscores, starting with a letter (at most 32): it is the domain keys and toolsets select",
+                d.name
+            ));
+        }
         if d.timeout_ms == 0 {
             problems.push(format!("domain `{}`: timeout_ms must be above 0", d.name));
         }
@@ -264,7 +285,13 @@ pub fn prepare(
             if let Some(pem) = ca_bundle_pem {
                 options = options.ca_bundle_pem(pem);
             }
-            let declared = Declared { name: d.name.clone(), base_url: d.base_url.clone(), tables, options };
+            let declared = Declared {
+                name: d.name.clone(),
+                domain: Some(d.name.clone()),
+                base_url: d.base_url.clone(),
+                tables,
+                options,
+            };
             // Build once now, so a bad base URL or header is found before serving.
             match declared.tools(|s| s) {
                 Ok(_) => out.push(declared),
@@ -311,6 +338,31 @@ mod tests {
         );
         assert!(problems[0].contains("numbers only"), "{}", problems[0]);
         assert!(problems[1].starts_with("r/syntax.toml:2: "), "{}", problems[1]);
+    }
+
+    #[test]
+    fn the_declared_name_is_the_domain_of_every_tool_and_must_be_a_namespace() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("query_things.toml"), GOOD).unwrap();
+        let entry = |name: &str| DomainConfig {
+            name: name.into(),
+            base_url: "http://127.0.0.1:9".into(),
+            routes: dir.path().to_owned(),
+            auth: AuthConfig::None,
+            timeout_ms: 1000,
+        };
+        let declared = prepare(&[entry("crm")], None, &|_| None).unwrap();
+        let tools = declared[0].tools(|s| s).unwrap();
+        let spec = tools[0].spec();
+        assert_eq!(spec.domain, "crm", "scopes and toolsets select the declared name");
+        assert!(
+            spec.tags.contains(&"things".to_owned()),
+            "the table's own domain stays a tag: {:?}",
+            spec.tags
+        );
+
+        let problems = prepare(&[entry("Bad Name")], None, &|_| None).unwrap_err();
+        assert!(problems.iter().any(|p| p.contains("`Bad Name` must be lowercase")), "{problems:?}");
     }
 
     #[test]

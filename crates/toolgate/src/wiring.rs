@@ -88,7 +88,8 @@ impl App {
                 (server.url(), Some(db), Some(server))
             }
         };
-        let mut tools: Vec<Arc<dyn Tool>> = travel::tools(travel_store.clone(), travel_config(config));
+        let mut tools: Vec<Arc<dyn Tool>> =
+            travel::tools(travel_store.clone(), travel_config(config, ca_pem.as_deref()));
         tools.extend(fitness::with_chart(
             fitness_domain(config, &fitness_url, ca_pem.as_deref())?
                 .tools(fitness::with_examples)
@@ -102,7 +103,8 @@ impl App {
         let env = |name: &str| std::env::var(name).ok();
         let mut upstream_configs = Vec::with_capacity(config.upstreams.len());
         for entry in &config.upstreams {
-            let upstream = entry.resolve(&env).context("in [[upstreams]]")?;
+            let mut upstream = entry.resolve(&env).context("in [[upstreams]]")?;
+            upstream.ca_bundle_pem.clone_from(&ca_pem);
             if policy.hierarchy().rank(&upstream.required_role).is_none() {
                 anyhow::bail!(
                     "in [[upstreams]]: `{}` requires role `{}`, which is not in [authz] roles",
@@ -129,7 +131,8 @@ impl App {
             let store: Arc<dyn gateway::RateStore> = match &config.redis.url {
                 Some(url) => {
                     let redis = Arc::new(
-                        fleet::RedisRateStore::new(url).context("in [redis] url (for the rate limits)")?,
+                        fleet::RedisRateStore::with_ca(url, ca_pem.as_deref())
+                            .context("in [redis] url (for the rate limits)")?,
                     );
                     redis_rates = Some(redis.clone());
                     redis
@@ -231,7 +234,13 @@ pub fn fitness_domain(
     if let Some(pem) = ca_pem {
         options = options.ca_bundle_pem(pem);
     }
-    Ok(crate::domains::Declared { name: "fitness".into(), base_url: base_url.to_owned(), tables, options })
+    Ok(crate::domains::Declared {
+        name: "fitness".into(),
+        domain: None,
+        base_url: base_url.to_owned(),
+        tables,
+        options,
+    })
 }
 
 /// A PostgreSQL URL trusts `[tls] ca_file` too (`sslrootcert`), unless it names its own.
@@ -304,10 +313,12 @@ pub fn redact_url(url: &str) -> String {
 /// The travel tools' settings, from the configuration (the plan TTL applies
 /// to the SQL plan store too, not only to Redis) and, for the key that seals
 /// stored API keys, the environment only: a secret is never written to a file.
-fn travel_config(config: &Config) -> travel::TravelConfig {
+fn travel_config(config: &Config, ca_pem: Option<&str>) -> travel::TravelConfig {
     let ttl = Duration::from_secs(config.redis.plan_ttl_secs.max(1));
     let plan_store = match &config.redis.url {
-        Some(url) => travel::PlanStoreConfig::Redis { url: url.clone(), ttl },
+        Some(url) => {
+            travel::PlanStoreConfig::Redis { url: url.clone(), ttl, ca_pem: ca_pem.map(str::to_owned) }
+        }
         None => travel::PlanStoreConfig::Sql { ttl },
     };
     let mut travel_config = travel::TravelConfig::default()

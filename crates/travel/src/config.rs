@@ -34,10 +34,13 @@ pub enum PlanStoreConfig {
     },
     /// A Redis server; each plan is one key with this TTL.
     Redis {
-        /// `redis://host:port/db`.
+        /// `redis://host:port/db`, or `rediss://` for TLS.
         url: String,
         /// How long a plan stays readable.
         ttl: Duration,
+        /// A PEM CA bundle (`[tls] ca_file`) the `rediss://` server's certificate must
+        /// chain to; `None`: the system roots.
+        ca_pem: Option<String>,
     },
 }
 

@@ -49,8 +49,8 @@ impl PlanStore {
     pub(crate) fn new(config: &PlanStoreConfig, store: Store) -> Self {
         match config {
             PlanStoreConfig::Sql { ttl } => PlanStore::Sql { store, ttl: *ttl },
-            PlanStoreConfig::Redis { url, ttl } => {
-                let client = redis::Client::open(url.as_str()).map_err(|e| {
+            PlanStoreConfig::Redis { url, ttl, ca_pem } => {
+                let client = db::redis_client(url, ca_pem.as_deref()).map_err(|e| {
                     tracing::error!(target: "travel::plans", error = %e, "the Redis URL for the plan store does not parse");
                     format!("the Redis URL in {ENV_REDIS_URL} is not valid")
                 });
@@ -155,7 +155,13 @@ impl RedisPlans {
                     })?
                     .map_err(|e| {
                         tracing::warn!(target: "travel::plans", error = %e, "connecting to Redis failed");
-                        unavailable(what)
+                        // A refused certificate will be refused again: say so, and do not retry.
+                        match db::redis_certificate_problem(&e) {
+                            Some(problem) => {
+                                ToolError::unavailable(format!("{problem}; {what}")).transient(false)
+                            }
+                            None => unavailable(what),
+                        }
                     })?;
                     *guard = Some(fresh.clone());
                     fresh

@@ -34,15 +34,15 @@ impl Drop for OnDrop {
     }
 }
 
-struct Upstream {
-    gateway: Gateway,
-    url: String,
-    key: String,
+pub(crate) struct Upstream {
+    pub(crate) gateway: Gateway,
+    pub(crate) url: String,
+    pub(crate) key: String,
     cancelled: Arc<AtomicBool>,
     _dir: tempfile::TempDir,
 }
 
-async fn upstream() -> Upstream {
+pub(crate) async fn upstream() -> Upstream {
     let cancelled = Arc::new(AtomicBool::new(false));
     let flag = cancelled.clone();
     let tools = vec![
@@ -103,7 +103,7 @@ async fn upstream() -> Upstream {
     Upstream { gateway, url, key, cancelled, _dir: dir }
 }
 
-fn config(up: &Upstream) -> UpstreamConfig {
+pub(crate) fn config(up: &Upstream) -> UpstreamConfig {
     let mut config = UpstreamConfig::new(
         "stock",
         Transport::Http {
@@ -190,7 +190,7 @@ async fn a_tool_added_upstream_reaches_the_front_through_list_changed() {
 
 /// A server on its own runtime, so that shutting the runtime down kills it
 /// the way a crash does: every connection dies at once, mid-request.
-fn killable_server(
+pub(crate) fn killable_server(
     gateway: Gateway,
     keys_url: String,
     addr: std::net::SocketAddr,
@@ -205,7 +205,7 @@ fn killable_server(
     runtime
 }
 
-async fn listening(addr: std::net::SocketAddr) {
+pub(crate) async fn listening(addr: std::net::SocketAddr) {
     test_support::eventually(Duration::from_secs(10), "the server listens", || async move {
         tokio::net::TcpStream::connect(addr).await.is_ok()
     })

@@ -2,8 +2,9 @@
 //! 127.0.0.1 (axum, built here) described by an OpenAPI document; `toolgate import openapi`
 //! writes the route tables and prints the `[[domains]]` entry; `toolgate check` accepts it
 //! (and names every broken file once one is broken); `toolgate serve` with that entry serves
-//! the tools, and an MCP client calls a read op and a write op that reach the API with the
-//! static key from the environment, which is never shown.
+//! the tools, and MCP clients (ours, then the official Python SDK with a key scoped to the
+//! declared name) call a read op and a write op that reach the API with the static key from
+//! the environment, which is never shown.
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -195,11 +196,14 @@ async fn import_check_serve_and_call_a_read_and_a_write_over_mcp() {
     for answer in [&write, &read, &bad] {
         assert!(!answer.to_string().contains(KEY), "the static key never comes back: {answer}");
     }
+    // 4. The official Python SDK, with a key scoped to the declared name, reads and writes.
+    sdk_reads_and_writes_with_a_key_scoped_to_the_declared_domain(config, &url, &notes).await;
+
     let (ok, schema) =
         toolgate(&["--config", config, "schema", "update_notes"], &[("NOTES_API_API_KEY", KEY)]);
     assert!(ok && schema.contains("create_note") && !schema.contains(KEY), "{schema}");
 
-    // 4. A broken table stops check and serve, naming every broken file.
+    // 5. A broken table stops check and serve, naming every broken file.
     std::fs::write(routes.join("zz_broken.toml"), "tool = \"query_more\"\ndescription = \"x\"\ndomain = \"notes\"\n\n[[routes]]\nop = \"Bad Op\"\nmethod = \"GET\"\npath = \"/more\"\nsummary = \"s\"\n").unwrap();
     std::fs::write(routes.join("zz_syntax.toml"), "tool = \n").unwrap();
     let (ok, out) = toolgate(&["--config", config, "check"], &[("NOTES_API_API_KEY", KEY)]);
@@ -214,4 +218,62 @@ async fn import_check_serve_and_call_a_read_and_a_write_over_mcp() {
             && out.contains("zz_syntax.toml"),
         "{out}"
     );
+}
+
+const SDK_CHECK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/byo_check.py");
+
+/// A key scoped to `notes_api` (the `[[domains]]` name, not the tables' `notes`) sees that
+/// domain's tools through the SDK client, writes and reads a note in the real API, and is
+/// refused the other domains' tools.
+async fn sdk_reads_and_writes_with_a_key_scoped_to_the_declared_domain(
+    config: &str,
+    url: &str,
+    notes: &Notes,
+) {
+    let Some(python) =
+        test_support::python::with("from mcp.client.streamable_http import streamable_http_client")
+    else {
+        return;
+    };
+    let (ok, out) = toolgate(
+        &[
+            "--config",
+            config,
+            "keys",
+            "create",
+            "--user",
+            "carol",
+            "--role",
+            "member",
+            "--domains",
+            "notes_api",
+        ],
+        &[("NOTES_API_API_KEY", KEY)],
+    );
+    assert!(ok, "{out}");
+    let key = out.lines().find_map(|l| l.split('\t').nth(1)).expect("id and key").trim().to_owned();
+    let before = notes.lock().unwrap().len();
+    let output = tokio::time::timeout(
+        std::time::Duration::from_secs(120),
+        tokio::process::Command::new(&python)
+            .args([SDK_CHECK, &format!("{url}/mcp"), &key, "notes_api"])
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("byo_check.py finishes within 2 minutes")
+    .expect("byo_check.py starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "byo_check.py failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let result: Value =
+        serde_json::from_str(stdout.lines().find_map(|l| l.strip_prefix("RESULT ")).unwrap()).unwrap();
+    assert_eq!(result["read"]["payload"]["text"], "call the plumber", "{result}");
+    let stored = notes.lock().unwrap();
+    assert_eq!(stored.len(), before + 1, "the SDK's write reached the API");
+    assert_eq!(stored[before]["text"], "call the plumber");
+    assert_eq!(result["write"]["payload"]["id"], stored[before]["id"]);
 }

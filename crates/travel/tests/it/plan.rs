@@ -215,8 +215,11 @@ async fn plans_can_live_in_redis_with_a_ttl() {
     let b = common::sqlite();
     let store = b.store().await;
     travel::seed_policies(&store).await.unwrap();
-    let config = TravelConfig::default()
-        .with_plan_store(PlanStoreConfig::Redis { url: url.clone(), ttl: Duration::from_secs(600) });
+    let config = TravelConfig::default().with_plan_store(PlanStoreConfig::Redis {
+        url: url.clone(),
+        ttl: Duration::from_secs(600),
+        ca_pem: None,
+    });
     let tools = Tools::new(store.clone(), config);
     let u = user("redis");
     let (summary, review) = plan_and_review(&tools, &u, "redis").await;
@@ -245,6 +248,7 @@ async fn an_unreachable_redis_is_unavailable() {
     let config = TravelConfig::default().with_plan_store(PlanStoreConfig::Redis {
         url: format!("redis://127.0.0.1:{port}/"),
         ttl: Duration::from_secs(60),
+        ca_pem: None,
     });
     let tools = Tools::new(b.store().await, config);
     let err = tools.err(&user("r"), "plan_itinerary", candidates(2)).await;
@@ -254,6 +258,7 @@ async fn an_unreachable_redis_is_unavailable() {
         TravelConfig::default().with_plan_store(PlanStoreConfig::Redis {
             url: "http://127.0.0.1/".into(),
             ttl: Duration::from_secs(60),
+            ca_pem: None,
         }),
     );
     let err = tools.err(&user("r"), "review_planner_result", json!({"plan_id": "plan_x"})).await;
