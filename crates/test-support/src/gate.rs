@@ -39,3 +39,15 @@ pub fn which(program: &str) -> Option<std::path::PathBuf> {
     std::env::var_os("PATH")
         .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(program)).find(|p| p.is_file()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unset_variable_skips_when_not_required() {
+        assert_eq!(url("TOOLGATE_TEST_NOTHING_URL", "TOOLGATE_REQUIRE_NOTHING"), None);
+        assert!(!required("TOOLGATE_REQUIRE_NOTHING"));
+        assert!(which("sh").is_some() && which("no-such-program-here").is_none());
+    }
+}

@@ -78,3 +78,33 @@ pub fn value_from(leaf: BoxedStrategy<Value>, shape: Shape) -> BoxedStrategy<Val
     })
     .boxed()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::test_runner::TestRunner;
+
+    fn depth(value: &Value) -> u32 {
+        match value {
+            Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+            Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+
+    #[test]
+    fn values_stay_within_the_shape_and_use_its_words() {
+        let shape = Shape { words: &["2026-02-30"], key_words: &["op"], depth: 3, ..Shape::default() };
+        let strategy = value(shape);
+        let mut runner = TestRunner::deterministic();
+        let (mut word, mut key) = (false, false);
+        for _ in 0..500 {
+            let v = strategy.new_tree(&mut runner).unwrap().current();
+            assert!(depth(&v) <= 3, "{v}");
+            let text = v.to_string();
+            word |= text.contains("\"2026-02-30\"");
+            key |= text.contains("\"op\":");
+        }
+        assert!(word && key, "the shape's words and keys are drawn");
+    }
+}

@@ -192,3 +192,35 @@ impl SseReader {
         .expect("an SSE event in time")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reply(text: &str) -> Reply {
+        Reply { status: 200, headers: HeaderMap::new(), text: text.to_owned() }
+    }
+
+    #[test]
+    fn sse_bodies_are_split_into_named_events_with_joined_data() {
+        let body = "event: ready\r\ndata: {}\r\n\r\n: a comment\n\ndata: line one\ndata:line two\n\n";
+        assert_eq!(
+            sse_events(body),
+            [("ready".to_owned(), "{}".to_owned()), ("message".to_owned(), "line one\nline two".to_owned())]
+        );
+    }
+
+    #[test]
+    fn the_answer_is_the_first_message_with_an_id_or_the_json_body() {
+        let sse = reply(
+            "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}\n\ndata: {\"id\":3,\"result\":{}}\n\n",
+        );
+        assert_eq!(sse.answer(), Some(json!({"id": 3, "result": {}})));
+        assert_eq!(sse.response(3), Some(json!({"id": 3, "result": {}})));
+        assert_eq!(sse.messages().len(), 2);
+        let refusal = reply("{\"error\":{\"code\":\"UNAUTHORIZED\"}}");
+        assert_eq!(refusal.answer(), Some(json!({"error": {"code": "UNAUTHORIZED"}})));
+        assert_eq!(refusal.response(1), None);
+        assert_eq!(reply("not json").answer(), None);
+    }
+}

@@ -74,3 +74,26 @@ pub fn output(command: &mut Command) -> (bool, String) {
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     (out.status.success(), text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_is_found_and_the_child_dies_with_its_guard() {
+        let mut running = Running::spawn(
+            Command::new("sh").args(["-c", "echo starting; echo 'ready at http://x'; sleep 30"]),
+        );
+        let (rest, seen) = running.read_until("ready at ");
+        assert_eq!((rest.as_str(), seen.as_str()), ("http://x", "starting\nready at http://x\n"));
+        let pid = running.child.id();
+        drop(running);
+        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "the child was killed and reaped");
+    }
+
+    #[test]
+    fn output_joins_stdout_and_stderr() {
+        let (ok, text) = output(Command::new("sh").args(["-c", "echo out; echo err >&2; exit 3"]));
+        assert_eq!((ok, text.as_str()), (false, "out\nerr\n"));
+    }
+}

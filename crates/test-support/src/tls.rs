@@ -49,3 +49,19 @@ impl Pki {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ca_and_the_certificate_come_in_pem_and_der() {
+        let pki = Pki::new(&["localhost", "127.0.0.1"]);
+        assert!(pki.ca_pem.starts_with("-----BEGIN CERTIFICATE-----"), "{}", pki.ca_pem);
+        assert!(pki.cert_pem.starts_with("-----BEGIN CERTIFICATE-----"), "{}", pki.cert_pem);
+        assert!(pki.key_pem.starts_with("-----BEGIN PRIVATE KEY-----"));
+        assert_ne!(pki.ca_pem, pki.cert_pem);
+        assert!(!pki.cert_der.is_empty() && !pki.key_der.is_empty());
+        assert_ne!(Pki::expired(&["localhost"]).cert_der, pki.cert_der);
+    }
+}

@@ -54,14 +54,11 @@ fn start(caller: Caller, exposure: Exposure) -> (Client, tokio::task::JoinHandle
 #[tokio::test]
 async fn a_stdio_session_as_the_configured_caller() {
     let (mut client, task) = start(Caller::new("local-user", "member"), Exposure::Meta);
-    client
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": crate::common::PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}))
-        .await;
+    client.send(crate::common::initialize(1)).await;
     let init = client.until(1).await.pop().unwrap();
     let instructions = init["result"]["instructions"].as_str().unwrap();
     assert!(instructions.contains("log_meal") && !instructions.contains("delete_account"), "{instructions}");
-    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    client.send(test_support::mcp::initialized()).await;
 
     client.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
     let list = client.until(2).await.pop().unwrap();
@@ -111,12 +108,9 @@ async fn a_stdio_session_as_the_configured_caller() {
 async fn a_scoped_stdio_session_sees_only_its_domains() {
     let (mut client, task) =
         start(Caller::new("local-user", "admin"), Exposure::Scoped(vec!["weather".into()]));
-    client
-        .send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": crate::common::PROTOCOL, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}))
-        .await;
+    client.send(crate::common::initialize(1)).await;
     client.until(1).await;
-    client.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+    client.send(test_support::mcp::initialized()).await;
     client.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
     let list = client.until(2).await.pop().unwrap();
     let names: Vec<&str> =

@@ -1,10 +1,8 @@
 //! The `toolgate` binary as a user runs it: a fresh SQLite file per test.
 
-use std::process::Command;
-
 fn toolgate(db: &std::path::Path, args: &[&str]) -> (i32, String, String) {
     let url = format!("sqlite:{}", db.display());
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+    let out = crate::common::toolgate()
         .arg("--db")
         .arg(&url)
         .args(args)
