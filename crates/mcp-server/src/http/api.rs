@@ -12,7 +12,7 @@ use gateway::Filter;
 use serde_json::{Value, json};
 use tool_core::Caller;
 
-use super::{Shared, error_response};
+use super::{Shared, error_response, invalid_params};
 use crate::Exposure;
 use crate::handler::Authenticated;
 
@@ -62,10 +62,9 @@ pub(super) async fn tools(
     let filter = match filter {
         Ok(Query(filter)) => filter,
         Err(rejection) => {
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                "INVALID_PARAMS",
-                &format!("{}; filters are name, domain, tag and effect (read|write)", rejection.body_text()),
+            return invalid_params(
+                rejection.body_text(),
+                "filters are name, domain, tag and effect (read|write)",
             );
         }
     };

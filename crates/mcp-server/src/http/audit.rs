@@ -12,7 +12,7 @@ use axum::{Extension, Json};
 use fleet::{AuditQuery, Error as FleetError};
 use serde_json::json;
 
-use super::{Shared, error_response};
+use super::{Shared, error_response, invalid_params};
 use crate::handler::Authenticated;
 
 pub(super) async fn audit(
@@ -38,13 +38,9 @@ pub(super) async fn audit(
     let query = match query {
         Ok(Query(query)) => query,
         Err(rejection) => {
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                "INVALID_PARAMS",
-                &format!(
-                    "{}; filters are user, tool, outcome, since (RFC 3339) and limit",
-                    rejection.body_text()
-                ),
+            return invalid_params(
+                rejection.body_text(),
+                "filters are user, tool, outcome, since (RFC 3339) and limit",
             );
         }
     };

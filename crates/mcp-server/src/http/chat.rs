@@ -19,7 +19,7 @@ use serde::Deserialize;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 
 use super::api::caller_of;
-use super::{Shared, error_response};
+use super::{Shared, error_response, invalid_params};
 use crate::handler::Authenticated;
 
 /// The request body.
@@ -46,13 +46,9 @@ pub(super) async fn chat(
     let body = match body {
         Ok(axum::Json(body)) => body,
         Err(rejection) => {
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                "INVALID_PARAMS",
-                &format!(
-                    "{}; send {{\"message\": \"...\", \"conversation_id\": \"...\"}}",
-                    rejection.body_text()
-                ),
+            return invalid_params(
+                rejection.body_text(),
+                "send {\"message\": \"...\", \"conversation_id\": \"...\"}",
             );
         }
     };

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tool_core::ToolContext;
 
 use super::api::caller_of;
-use super::{Shared, error_response};
+use super::{Shared, error_response, invalid_params};
 use crate::handler::Authenticated;
 
 #[derive(Debug, Deserialize)]
@@ -66,11 +66,7 @@ pub(super) async fn call(
     let body = match body {
         Ok(Json(body)) => body,
         Err(rejection) => {
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                "INVALID_PARAMS",
-                &format!("{}; send {{\"tool\": \"...\", \"parameters\": {{...}}}}", rejection.body_text()),
-            );
+            return invalid_params(rejection.body_text(), "send {\"tool\": \"...\", \"parameters\": {...}}");
         }
     };
     let caller = caller_of(&shared, &auth);

@@ -416,3 +416,9 @@ pub fn http_router(mut state: HttpState) -> Router {
 fn error_response(status: StatusCode, code: &str, message: &str) -> Response {
     (status, Json(json!({ "error": { "code": code, "message": message } }))).into_response()
 }
+
+/// The 400 answer to a query or body that could not be read: what was wrong
+/// (axum's words), then how to write it.
+fn invalid_params(problem: String, how: &str) -> Response {
+    error_response(StatusCode::BAD_REQUEST, "INVALID_PARAMS", &format!("{problem}; {how}"))
+}
