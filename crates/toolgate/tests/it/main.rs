@@ -1,10 +1,14 @@
 //! Integration tests of the toolgate binary, one test binary: the CLI, the demo server over
-//! MCP, the shipped guides, bring-your-own HTTP systems (import, check, serve), TLS to
+//! MCP, the call contract through the official MCP Python SDK, the web page's trace images in
+//! Chromium, the shipped guides, bring-your-own HTTP systems (import, check, serve), TLS to
 //! the databases, and the fleet behind HAProxy.
 
 mod byo;
 mod cli;
+mod contract;
+mod external;
 mod fleet;
 mod guides;
+mod page;
 mod serve;
 mod tls;

@@ -9,10 +9,12 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-struct Demo {
+pub(crate) struct Demo {
     child: Child,
-    url: String,
-    banner: String,
+    /// `http://127.0.0.1:PORT`, without `/mcp`.
+    pub(crate) url: String,
+    /// What the server printed up to its address: the demo keys among it.
+    pub(crate) banner: String,
     db: String,
     _dir: tempfile::TempDir,
 }
@@ -24,16 +26,23 @@ impl Drop for Demo {
     }
 }
 
-fn start(extra: &[&str]) -> Demo {
-    start_logged(extra, None)
+pub(crate) fn start(extra: &[&str]) -> Demo {
+    launch(extra, &[], None)
 }
 
 /// Start the demo; with `log`, at `TOOLGATE_LOG=trace` with stderr in that file.
 fn start_logged(extra: &[&str], log: Option<&std::path::Path>) -> Demo {
+    launch(extra, &[], log)
+}
+
+/// Start the demo with `extra` arguments and `env` set (e.g. `TOOLGATE_WEATHER_URL`,
+/// `TOOLGATE_CONFIG`); with `log`, at `TOOLGATE_LOG=trace` with stderr in that file.
+pub(crate) fn launch(extra: &[&str], env: &[(&str, &str)], log: Option<&std::path::Path>) -> Demo {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("demo.db").display());
     let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
     command.args(["--db", &db, "serve", "--demo", "--listen", "127.0.0.1:0"]).args(extra);
+    command.envs(env.iter().copied());
     match log {
         Some(path) => {
             command.env("TOOLGATE_LOG", "trace").stderr(std::fs::File::create(path).unwrap());
@@ -58,7 +67,7 @@ fn start_logged(extra: &[&str], log: Option<&std::path::Path>) -> Demo {
     Demo { child, url, banner, db, _dir: dir }
 }
 
-fn key_of(banner: &str, user: &str) -> String {
+pub(crate) fn key_of(banner: &str, user: &str) -> String {
     banner
         .lines()
         .find_map(|l| {
@@ -212,7 +221,7 @@ async fn direct_mode_publishes_route_tables_without_a_root_union() {
 }
 
 /// `toolgate keys create` on the demo's database; the new key.
-fn create_key(demo: &Demo, args: &[&str]) -> String {
+pub(crate) fn create_key(demo: &Demo, args: &[&str]) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args(["--db", &demo.db, "keys", "create"])
         .args(args)
