@@ -6,7 +6,6 @@
 mod byo;
 mod cli;
 mod contract;
-mod external;
 mod fleet;
 mod guides;
 mod page;

@@ -3,19 +3,18 @@
 //! `toolgate serve --demo`, with `render_weight_chart` called over MCP by the
 //! connected user (alice, whose demo data has a weight trend).
 //!
-//! Needs `node`, Chromium and playwright-core (see `external::browser`);
+//! Needs `node`, Chromium and playwright-core (see `test_support::browser`);
 //! skips without them unless `TOOLGATE_REQUIRE_BROWSER=1`.
 
 use std::time::Duration;
 
-use crate::external::browser;
 use crate::serve::{key_of, start};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/web/trace_image.cjs");
 
 #[tokio::test]
 async fn the_page_shows_a_chart_from_the_trace() {
-    let Some((chromium, modules)) = browser() else { return };
+    let Some(browser) = test_support::browser::find() else { return };
     let demo = start(&[]);
     let alice = key_of(&demo.banner, "alice");
     let output = tokio::time::timeout(
@@ -23,8 +22,8 @@ async fn the_page_shows_a_chart_from_the_trace() {
         tokio::process::Command::new("node")
             .arg(SCRIPT)
             .args([demo.url.as_str(), alice.as_str()])
-            .env("NODE_PATH", &modules)
-            .env("CHROMIUM", &chromium)
+            .env("NODE_PATH", &browser.node_modules)
+            .env("CHROMIUM", &browser.chromium)
             .kill_on_drop(true)
             .output(),
     )
