@@ -182,26 +182,38 @@ async fn nutrition_goals_are_read_with_the_day(h: &Harness) {
     let (status, stored) = h.put(&t, "/nutrition/goals", goals).await;
     assert_eq!(status, 201, "{stored}");
     assert_eq!(stored, json!({"kcal": 2200.0, "protein_g": 140.0, "carbs_g": 250.0, "fat_g": 70.0}));
-    let meal = json!({"name": "lunch", "items": [{"name": "rice", "grams": 180, "kcal": 234, "protein_g": 4.9}]});
+    let meal =
+        json!({"name": "lunch", "items": [{"name": "rice", "grams": 180, "kcal": 234, "protein_g": 4.9}]});
     assert_eq!(h.post(&t, "/nutrition/days/2026-03-04/meals", meal).await.0, 201);
     for day in ["2026-03-04", "2031-12-31"] {
         let (_, summary) = h.get(&t, &format!("/nutrition/days/{day}/summary")).await;
         assert_eq!(summary["goals"], stored, "goals hold for every day: {summary}");
     }
     let (_, summary) = h.get(&t, "/nutrition/days/2026-03-04/summary").await;
-    assert_eq!((summary["totals"]["kcal"].clone(), summary["goals"]["kcal"].clone()), (json!(234.0), json!(2200.0)));
+    assert_eq!(
+        (summary["totals"]["kcal"].clone(), summary["goals"]["kcal"].clone()),
+        (json!(234.0), json!(2200.0))
+    );
     // Another user sees none of them.
     let (_, theirs) = h.get(&other, "/nutrition/days/2026-03-04/summary").await;
     assert_eq!(theirs["goals"], Value::Null, "{theirs}");
 
     // A second PUT replaces the whole set: an absent goal is no goal.
     let (status, replaced) = h.put(&t, "/nutrition/goals", json!({"kcal": 1800.5})).await;
-    assert_eq!((status, replaced.clone()), (200, json!({"kcal": 1800.5, "protein_g": null, "carbs_g": null, "fat_g": null})));
+    assert_eq!(
+        (status, replaced.clone()),
+        (200, json!({"kcal": 1800.5, "protein_g": null, "carbs_g": null, "fat_g": null}))
+    );
     let (_, summary) = h.get(&t, "/nutrition/days/2026-03-04/summary").await;
     assert_eq!(summary["goals"], replaced);
 
     // Refused: out of range, negative, unknown field, empty set. The stored goals stay.
-    assert_error(&h.put(&t, "/nutrition/goals", json!({"kcal": 20001})).await, 422, "invalid_params", Some("kcal"));
+    assert_error(
+        &h.put(&t, "/nutrition/goals", json!({"kcal": 20001})).await,
+        422,
+        "invalid_params",
+        Some("kcal"),
+    );
     assert_error(
         &h.put(&t, "/nutrition/goals", json!({"kcal": 2000, "fat_g": -1})).await,
         422,

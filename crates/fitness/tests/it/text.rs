@@ -76,7 +76,8 @@ async fn a_nutrition_day_reads_as_totals_vs_goals() {
     let goals = json!({"op": "set_goals", "kcal": 2200, "protein_g": 140, "fat_g": 70});
     let stored = env.ok(&alice, "update_nutrition", goals).await;
     assert_eq!(stored["status"], 201, "{stored}");
-    let envelope = env.call(&alice, "query_nutrition", json!({"op": "day_summary", "date": "2026-03-14"})).await;
+    let envelope =
+        env.call(&alice, "query_nutrition", json!({"op": "day_summary", "date": "2026-03-14"})).await;
     assert!(envelope.success, "{envelope:?}");
     let payload = &envelope.result.as_ref().unwrap()["payload"];
     assert_eq!(payload["goals"], json!({"kcal": 2200.0, "protein_g": 140.0, "carbs_g": null, "fat_g": 70.0}));

@@ -42,7 +42,8 @@ async fn weather_provider() -> String {
                 let n = tcp.read(&mut buf).await.unwrap_or(0);
                 let head = String::from_utf8_lossy(&buf[..n]);
                 let line = head.lines().next().unwrap_or_default();
-                let city = |c: &str| line.contains(&format!("city={c}&")) || line.contains(&format!("city={c} "));
+                let city =
+                    |c: &str| line.contains(&format!("city={c}&")) || line.contains(&format!("city={c} "));
                 let hang = city(HANG) || (city(FLAKY) && flaky_seen.fetch_add(1, Ordering::SeqCst) > 0);
                 if hang {
                     // Hold the connection open without a byte of answer.
