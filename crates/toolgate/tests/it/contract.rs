@@ -17,7 +17,8 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::serve::{Demo, create_key, key_of, launch};
+use crate::common::key_of;
+use crate::serve::{Demo, create_key, launch};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/contract_check.py");
 /// The provider never answers for this city.

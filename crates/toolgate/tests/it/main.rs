@@ -5,6 +5,7 @@
 
 mod byo;
 mod cli;
+mod common;
 mod contract;
 mod fleet;
 mod guides;

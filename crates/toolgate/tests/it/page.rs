@@ -8,7 +8,8 @@
 
 use std::time::Duration;
 
-use crate::serve::{key_of, start};
+use crate::common::key_of;
+use crate::serve::start;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/web/trace_image.cjs");
 
