@@ -20,6 +20,21 @@
 //! query. Keys are never logged: [`CreatedKey::key`] is a
 //! [`tool_core::Secret`], whose `Debug` prints `[redacted]`.
 //!
+//! # The cache, and why a hit hashes nothing
+//!
+//! Every HTTP request is checked, so a cache hit must cost next to nothing:
+//! the cache is a read-mostly map under an `RwLock` (readers never wait for
+//! each other; only a miss, once per key per TTL, takes the write side),
+//! indexed by the process-keyed SipHash of the bearer key that the map's
+//! `RandomState` computes anyway, with no SHA-256, no hex string and no copy
+//! of the verified caller (the entry is shared, an `Arc`). The entry keeps
+//! the key itself and a hit compares it with the presented one in constant
+//! time, so a colliding index is a miss, never someone else's identity. The
+//! plaintext stays in this process's memory only while the key is in use:
+//! expired entries are swept on every miss, a revocation drops its entries
+//! at once, and keys never leave the process (they were in the request
+//! anyway).
+//!
 //! # Revocation
 //!
 //! Verified keys are cached in memory for a short time (1 s by default,
@@ -33,10 +48,14 @@
 //! none, the watcher also polls for keys revoked since its last look every
 //! [`REVOCATION_POLL`]; with the 1 s cache that bounds the delay of a
 //! revocation made by another process (`toolgate keys revoke`) to about 1 s.
+//!
+//! A change of role or scope (`toolgate keys update`, [`KeyStore::update`])
+//! travels the same way, on `toolgate_key_changed` (see `keys/update.rs`).
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use db::{Db, DbConfig, MigrationSet};
@@ -73,6 +92,11 @@ macro_rules! dispatch {
         ::db::on_pool!($store.db, Error, |$pool| $body)
     };
 }
+
+// After the macro, which it uses.
+mod update;
+
+pub use update::KeyChange;
 
 impl db::Classify for Error {
     fn database_error(&self) -> Option<&sqlx::Error> {
@@ -147,10 +171,27 @@ pub struct VerifiedKey {
     pub caller: Caller,
 }
 
-#[derive(Clone, Debug)]
+/// A verified key in the cache: the key itself (compared in constant time
+/// on every hit), who it is, and since when it is trusted.
 struct Cached {
-    verified: VerifiedKey,
+    key: Secret,
+    verified: Arc<VerifiedKey>,
     at: Instant,
+}
+
+/// The cache: entries by the keyed hash of the bearer key (see the module docs).
+#[derive(Default)]
+struct KeyCache {
+    hasher: RandomState,
+    entries: RwLock<Entries>,
+}
+
+#[derive(Default)]
+struct Entries {
+    by_slot: HashMap<u64, Cached>,
+    /// When expired entries were last dropped (at most once per TTL, so a
+    /// miss costs O(1) amortized however many keys are cached).
+    swept: Option<Instant>,
 }
 
 /// The API key store over SQLite or PostgreSQL (table `toolgate_api_keys`).
@@ -158,7 +199,7 @@ struct Cached {
 #[derive(Clone)]
 pub struct KeyStore {
     db: Db,
-    cache: Arc<Mutex<HashMap<String, Cached>>>,
+    cache: Arc<KeyCache>,
     cache_ttl: Duration,
     revoked: broadcast::Sender<String>,
 }
@@ -229,12 +270,7 @@ impl KeyStore {
     pub async fn create_scoped(&self, user_id: &str, role: &str, scope: &KeyScope) -> Result<CreatedKey> {
         check_name("user id", user_id)?;
         check_name("role", role)?;
-        for name in scope.toolset.iter().chain(scope.domains.iter().flatten()) {
-            check_name("scope", name)?;
-            if name.contains(',') {
-                return Err(Error::Invalid("a toolset or domain name has no commas".into()));
-            }
-        }
+        check_scope(scope)?;
         let mut secret = [0u8; KEY_BYTES];
         rand::rng().fill_bytes(&mut secret);
         let key = format!("{KEY_PREFIX}{}", hex::encode(secret));
@@ -291,16 +327,20 @@ impl KeyStore {
         self.forget(id);
         if done > 0 {
             tracing::info!(key_id = %id, "API key revoked");
-            if let db::Pool::Postgres(pool) = self.db.pool() {
-                // Every other instance's watcher hears it; a lost one is caught by polling.
-                if let Err(error) =
-                    sqlx::query("SELECT pg_notify($1, $2)").bind(REVOKED_CHANNEL).bind(id).execute(pool).await
-                {
-                    tracing::warn!(%error, "could not announce a revocation; other instances see it by polling");
-                }
-            }
+            self.announce(REVOKED_CHANNEL, id).await;
         }
         Ok(done > 0)
+    }
+
+    /// Tell every other instance's watcher (PostgreSQL only) that key `id`
+    /// changed; a lost notification is made up for by polling and the cache TTL.
+    async fn announce(&self, channel: &str, id: &str) {
+        if let db::Pool::Postgres(pool) = self.db.pool()
+            && let Err(error) =
+                sqlx::query("SELECT pg_notify($1, $2)").bind(channel).bind(id).execute(pool).await
+        {
+            tracing::warn!(%error, channel, "could not announce a key change; other instances see it within the cache TTL");
+        }
     }
 
     /// Key ids revoked from now on: by this store at once, by other processes
@@ -313,19 +353,20 @@ impl KeyStore {
 
     /// Drop a key from the cache and tell the subscribers.
     fn forget(&self, id: &str) {
-        if let Ok(mut cache) = self.cache.lock() {
-            cache.retain(|_, cached| cached.verified.id != id);
+        if let Ok(mut cache) = self.cache.entries.write() {
+            cache.by_slot.retain(|_, cached| cached.verified.id != id);
         }
         let _ = self.revoked.send(id.to_owned());
     }
 
-    /// Hear about keys revoked by other processes until `stop` is cancelled:
+    /// Hear about keys revoked or changed (role, scope) by other processes until `stop` is cancelled:
     /// PostgreSQL notifications, and a poll every [`REVOCATION_POLL`] on both
     /// backends. Each one found is dropped from the cache and announced on
     /// [`KeyStore::revocations`]. `serve_http` runs it.
     pub async fn watch_revocations(self, stop: CancellationToken) {
         let mut since = now();
-        let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+        // (id, time) pairs already handled: a key changed twice is found twice.
+        let mut seen: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
         let mut listener = None;
         let mut poll = tokio::time::interval(REVOCATION_POLL);
         poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -334,7 +375,9 @@ impl KeyStore {
                 && let db::Pool::Postgres(pool) = self.db.pool()
             {
                 listener = match sqlx::postgres::PgListener::connect_with(pool).await {
-                    Ok(mut l) => l.listen(REVOKED_CHANNEL).await.ok().map(|()| l),
+                    Ok(mut l) => {
+                        l.listen_all([REVOKED_CHANNEL, update::CHANGED_CHANNEL]).await.ok().map(|()| l)
+                    }
                     Err(error) => {
                         tracing::debug!(%error, "no revocation listener; polling only");
                         None
@@ -350,20 +393,23 @@ impl KeyStore {
             tokio::select! {
                 () = stop.cancelled() => return,
                 heard = heard => match heard {
+                    // Revoked or changed: either way the cached caller is stale.
                     Ok(Some(notification)) => self.forget(notification.payload()),
                     // The connection was lost (and notifications with it): poll and reconnect.
                     Ok(None) | Err(_) => listener = None,
                 },
                 _ = poll.tick() => {
-                    const SQL: &str = "SELECT id, revoked_at FROM toolgate_api_keys WHERE revoked_at >= $1";
+                    // Revoked or changed since the last look (the later of the two times).
+                    const SQL: &str = "SELECT id, CASE WHEN revoked_at >= $1 THEN revoked_at ELSE updated_at END \
+                                       FROM toolgate_api_keys WHERE revoked_at >= $1 OR updated_at >= $1";
                     let rows: Result<Vec<(String, String)>> = async {
                         Ok(dispatch!(self, |pool| sqlx::query_as(SQL).bind(&since).fetch_all(pool).await?))
                     }
                     .await;
                     match rows {
                         Ok(rows) => {
-                            for (id, _) in &rows {
-                                if seen.insert(id.clone()) {
+                            for (id, at) in &rows {
+                                if seen.insert((id.clone(), at.clone())) {
                                     self.forget(id);
                                 }
                             }
@@ -371,7 +417,7 @@ impl KeyStore {
                                 // The next poll starts at the newest time seen; only the
                                 // ids revoked at exactly that time would be found again.
                                 since = newest.clone();
-                                seen = rows.into_iter().filter(|(_, at)| *at == since).map(|(id, _)| id).collect();
+                                seen = rows.into_iter().filter(|(_, at)| *at == since).collect();
                             }
                         }
                         Err(error) => tracing::debug!(%error, "could not poll for revoked keys"),
@@ -384,16 +430,24 @@ impl KeyStore {
     /// Who `key` belongs to; `None` for an unknown, revoked or malformed key.
     /// An `Err` means the database could not answer (not that the key is bad).
     pub async fn verify(&self, key: &str) -> Result<Option<VerifiedKey>> {
+        Ok(self.verify_shared(key).await?.map(|verified| (*verified).clone()))
+    }
+
+    /// [`verify`](Self::verify) without copying the answer: a cache hit (the
+    /// common case, every request of a busy key) costs one read lock, one
+    /// SipHash and one comparison.
+    pub async fn verify_shared(&self, key: &str) -> Result<Option<Arc<VerifiedKey>>> {
         if !is_key_shaped(key) {
             return Ok(None);
         }
-        let hash = digest(key);
-        if let Some(hit) = self.cached(&hash) {
+        let slot = self.cache.hasher.hash_one(key);
+        if let Some(hit) = self.cached(slot, key) {
             return Ok(Some(hit));
         }
         const SQL: &str = "SELECT id, user_id, role, key_hash, toolset, domains FROM toolgate_api_keys \
                            WHERE key_hash = $1 AND revoked_at IS NULL";
         type Row = (String, String, String, String, Option<String>, Option<String>);
+        let hash = digest(key);
         let row: Option<Row> =
             dispatch!(self, |pool| sqlx::query_as(SQL).bind(&hash).fetch_optional(pool).await?);
         let Some((id, user_id, role, stored, toolset, domains)) = row else {
@@ -403,31 +457,51 @@ impl KeyStore {
             return Ok(None);
         }
         let caller = KeyScope::from_columns(toolset, domains).apply(Caller::new(user_id, role));
-        let verified = VerifiedKey { id, caller };
+        let verified = Arc::new(VerifiedKey { id, caller });
         if !self.cache_ttl.is_zero()
-            && let Ok(mut cache) = self.cache.lock()
+            && let Ok(mut cache) = self.cache.entries.write()
         {
-            if cache.len() >= MAX_CACHED {
-                cache.clear();
+            let now = Instant::now();
+            // A miss is the time to sweep: keys no longer in use leave memory.
+            if cache.swept.is_none_or(|at| now.duration_since(at) >= self.cache_ttl) {
+                cache.by_slot.retain(|_, cached| now.duration_since(cached.at) < self.cache_ttl);
+                cache.swept = Some(now);
             }
-            cache.insert(hash, Cached { verified: verified.clone(), at: Instant::now() });
+            if cache.by_slot.len() >= MAX_CACHED {
+                cache.by_slot.clear();
+            }
+            let entry = Cached { key: Secret::new(key), verified: verified.clone(), at: now };
+            cache.by_slot.insert(slot, entry);
         }
         Ok(Some(verified))
     }
 
-    fn cached(&self, hash: &str) -> Option<VerifiedKey> {
-        let mut cache = self.cache.lock().ok()?;
-        let fresh = cache.get(hash).filter(|c| c.at.elapsed() < self.cache_ttl).map(|c| c.verified.clone());
-        if fresh.is_none() {
-            cache.remove(hash);
-        }
-        fresh
+    /// The cached answer for `key` (whose keyed hash is `slot`), if fresh.
+    /// A stale entry is left for the next miss to replace or sweep, so a hit
+    /// never takes the write lock.
+    fn cached(&self, slot: u64, key: &str) -> Option<Arc<VerifiedKey>> {
+        let cache = self.cache.entries.read().ok()?;
+        let entry = cache.by_slot.get(&slot)?;
+        let fresh = entry.at.elapsed() < self.cache_ttl;
+        (fresh && constant_time_eq(entry.key.expose().as_bytes(), key.as_bytes()))
+            .then(|| entry.verified.clone())
     }
 
     /// Close the pool.
     pub async fn close(&self) {
         self.db.close().await
     }
+}
+
+/// A scope's toolset and domain names: sane names without commas (the column separator).
+fn check_scope(scope: &KeyScope) -> Result<()> {
+    for name in scope.toolset.iter().chain(scope.domains.iter().flatten()) {
+        check_name("scope", name)?;
+        if name.contains(',') {
+            return Err(Error::Invalid("a toolset or domain name has no commas".into()));
+        }
+    }
+    Ok(())
 }
 
 fn check_name(what: &str, value: &str) -> Result<()> {

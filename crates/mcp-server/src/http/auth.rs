@@ -60,14 +60,17 @@ pub(super) async fn authenticate(
     let verified = match credential(request.headers()) {
         Credential::Missing => match &shared.state.config.anonymous {
             // Opt-in only (conformance suites and local tools that cannot send headers).
-            Some(caller) => crate::keys::VerifiedKey { id: ANONYMOUS.into(), caller: caller.clone() },
+            Some(caller) => {
+                Arc::new(crate::keys::VerifiedKey { id: ANONYMOUS.into(), caller: caller.clone() })
+            }
             None => return unauthorized("send `Authorization: Bearer <API key>`"),
         },
         // Never anonymous: a client that sends credentials meant to be someone.
         Credential::Malformed => {
             return unauthorized("the Authorization header is not `Bearer <API key>`");
         }
-        Credential::Bearer(key) => match shared.state.keys.verify(key).await {
+        // Shared with the key cache: the one copy of the caller is made below.
+        Credential::Bearer(key) => match shared.state.keys.verify_shared(key).await {
             Ok(Some(verified)) => verified,
             Ok(None) => return unauthorized("the API key is not valid (unknown, revoked or malformed)"),
             Err(error) => {
@@ -82,13 +85,14 @@ pub(super) async fn authenticate(
     };
     // The key itself stays in the Authorization header, which no handler reads;
     // backend credentials, if any, come from the deployment's credential hook.
+    let caller = verified.caller.clone();
     let mut caller = match &shared.state.credentials {
-        Some(hook) => hook.credentials(verified.caller).await,
-        None => verified.caller,
+        Some(hook) => hook.credentials(caller).await,
+        None => caller,
     };
     // Rate limits count per key and the audit trail names it (the id, never the key).
     caller.key_id = Some(verified.id.clone());
-    request.extensions_mut().insert(Authenticated { caller, key_id: verified.id });
+    request.extensions_mut().insert(Authenticated { caller, key_id: verified.id.clone() });
     next.run(request).await
 }
 

@@ -5,7 +5,8 @@
 //!   round-robin frontend, two stateful behind a frontend sticky on
 //!   `Mcp-Session-Id`): round robin seen in each instance's `/metrics`,
 //!   sticky sessions, racing submits making one order, a per-tool limit
-//!   shared through Redis, a revocation seen by every instance within 1 s,
+//!   shared through Redis, a revocation and a role downgrade seen by every
+//!   instance within 1 s,
 //!   and one instance killed mid-load while the other keeps serving. Needs
 //!   `haproxy`, `TOOLGATE_TEST_PG_URL` and `TOOLGATE_TEST_REDIS_URL`; says
 //!   it skipped without them, unless `TOOLGATE_REQUIRE_HAPROXY=1`.
@@ -27,14 +28,14 @@ use test_support::{eventually, gate, mcp, unique};
 
 use crate::common::serving;
 
-fn toolgate(config: &Path) -> Command {
+pub(crate) fn toolgate(config: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
     cmd.arg("--config").arg(config).env_remove("TOOLGATE_DATABASE_URL").env_remove("TOOLGATE_REDIS_URL");
     cmd
 }
 
 /// `toolgate serve` with `extra` arguments; its URL once it prints it.
-fn serve(config: &Path, instance: &str, extra: &[&str], env: &[(&str, &str)]) -> (Running, String) {
+pub(crate) fn serve(config: &Path, instance: &str, extra: &[&str], env: &[(&str, &str)]) -> (Running, String) {
     let (served, url, _) = serving(
         toolgate(config)
             .args(["serve", "--listen", "127.0.0.1:0"])
@@ -47,7 +48,7 @@ fn serve(config: &Path, instance: &str, extra: &[&str], env: &[(&str, &str)]) ->
 }
 
 /// `toolgate keys create`: (id, key).
-fn make_key(config: &Path, user: &str, role: &str) -> (String, String) {
+pub(crate) fn make_key(config: &Path, user: &str, role: &str) -> (String, String) {
     let out = toolgate(config).args(["keys", "create", "--user", user, "--role", role]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
@@ -56,7 +57,7 @@ fn make_key(config: &Path, user: &str, role: &str) -> (String, String) {
 }
 
 /// `execute_tool` over one POST; (status, envelope or error body).
-async fn execute(
+pub(crate) async fn execute(
     client: &reqwest::Client,
     url: &str,
     key: &str,
@@ -91,7 +92,7 @@ fn outside_address() -> Option<std::net::IpAddr> {
     (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
 }
 
-fn day(days: i64) -> String {
+pub(crate) fn day(days: i64) -> String {
     (chrono::Utc::now().date_naive() + chrono::Duration::days(days)).to_string()
 }
 
@@ -162,6 +163,14 @@ fn fleet_parts() -> Option<(PathBuf, String, String)> {
             gate::skip("TOOLGATE_REQUIRE_HAPROXY", &why);
             None
         }
+    }
+}
+
+pub(crate) async fn wait_until(what: &str, limit: Duration, mut ok: impl AsyncFnMut() -> bool) {
+    let started = Instant::now();
+    while !ok().await {
+        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -291,6 +300,31 @@ async fn fleet_behind_haproxy() {
         }
     }
     eprintln!("revocation seen by all four instances after {:?}", delays.iter().max().unwrap());
+
+    // 5b. So does a role downgrade (`toolgate keys update`), without a restart.
+    let (boss_id, boss) = make_key(&config, &unique("fleet-carol"), "admin");
+    let role_on = async |url: &str| -> Value {
+        let me = client.get(format!("{url}/api/whoami")).bearer_auth(&boss).send().await.unwrap();
+        me.json::<Value>().await.unwrap()["role"].clone()
+    };
+    for url in [&url_a, &url_b, &url_c, &url_d] {
+        assert_eq!(role_on(url).await, "admin");
+    }
+    let out = toolgate(&config).args(["keys", "update", &boss_id, "--role", "guest"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let changed_at = Instant::now();
+    let mut delays = Vec::new();
+    for url in [&url_a, &url_b, &url_c, &url_d] {
+        while role_on(url).await != "guest" {
+            assert!(
+                changed_at.elapsed() < Duration::from_secs(1),
+                "{url} still serves the old role after 1 s"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        delays.push(changed_at.elapsed());
+    }
+    eprintln!("role downgrade seen by all four instances after {:?}", delays.iter().max().unwrap());
 
     // 6. One instance killed mid-load: only its calls in flight fail, with a clear error.
     // A fresh connection per call: a kept-alive one that the balancer closes

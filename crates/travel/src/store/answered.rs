@@ -1,6 +1,7 @@
 //! Whether the submit that created an order answered it: the record that
 //! tells a retry after a lost answer from a repeat of an answered submit
-//! (see `write::submit::JUST_WRITTEN`).
+//! (see `write::submit::JUST_WRITTEN`). The submit marks its own order
+//! answered when it reads it back (`orders::attempt`).
 
 use chrono::{DateTime, Utc};
 
@@ -8,16 +9,6 @@ use super::{Store, dispatch};
 use crate::error::Result;
 
 impl Store {
-    /// Record that the submit which created this order answered it.
-    pub async fn mark_answered(&self, user_id: &str, order_id: i64) -> Result<()> {
-        const SQL: &str =
-            "UPDATE travel_orders SET answered = TRUE WHERE id = $1 AND user_id = $2 AND answered = FALSE";
-        dispatch!(self, |pool| {
-            sqlx::query(SQL).bind(order_id).bind(user_id).execute(pool).await?;
-        });
-        Ok(())
-    }
-
     /// Claim an order its creating submit never answered, created between
     /// `not_before` and `not_after`: true for exactly one caller (compare-and-set).
     pub async fn claim_unanswered(

@@ -16,7 +16,6 @@ use sqlx::sqlite::SqlitePool;
 use crate::error::Result;
 
 mod answered;
-mod approve;
 pub(crate) mod bookings;
 pub(crate) mod ids;
 pub(crate) mod keys;

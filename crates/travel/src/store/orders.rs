@@ -4,8 +4,7 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::{Value, json};
 
-use super::approve::ApproveAndSubmit;
-use super::{BeginWrite, BeginWriteOn, Store, dispatch, ids};
+use super::{BeginWrite, Store, dispatch, ids};
 use crate::error::{Result, StoreError};
 use crate::model::{ApprovalStatus, OrderStatus};
 
@@ -126,41 +125,30 @@ macro_rules! active {
     };
 }
 
-const INSERT_ORDER: &str = concat!(
-    "INSERT INTO travel_orders \
-     (id, user_id, fingerprint, destination, departure_city, departure_date, return_date, purpose, status, created_at, updated_at, answered) \
-     VALUES ($9, $1, $2, $3, $4, $5, $6, $7, 'DRAFT', $8, $8, FALSE) \
-     ON CONFLICT (user_id, fingerprint) WHERE status IN ",
-    active!(),
-    " DO NOTHING RETURNING id"
-);
-
 macro_rules! order_by_id {
     () => {
         concat!(order_select!(), "WHERE o.id = $1 AND o.user_id = $2")
     };
 }
 
+// After the SQL macros, which it uses.
+mod attempt;
+
+use attempt::{Attempt, Fresh, SubmitOn};
+
 impl Store {
-    /// Create the order (DRAFT), its approval (PENDING) and move the order to
-    /// SUBMITTED, in one transaction. Idempotent by the partial unique index
+    /// Create the order (SUBMITTED) and its approval (PENDING) atomically,
+    /// then read the order back and mark it answered (see `attempt` for the
+    /// statements of each backend). Idempotent by the partial unique index
     /// over `(user_id, fingerprint)` of active orders: the insert says
     /// `ON CONFLICT DO NOTHING`, and a conflict returns the existing order.
     /// Never check-then-insert, so racing submits create one order.
     ///
     /// The order and approval ids are opaque ([`ids::time_ordered`]); a
-    /// collision on either primary key rolls the transaction back and tries
+    /// collision on either primary key rolls the write back and tries
     /// fresh ids. It is told apart from the idempotency conflict, which the
     /// `ON CONFLICT` target absorbs and which never raises.
     pub async fn submit_order(&self, new: &NewOrder) -> Result<SubmitOutcome> {
-        /// What one transaction did.
-        enum Attempt {
-            Created(Box<OrderRow>, Option<Box<OrderRow>>),
-            /// An identical active order holds the fingerprint.
-            Exists,
-            /// A fresh id hit an existing one; nothing was written.
-            IdCollision,
-        }
         // A conflicting order can leave the active set (be cancelled) between
         // our insert and our select; then the insert is simply tried again.
         let mut vanished = 0;
@@ -168,81 +156,29 @@ impl Store {
         while vanished < 3 {
             let now = Utc::now();
             let (id, approval_id) = (ids::time_ordered(), ids::time_ordered());
-            let attempt: Attempt = dispatch!(self, |pool| {
-                // One connection for the transaction and, after the commit,
-                // the read-back: a fresh query that sees what was stored.
-                let mut conn = pool.acquire().await?;
-                let mut tx = conn.begin_write_on().await?;
-                let inserted = sqlx::query_scalar::<_, i64>(INSERT_ORDER)
-                    .bind(&new.user_id)
-                    .bind(&new.fingerprint)
-                    .bind(&new.destination)
-                    .bind(&new.departure_city)
-                    .bind(new.departure_date)
-                    .bind(new.return_date)
-                    .bind(&new.purpose)
-                    .bind(now)
-                    .bind(id)
-                    .fetch_optional(&mut *tx)
-                    .await;
-                let process_instance_id = format!("PI-{}", uuid::Uuid::new_v4().simple());
-                // `None`: the fingerprint is held; `Some(None)`: the order left DRAFT.
-                let submitted: sqlx::Result<Option<Option<i64>>> = match inserted {
-                    Ok(None) => Ok(None),
-                    Ok(Some(_)) => (*tx)
-                        .approve_and_submit(id, approval_id, &new.user_id, &process_instance_id, now)
-                        .await
-                        .map(Some),
-                    Err(e) => Err(e),
-                };
-                match submitted {
-                    Err(e) if ids::is_id_collision(&e) => {
-                        tx.rollback().await?;
-                        Attempt::IdCollision
-                    }
-                    Err(e) => return Err(e.into()),
-                    Ok(None) => {
-                        tx.rollback().await?;
-                        Attempt::Exists
-                    }
-                    Ok(Some(None)) => {
-                        tx.rollback().await?;
-                        return Err(StoreError::Inconsistent(
-                            "the new order left DRAFT before it was submitted",
-                        ));
-                    }
-                    Ok(Some(Some(approval_id))) => {
-                        // From here on the order may exist: a failure is an unknown outcome, not "nothing changed".
-                        tx.commit().await.map_err(StoreError::OutcomeUnknown)?;
-                        let stored = sqlx::query_as::<_, OrderRow>(order_by_id!())
-                            .bind(id)
-                            .bind(&new.user_id)
-                            .fetch_optional(&mut *conn)
-                            .await
-                            .map_err(StoreError::OutcomeUnknown)?;
-                        let written = OrderRow {
-                            id,
-                            user_id: new.user_id.clone(),
-                            fingerprint: new.fingerprint.clone(),
-                            destination: new.destination.clone(),
-                            departure_city: new.departure_city.clone(),
-                            departure_date: new.departure_date,
-                            return_date: new.return_date,
-                            purpose: new.purpose.clone(),
-                            status: OrderStatus::Submitted,
-                            approval_id: Some(approval_id),
-                            process_instance_id: Some(process_instance_id),
-                            approval_status: Some(ApprovalStatus::Pending),
-                            created_at: now,
-                            updated_at: now,
-                        };
-                        Attempt::Created(Box::new(written), stored.map(Box::new))
-                    }
-                }
-            });
+            let process_instance_id = format!("PI-{}", uuid::Uuid::new_v4().simple());
+            let fresh = Fresh { id, approval_id, process_instance_id: &process_instance_id, now };
+            // A dead connection runs the body again with the same ids (see `attempt`).
+            let attempt = dispatch!(self, |pool| pool.write_submit(new, fresh).await?);
+            let written = |approval_id| OrderRow {
+                id,
+                user_id: new.user_id.clone(),
+                fingerprint: new.fingerprint.clone(),
+                destination: new.destination.clone(),
+                departure_city: new.departure_city.clone(),
+                departure_date: new.departure_date,
+                return_date: new.return_date,
+                purpose: new.purpose.clone(),
+                status: OrderStatus::Submitted,
+                approval_id: Some(approval_id),
+                process_instance_id: Some(process_instance_id.clone()),
+                approval_status: Some(ApprovalStatus::Pending),
+                created_at: now,
+                updated_at: now,
+            };
             match attempt {
-                Attempt::Created(written, stored) => {
-                    return Ok(SubmitOutcome::Created { written: *written, stored });
+                Attempt::Created(stored) => {
+                    return Ok(SubmitOutcome::Created { written: written(approval_id), stored });
                 }
                 Attempt::IdCollision => {
                     collisions += 1;
@@ -251,12 +187,20 @@ impl Store {
                     }
                 }
                 Attempt::Exists => {
-                    if let Some(existing) =
-                        self.active_order_by_fingerprint(&new.user_id, &new.fingerprint).await?
-                    {
-                        return Ok(SubmitOutcome::Duplicate(existing));
+                    match self.active_order_by_fingerprint(&new.user_id, &new.fingerprint).await? {
+                        // This call's own write, committed by an attempt whose
+                        // answer was lost with its connection: ids are fresh per
+                        // call, so no other call wrote this id.
+                        Some(existing) if existing.id == id => {
+                            let stored = dispatch!(self, |pool| pool.read_back(&new.user_id, id).await?);
+                            return Ok(SubmitOutcome::Created {
+                                written: written(approval_id),
+                                stored: stored.map(Box::new),
+                            });
+                        }
+                        Some(existing) => return Ok(SubmitOutcome::Duplicate(existing)),
+                        None => vanished += 1,
                     }
-                    vanished += 1;
                 }
             }
         }
@@ -442,7 +386,8 @@ mod tests {
             crate::model::OrderStatus::ALL.iter().filter(|s| s.is_active()).map(|s| s.as_str()).collect();
         let spelled = format!("('{}')", active.join("', '"));
         assert_eq!(spelled, active!());
-        assert!(super::INSERT_ORDER.contains(active!()));
+        assert!(super::attempt::INSERT_DRAFT.contains(active!()));
+        assert!(super::attempt::SUBMIT_PG.contains(active!()));
         for dir in ["sqlite", "postgres"] {
             let sql = std::fs::read_to_string(format!(
                 "{}/migrations/{dir}/0001_travel_init.sql",

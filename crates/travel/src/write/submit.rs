@@ -1,6 +1,6 @@
-//! `submit_travel_approval`: create the order and its approval in one
-//! transaction, idempotently (database unique index + `ON CONFLICT`), then
-//! read the order back and compare.
+//! `submit_travel_approval`: create the order and its approval atomically,
+//! idempotently (database unique index + `ON CONFLICT`), then read the order
+//! back and compare.
 
 use std::sync::Arc;
 
@@ -181,17 +181,13 @@ async fn run(call: Call, input: Input) -> ToolResult {
             }))
         }
         SubmitOutcome::Created { written, stored } => {
-            // `stored` was read after the commit, in a fresh query.
+            // `stored` was read after the commit, by the statement that marked it answered.
             let Some(stored) = stored else {
                 return Err(verify_failed("the travel order", json!({"order_id": written.id}), Vec::new()));
             };
             let mismatches = compare(&written, &stored);
             if !mismatches.is_empty() {
                 return Err(verify_failed("the travel order", stored.to_json(), mismatches));
-            }
-            if let Err(e) = store.mark_answered(&call.user, stored.id).await {
-                // The order is stored and verified; a retry would only answer it as recovered.
-                tracing::warn!(target: "travel::store", error = %e, "could not mark the order answered");
             }
             Ok(ToolOutput::json(answer(&stored, false)))
         }

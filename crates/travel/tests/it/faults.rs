@@ -91,8 +91,9 @@ async fn a_trigger_that_alters_the_written_row_makes_verification_fail() {
                  WHEN NEW.user_id = '{u}' AND NEW.status = 'SUBMITTED' \
                  BEGIN UPDATE travel_orders SET destination = 'Tampered' WHERE id = NEW.id; END;"
             ),
+            // PostgreSQL writes the order SUBMITTED in its insert; SQLite moves it there by an update.
             format!("IF NEW.user_id = '{u}' THEN NEW.destination := 'Tampered'; END IF; RETURN NEW;"),
-            "BEFORE UPDATE",
+            "BEFORE INSERT OR UPDATE",
             "travel_orders",
         )
         .await;

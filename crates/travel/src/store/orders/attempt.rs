@@ -1,0 +1,250 @@
+//! One attempt of a submit, per backend, and the read-back that follows it.
+//!
+//! SQLite runs in-process, where a statement costs no round trip: one
+//! `BEGIN IMMEDIATE` transaction inserts the DRAFT order, its PENDING
+//! approval, and moves the order to SUBMITTED; after the commit the row is
+//! read back and marked answered.
+//!
+//! On PostgreSQL every statement is a network round trip, so a submit is two:
+//! one statement writes the order (already SUBMITTED, with the approval id,
+//! which the caller chose) and its approval in a data-modifying CTE, atomic
+//! without `BEGIN`/`COMMIT` (a statement is its own transaction; the foreign
+//! key from the approval to the order is checked at the end of the
+//! statement); then one statement marks it answered and returns the row as
+//! stored. Before, the same was six (`BEGIN`, insert, approval and status,
+//! `COMMIT`, read-back, mark answered).
+
+use std::future::Future;
+
+use chrono::{DateTime, Utc};
+use sqlx::postgres::PgPool;
+use sqlx::sqlite::SqlitePool;
+
+use super::{NewOrder, OrderRow};
+use crate::error::{Result, StoreError};
+use crate::store::{BeginWriteOn, ids};
+
+/// What one attempt did.
+#[derive(Debug)]
+pub(super) enum Attempt {
+    /// The order and its approval are committed; the order as read back
+    /// (`None`: it was not there).
+    Created(Option<Box<OrderRow>>),
+    /// An identical active order holds the fingerprint; nothing was written.
+    Exists,
+    /// A fresh id hit an existing one; nothing was written.
+    IdCollision,
+}
+
+/// The ids and values one attempt writes besides the [`NewOrder`].
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Fresh<'a> {
+    pub(super) id: i64,
+    pub(super) approval_id: i64,
+    pub(super) process_instance_id: &'a str,
+    pub(super) now: DateTime<Utc>,
+}
+
+/// A submit's write and read-back on one backend's pool.
+pub(super) trait SubmitOn {
+    /// Write the order and its approval, then read it back (see the module
+    /// docs). A failure once the write may have been committed is
+    /// [`StoreError::OutcomeUnknown`].
+    fn write_submit<'a>(
+        &'a self,
+        new: &'a NewOrder,
+        fresh: Fresh<'a>,
+    ) -> impl Future<Output = Result<Attempt>> + Send + 'a;
+
+    /// Mark the committed order answered and read it back as stored (`None`:
+    /// it is not there). Every failure is [`StoreError::OutcomeUnknown`]: the
+    /// order was committed.
+    fn read_back<'a>(
+        &'a self,
+        user_id: &'a str,
+        id: i64,
+    ) -> impl Future<Output = Result<Option<OrderRow>>> + Send + 'a;
+}
+
+pub(super) const INSERT_DRAFT: &str = concat!(
+    "INSERT INTO travel_orders \
+     (id, user_id, fingerprint, destination, departure_city, departure_date, return_date, purpose, status, created_at, updated_at, answered) \
+     VALUES ($9, $1, $2, $3, $4, $5, $6, $7, 'DRAFT', $8, $8, FALSE) \
+     ON CONFLICT (user_id, fingerprint) WHERE status IN ",
+    active!(),
+    " DO NOTHING RETURNING id"
+);
+
+const INSERT_APPROVAL: &str = "INSERT INTO travel_approvals \
+     (id, order_id, user_id, process_instance_id, status, created_at, updated_at) \
+     VALUES ($5, $1, $2, $3, 'PENDING', $4, $4)";
+
+const MOVE_TO_SUBMITTED: &str = "UPDATE travel_orders \
+     SET status = 'SUBMITTED', approval_id = $1, process_instance_id = $2, updated_at = $3 \
+     WHERE id = $4 AND status = 'DRAFT'";
+
+const MARK_ANSWERED: &str = "UPDATE travel_orders SET answered = TRUE WHERE id = $1 AND user_id = $2";
+
+/// The whole write in one statement: the order (no DRAFT step: nothing can
+/// see it between the two inserts) and, only when it was inserted, its approval.
+pub(super) const SUBMIT_PG: &str = concat!(
+    "WITH o AS (INSERT INTO travel_orders \
+     (id, user_id, fingerprint, destination, departure_city, departure_date, return_date, purpose, status, \
+      approval_id, process_instance_id, created_at, updated_at, answered) \
+     VALUES ($9, $1, $2, $3, $4, $5, $6, $7, 'SUBMITTED', $10, $11, $8, $8, FALSE) \
+     ON CONFLICT (user_id, fingerprint) WHERE status IN ",
+    active!(),
+    " DO NOTHING RETURNING id) \
+     INSERT INTO travel_approvals (id, order_id, user_id, process_instance_id, status, created_at, updated_at) \
+     SELECT $10, o.id, $1, $11, 'PENDING', $8, $8 FROM o RETURNING id"
+);
+
+/// Marks the order answered and returns it as the update left it (after any
+/// trigger), with its approval's status.
+const READ_BACK_PG: &str = "WITH o AS (UPDATE travel_orders SET answered = TRUE WHERE id = $1 AND user_id = $2 \
+     RETURNING id, user_id, fingerprint, destination, departure_city, departure_date, return_date, purpose, \
+     status, approval_id, process_instance_id, created_at, updated_at) \
+     SELECT o.id, o.user_id, o.fingerprint, o.destination, o.departure_city, o.departure_date, o.return_date, \
+     o.purpose, o.status, o.approval_id, o.process_instance_id, a.status AS approval_status, o.created_at, \
+     o.updated_at FROM o LEFT JOIN travel_approvals a ON a.id = o.approval_id";
+
+impl SubmitOn for SqlitePool {
+    async fn write_submit<'a>(&'a self, new: &'a NewOrder, fresh: Fresh<'a>) -> Result<Attempt> {
+        let mut conn = self.acquire().await?;
+        let mut tx = conn.begin_write_on().await?;
+        let written: sqlx::Result<Option<u64>> = async {
+            let inserted = sqlx::query_scalar::<_, i64>(INSERT_DRAFT)
+                .bind(&new.user_id)
+                .bind(&new.fingerprint)
+                .bind(&new.destination)
+                .bind(&new.departure_city)
+                .bind(new.departure_date)
+                .bind(new.return_date)
+                .bind(&new.purpose)
+                .bind(fresh.now)
+                .bind(fresh.id)
+                .fetch_optional(&mut *tx)
+                .await?;
+            if inserted.is_none() {
+                return Ok(None);
+            }
+            sqlx::query(INSERT_APPROVAL)
+                .bind(fresh.id)
+                .bind(&new.user_id)
+                .bind(fresh.process_instance_id)
+                .bind(fresh.now)
+                .bind(fresh.approval_id)
+                .execute(&mut *tx)
+                .await?;
+            let moved = sqlx::query(MOVE_TO_SUBMITTED)
+                .bind(fresh.approval_id)
+                .bind(fresh.process_instance_id)
+                .bind(fresh.now)
+                .bind(fresh.id)
+                .execute(&mut *tx)
+                .await?;
+            Ok(Some(moved.rows_affected()))
+        }
+        .await;
+        match written {
+            Err(e) if ids::is_id_collision(&e) => {
+                tx.rollback().await?;
+                Ok(Attempt::IdCollision)
+            }
+            Err(e) => Err(e.into()),
+            Ok(None) => {
+                tx.rollback().await?;
+                Ok(Attempt::Exists)
+            }
+            Ok(Some(1)) => {
+                // From here on the order may exist: a failure is an unknown outcome, not "nothing changed".
+                tx.commit().await.map_err(StoreError::OutcomeUnknown)?;
+                // The read-back on the same connection: one pool acquire, a fresh query after the commit.
+                let stored = read_back_sqlite(&mut conn, &new.user_id, fresh.id).await?;
+                Ok(Attempt::Created(stored.map(Box::new)))
+            }
+            Ok(Some(_)) => {
+                tx.rollback().await?;
+                Err(StoreError::Inconsistent("the new order left DRAFT before it was submitted"))
+            }
+        }
+    }
+
+    async fn read_back<'a>(&'a self, user_id: &'a str, id: i64) -> Result<Option<OrderRow>> {
+        let mut conn = self.acquire().await.map_err(StoreError::OutcomeUnknown)?;
+        read_back_sqlite(&mut conn, user_id, id).await
+    }
+}
+
+async fn read_back_sqlite(
+    conn: &mut sqlx::SqliteConnection,
+    user_id: &str,
+    id: i64,
+) -> Result<Option<OrderRow>> {
+    let stored = sqlx::query_as::<_, OrderRow>(order_by_id!())
+        .bind(id)
+        .bind(user_id)
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(StoreError::OutcomeUnknown)?;
+    if stored.is_some()
+        && let Err(e) = sqlx::query(MARK_ANSWERED).bind(id).bind(user_id).execute(&mut *conn).await
+    {
+        // The order is stored; a retry would only answer it as recovered.
+        tracing::warn!(target: "travel::store", error = %e, "could not mark the order answered");
+    }
+    Ok(stored)
+}
+
+impl SubmitOn for PgPool {
+    async fn write_submit<'a>(&'a self, new: &'a NewOrder, fresh: Fresh<'a>) -> Result<Attempt> {
+        // Acquired apart, so that a failure to connect is never taken for one of the statement.
+        let mut conn = self.acquire().await?;
+        let written = sqlx::query_scalar::<_, i64>(SUBMIT_PG)
+            .bind(&new.user_id)
+            .bind(&new.fingerprint)
+            .bind(&new.destination)
+            .bind(&new.departure_city)
+            .bind(new.departure_date)
+            .bind(new.return_date)
+            .bind(&new.purpose)
+            .bind(fresh.now)
+            .bind(fresh.id)
+            .bind(fresh.approval_id)
+            .bind(fresh.process_instance_id)
+            .fetch_optional(&mut *conn)
+            .await;
+        match written {
+            Ok(Some(_)) => {
+                let stored = read_back_pg(&mut conn, &new.user_id, fresh.id).await?;
+                Ok(Attempt::Created(stored.map(Box::new)))
+            }
+            Ok(None) => Ok(Attempt::Exists),
+            Err(e) if ids::is_id_collision(&e) => Ok(Attempt::IdCollision),
+            // A dead pooled connection fails before the statement left (then
+            // running it again is right) or after it committed: the next
+            // attempt reuses this attempt's ids, so `submit_order` recognizes
+            // its own order by its id.
+            Err(e) if db::classify(&e) == db::ErrorClass::Stale => Err(e.into()),
+            // The connection broke otherwise while the statement was out: it may have committed.
+            Err(e @ (sqlx::Error::Io(_) | sqlx::Error::Protocol(_))) => Err(StoreError::OutcomeUnknown(e)),
+            // The server answered with an error (the statement was rolled
+            // back), or the statement never left (no connection, pool closed).
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    async fn read_back<'a>(&'a self, user_id: &'a str, id: i64) -> Result<Option<OrderRow>> {
+        let mut conn = self.acquire().await.map_err(StoreError::OutcomeUnknown)?;
+        read_back_pg(&mut conn, user_id, id).await
+    }
+}
+
+async fn read_back_pg(conn: &mut sqlx::PgConnection, user_id: &str, id: i64) -> Result<Option<OrderRow>> {
+    sqlx::query_as::<_, OrderRow>(READ_BACK_PG)
+        .bind(id)
+        .bind(user_id)
+        .fetch_optional(conn)
+        .await
+        .map_err(StoreError::OutcomeUnknown)
+}
