@@ -1,5 +1,5 @@
 //! Reference REST backend for the fitness domain: body measurements, nutrition (meals, items,
-//! daily totals) and training (workouts, sets), each row scoped to the user of a bearer token.
+//! daily totals against the user's daily goals) and training (workouts, sets), each row scoped to the user of a bearer token.
 //!
 //! ```no_run
 //! # async fn demo() -> fitness_api::Result<()> {
@@ -20,6 +20,7 @@ mod body;
 mod db;
 mod error;
 mod extract;
+mod goals;
 mod ids;
 mod nutrition;
 mod openapi;

@@ -312,7 +312,8 @@ pub(crate) async fn create_meal(
     }
 }
 
-/// `GET /nutrition/days/{date}/summary`: totals of the day (zeros when nothing was logged).
+/// `GET /nutrition/days/{date}/summary`: totals of the day (zeros when nothing was logged)
+/// beside the user's daily goals (`null` when none were set), so a reader can show both.
 pub(crate) async fn summary(
     State(state): State<AppState>,
     user: User,
@@ -322,11 +323,13 @@ pub(crate) async fn summary(
     let meals = day_meals(&state.db, &user.id, date).await?;
     let totals = Totals::of(meals.iter().flat_map(|m| &m.items));
     let item_count: usize = meals.iter().map(|m| m.items.len()).sum();
+    let goals = crate::goals::get_goals(&state.db, &user.id).await?;
     Ok(axum::Json(json!({
         "date": date,
         "meal_count": meals.len(),
         "item_count": item_count,
         "totals": totals,
+        "goals": goals,
     }))
     .into_response())
 }

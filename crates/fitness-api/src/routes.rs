@@ -14,7 +14,7 @@ use serde_json::Value;
 use crate::db::Db;
 use crate::error::ApiError;
 use crate::validate::date_range;
-use crate::{body, nutrition, training};
+use crate::{body, goals, nutrition, training};
 
 /// Most rows a list answers; beyond that it says `"truncated": true`.
 pub(crate) const LIST_LIMIT: i64 = 1000;
@@ -174,9 +174,17 @@ fn table() -> Vec<Entry> {
             ("day_summary", "nutrition"),
             M::GET,
             "/nutrition/days/{date}/summary",
-            "Totals of one day",
+            "Totals of one day beside the daily goals",
             nutrition::summary,
         ),
+        Entry::new(
+            ("set_goals", "nutrition"),
+            M::PUT,
+            "/nutrition/goals",
+            "Set the daily nutrition goals (kcal, protein, carbs, fat)",
+            goals::put,
+        )
+        .body::<goals::GoalsInput>(),
         Entry::new(
             ("delete_meal", "nutrition"),
             M::DELETE,
@@ -280,7 +288,7 @@ mod tests {
             assert!(all[i + 1..].iter().all(|(m2, p2)| !(m == m2 && p == p2)), "{m} {p} twice");
             assert!(p.starts_with('/') && !p.contains(':') && !p.ends_with('/'), "{p}");
         }
-        assert_eq!(all.len(), 14);
+        assert_eq!(all.len(), 15);
     }
 
     #[test]

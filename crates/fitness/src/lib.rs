@@ -4,7 +4,7 @@
 //! | domain | read (GET only) | write |
 //! |---|---|---|
 //! | `body` | `query_body_data` | `update_body_data` (PUT, DELETE: idempotent) |
-//! | `nutrition` | `query_nutrition` | `update_nutrition` (POST, DELETE) |
+//! | `nutrition` | `query_nutrition` | `update_nutrition` (POST, PUT goals, DELETE) |
 //! | `training` | `query_training` | `update_training` (POST, PATCH, DELETE) |
 //!
 //! Each tool is a route table (`crates/fitness/routes/<tool>.toml`, compiled into the binary):
@@ -80,6 +80,11 @@ fn examples() -> Vec<(&'static str, &'static str, serde_json::Value)> {
             ]}),
         ),
         ("update_nutrition", "Delete a meal logged by mistake", json!({"op": "delete_meal", "meal_id": 17})),
+        (
+            "update_nutrition",
+            "Set daily goals of 2200 kcal and 140 g protein",
+            json!({"op": "set_goals", "kcal": 2200, "protein_g": 140}),
+        ),
         (
             "query_training",
             "This week's workouts",

@@ -11,6 +11,7 @@ on_both_backends!(
     body_measurements_lifecycle,
     body_list_ranges,
     nutrition_meals_and_summary,
+    nutrition_goals_are_read_with_the_day,
     training_workouts_and_sets,
     users_never_see_each_other,
     missing_or_bad_token_is_401,
@@ -116,7 +117,8 @@ async fn nutrition_meals_and_summary(h: &Harness) {
     assert_eq!(
         empty,
         json!({"date": "2026-03-02", "meal_count": 0, "item_count": 0,
-               "totals": {"grams": 0.0, "kcal": 0.0, "protein_g": 0.0, "carbs_g": 0.0, "fat_g": 0.0}})
+               "totals": {"grams": 0.0, "kcal": 0.0, "protein_g": 0.0, "carbs_g": 0.0, "fat_g": 0.0},
+               "goals": null})
     );
     assert_eq!(h.get(&t, &format!("{day}/meals")).await, (200, json!({"date": "2026-03-02", "meals": []})));
 
@@ -169,6 +171,59 @@ async fn nutrition_meals_and_summary(h: &Harness) {
     assert_error(&h.delete(&t, &format!("/nutrition/meals/{meal_id}")).await, 404, "not_found", None);
     let (_, summary) = h.get(&t, &format!("{day}/summary")).await;
     assert_eq!((summary["meal_count"].clone(), summary["totals"]["kcal"].clone()), (json!(1), json!(234.0)));
+}
+
+/// Goals are the user's own, hold for every day, are replaced whole by `PUT`, and come back
+/// beside the day's totals; bad goals are refused naming the field and change nothing.
+async fn nutrition_goals_are_read_with_the_day(h: &Harness) {
+    let t = h.user("goals").await;
+    let other = h.user("goals-other").await;
+    let goals = json!({"kcal": 2200, "protein_g": 140, "carbs_g": 250, "fat_g": 70});
+    let (status, stored) = h.put(&t, "/nutrition/goals", goals).await;
+    assert_eq!(status, 201, "{stored}");
+    assert_eq!(stored, json!({"kcal": 2200.0, "protein_g": 140.0, "carbs_g": 250.0, "fat_g": 70.0}));
+    let meal =
+        json!({"name": "lunch", "items": [{"name": "rice", "grams": 180, "kcal": 234, "protein_g": 4.9}]});
+    assert_eq!(h.post(&t, "/nutrition/days/2026-03-04/meals", meal).await.0, 201);
+    for day in ["2026-03-04", "2031-12-31"] {
+        let (_, summary) = h.get(&t, &format!("/nutrition/days/{day}/summary")).await;
+        assert_eq!(summary["goals"], stored, "goals hold for every day: {summary}");
+    }
+    let (_, summary) = h.get(&t, "/nutrition/days/2026-03-04/summary").await;
+    assert_eq!(
+        (summary["totals"]["kcal"].clone(), summary["goals"]["kcal"].clone()),
+        (json!(234.0), json!(2200.0))
+    );
+    // Another user sees none of them.
+    let (_, theirs) = h.get(&other, "/nutrition/days/2026-03-04/summary").await;
+    assert_eq!(theirs["goals"], Value::Null, "{theirs}");
+
+    // A second PUT replaces the whole set: an absent goal is no goal.
+    let (status, replaced) = h.put(&t, "/nutrition/goals", json!({"kcal": 1800.5})).await;
+    assert_eq!(
+        (status, replaced.clone()),
+        (200, json!({"kcal": 1800.5, "protein_g": null, "carbs_g": null, "fat_g": null}))
+    );
+    let (_, summary) = h.get(&t, "/nutrition/days/2026-03-04/summary").await;
+    assert_eq!(summary["goals"], replaced);
+
+    // Refused: out of range, negative, unknown field, empty set. The stored goals stay.
+    assert_error(
+        &h.put(&t, "/nutrition/goals", json!({"kcal": 20001})).await,
+        422,
+        "invalid_params",
+        Some("kcal"),
+    );
+    assert_error(
+        &h.put(&t, "/nutrition/goals", json!({"kcal": 2000, "fat_g": -1})).await,
+        422,
+        "invalid_params",
+        Some("fat_g"),
+    );
+    assert_eq!(h.put(&t, "/nutrition/goals", json!({"kcal": 2000, "sugar_g": 30})).await.0, 422);
+    assert_error(&h.put(&t, "/nutrition/goals", json!({})).await, 422, "invalid_params", Some("body"));
+    let (_, summary) = h.get(&t, "/nutrition/days/2026-03-04/summary").await;
+    assert_eq!(summary["goals"], replaced, "nothing refused was written");
 }
 
 async fn training_workouts_and_sets(h: &Harness) {

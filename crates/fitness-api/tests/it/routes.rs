@@ -64,6 +64,7 @@ DELETE /body/measurements/{date}
 GET /nutrition/days/{date}/meals
 POST /nutrition/days/{date}/meals  {items!:array[carbs_g:number fat_g:number grams!:number kcal!:number name!:string protein_g:number] name!:string}
 GET /nutrition/days/{date}/summary
+PUT /nutrition/goals  {carbs_g:number fat_g:number kcal:number protein_g:number}
 DELETE /nutrition/meals/{meal_id}
 GET /training/workouts  ?from:string(date) to:string(date)
 GET /training/workouts/{workout_id}

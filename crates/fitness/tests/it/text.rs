@@ -1,5 +1,5 @@
 //! The model-facing text of the read tools (their tables' `result_template`): a nutrition day
-//! as a totals table, meals, measurements and workouts as compact markdown tables; the
+//! as a totals table (totals vs goals once the user set goals), meals, measurements and workouts as compact markdown tables; the
 //! structured result stays what the API answered.
 
 use serde_json::json;
@@ -61,4 +61,25 @@ async fn read_tools_answer_compact_tables() {
     // One record (not a list) falls back to its JSON.
     let one = text("query_body_data", json!({"op": "get_measurement", "date": "2026-03-14"})).await;
     assert!(one.contains("81.4") && one.starts_with('{'), "{one}");
+}
+
+/// Once the user set goals (`update_nutrition` `set_goals`), the day reads as eaten vs goal vs
+/// left, a quantity without a goal shows `-`, and a goal passed shows a negative "left"; the
+/// structured result carries the goals as the API answered them.
+#[tokio::test]
+async fn a_nutrition_day_reads_as_totals_vs_goals() {
+    let env = Env::sqlite().await;
+    let alice = env.user("goals").await;
+    let meal = json!({"op": "log_meal", "date": "2026-03-14", "name": "dinner", "items": [
+        {"name": "pasta", "grams": 400, "kcal": 2350.5, "protein_g": 52.25, "carbs_g": 310, "fat_g": 71}]});
+    env.ok(&alice, "update_nutrition", meal).await;
+    let goals = json!({"op": "set_goals", "kcal": 2200, "protein_g": 140, "fat_g": 70});
+    let stored = env.ok(&alice, "update_nutrition", goals).await;
+    assert_eq!(stored["status"], 201, "{stored}");
+    let envelope =
+        env.call(&alice, "query_nutrition", json!({"op": "day_summary", "date": "2026-03-14"})).await;
+    assert!(envelope.success, "{envelope:?}");
+    let payload = &envelope.result.as_ref().unwrap()["payload"];
+    assert_eq!(payload["goals"], json!({"kcal": 2200.0, "protein_g": 140.0, "carbs_g": null, "fat_g": 70.0}));
+    insta::assert_snapshot!("nutrition_day_vs_goals", env.gateway.render_result(&envelope));
 }

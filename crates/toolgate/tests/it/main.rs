@@ -1,12 +1,15 @@
 //! Integration tests of the toolgate binary, one test binary: the CLI, the demo server over
-//! MCP, the shipped guides, bring-your-own HTTP systems (import, check, serve), TLS to
+//! MCP, the call contract through the official MCP Python SDK, the web page's trace images in
+//! Chromium, the shipped guides, bring-your-own HTTP systems (import, check, serve), TLS to
 //! the databases, the fleet behind HAProxy, and span export and backend metrics.
 
 mod byo;
 mod cli;
 mod common;
+mod contract;
 mod fleet;
 mod guides;
 mod observe;
+mod page;
 mod serve;
 mod tls;

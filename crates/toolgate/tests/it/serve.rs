@@ -12,24 +12,33 @@ use test_support::process::Running;
 
 use crate::common::{self, key_of, serving, toolgate};
 
-struct Demo {
+pub(crate) struct Demo {
     child: Running,
-    url: String,
-    banner: String,
+    /// `http://127.0.0.1:PORT`, without `/mcp`.
+    pub(crate) url: String,
+    /// What the server printed up to its address: the demo keys among it.
+    pub(crate) banner: String,
     db: String,
     _dir: tempfile::TempDir,
 }
 
-fn start(extra: &[&str]) -> Demo {
-    start_logged(extra, None)
+pub(crate) fn start(extra: &[&str]) -> Demo {
+    launch(extra, &[], None)
 }
 
 /// Start the demo; with `log`, at `TOOLGATE_LOG=trace` with stderr in that file.
 fn start_logged(extra: &[&str], log: Option<&std::path::Path>) -> Demo {
+    launch(extra, &[], log)
+}
+
+/// Start the demo with `extra` arguments and `env` set (e.g. `TOOLGATE_WEATHER_URL`,
+/// `TOOLGATE_CONFIG`); with `log`, at `TOOLGATE_LOG=trace` with stderr in that file.
+pub(crate) fn launch(extra: &[&str], env: &[(&str, &str)], log: Option<&std::path::Path>) -> Demo {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("demo.db").display());
     let mut command = toolgate();
     command.args(["--db", &db, "serve", "--demo", "--listen", "127.0.0.1:0"]).args(extra);
+    command.envs(env.iter().copied());
     match log {
         Some(path) => {
             command.env("TOOLGATE_LOG", "trace").stderr(std::fs::File::create(path).unwrap());
@@ -155,7 +164,7 @@ async fn direct_mode_publishes_route_tables_without_a_root_union() {
 }
 
 /// `toolgate keys create` on the demo's database; the new key.
-fn create_key(demo: &Demo, args: &[&str]) -> String {
+pub(crate) fn create_key(demo: &Demo, args: &[&str]) -> String {
     let out = toolgate().args(["--db", &demo.db, "keys", "create"]).args(args).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
