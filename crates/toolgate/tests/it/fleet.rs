@@ -35,7 +35,12 @@ pub(crate) fn toolgate(config: &Path) -> Command {
 }
 
 /// `toolgate serve` with `extra` arguments; its URL once it prints it.
-pub(crate) fn serve(config: &Path, instance: &str, extra: &[&str], env: &[(&str, &str)]) -> (Running, String) {
+pub(crate) fn serve(
+    config: &Path,
+    instance: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Running, String) {
     let (served, url, _) = serving(
         toolgate(config)
             .args(["serve", "--listen", "127.0.0.1:0"])
