@@ -19,7 +19,8 @@ use tool_core::Tool;
 
 use crate::link::{Handler, Link, State};
 use crate::tool::UpstreamTool;
-use crate::{Transport, UpstreamConfig, spec};
+use crate::identity::{self, HeaderClient};
+use crate::{IdentityMode, Transport, UpstreamConfig, spec};
 
 type Service = RunningService<RoleClient, Handler>;
 
@@ -119,13 +120,15 @@ async fn refresh_peer(
         }
     };
     let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(listed.len());
+    let headers = identity::names_of(config);
     for tool in &listed {
         match spec::spec_for(config, tool) {
             Ok(spec) => tools.push(Arc::new(UpstreamTool {
                 spec,
                 remote: tool.name.to_string(),
                 link: link.clone(),
-                identity: config.identity,
+                meta: config.identity == IdentityMode::Meta,
+                headers: headers.clone(),
             })),
             Err(reason) => tracing::warn!(upstream = %config.name, %reason, "upstream tool left out"),
         }
@@ -177,9 +180,22 @@ async fn connect(config: &UpstreamConfig, handler: Handler) -> Result<Service, S
                 value.set_sensitive(true);
                 custom.insert(name, value);
             }
-            let transport = StreamableHttpClientTransport::from_config(
-                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom),
-            );
+            let transport_config =
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
+            if identity::header_names(&config.identity, headers)?.is_empty() {
+                let transport = StreamableHttpClientTransport::from_config(transport_config);
+                return handler.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"));
+            }
+            // The caller's headers are added per call by the client under the
+            // transport. Its reqwest client follows no redirect, so a caller's
+            // id never reaches another address than the configured one.
+            let client = reqwest::Client::builder()
+                .pool_max_idle_per_host(0)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .map_err(|e| format!("could not build the HTTP client: {e}"))?;
+            let transport =
+                StreamableHttpClientTransport::with_client(HeaderClient { inner: client }, transport_config);
             handler.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))
         }
     }

@@ -7,13 +7,15 @@ use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
     CancelledNotificationParam, ClientNotification, ClientRequest, ContentBlock, RequestId, ServerResult,
 };
+use reqwest::header::HeaderName;
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
 use serde_json::{Value, json};
 use tool_core::{ErrorCode, Image, Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec};
 
 use crate::link::{Link, State};
-use crate::{CALLER_META_KEY, IdentityMode};
+use crate::CALLER_META_KEY;
+use crate::identity::CallerHeaders;
 
 /// A tool of an upstream server, registered under our name for it.
 pub(crate) struct UpstreamTool {
@@ -21,7 +23,10 @@ pub(crate) struct UpstreamTool {
     /// Its name on the upstream.
     pub(crate) remote: String,
     pub(crate) link: Arc<Link>,
-    pub(crate) identity: IdentityMode,
+    /// Send the caller in `_meta` ([`crate::IdentityMode::Meta`]).
+    pub(crate) meta: bool,
+    /// Send the caller as these headers ([`crate::IdentityMode::Header`]).
+    pub(crate) headers: Vec<HeaderName>,
 }
 
 #[async_trait::async_trait]
@@ -43,7 +48,7 @@ impl Tool for UpstreamTool {
             _ => None,
         };
         let mut options = PeerRequestOptions::no_options();
-        if self.identity == IdentityMode::Meta {
+        if self.meta {
             let caller = &ctx.caller;
             let mut meta = rmcp::model::RequestMetaObject::default();
             meta.insert(
@@ -52,7 +57,11 @@ impl Tool for UpstreamTool {
             );
             options = options.with_meta(meta);
         }
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
+        let mut request = CallToolRequest::new(request);
+        if !self.headers.is_empty() {
+            request.extensions.insert(CallerHeaders::new(&self.headers, &ctx.caller));
+        }
+        let request = ClientRequest::CallToolRequest(request);
         let handle =
             peer.send_request_with_option(request, options).await.map_err(|e| self.lost(&e, generation))?;
         // Progress the upstream reports for this request goes to our caller;

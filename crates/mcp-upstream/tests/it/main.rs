@@ -5,4 +5,5 @@
 mod common;
 mod front;
 mod http;
+mod identity;
 mod stdio;
