@@ -8,3 +8,4 @@ mod fleet;
 mod guides;
 mod serve;
 mod tls;
+mod upstreams;
