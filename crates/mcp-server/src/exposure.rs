@@ -6,8 +6,11 @@ use std::str::FromStr;
 /// Which MCP tools a session sees.
 ///
 /// Parsed from the CLI spelling with [`FromStr`]: `meta`, `direct`,
-/// `scoped:nutrition,body`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// `scoped:nutrition,body`. Configuration files use the same spelling (serde
+/// goes through [`FromStr`] and [`fmt::Display`]), so a bad value is refused
+/// when the file is read, with the spellings that work.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub enum Exposure {
     /// The three meta-tools (`get_skill_guide`, `get_tool_schema`,
     /// `execute_tool`); the catalog in the server instructions names the rest.
@@ -83,6 +86,20 @@ impl FromStr for Exposure {
     }
 }
 
+impl TryFrom<String> for Exposure {
+    type Error = ParseExposureError;
+
+    fn try_from(s: String) -> Result<Self, Self::Error> {
+        s.parse()
+    }
+}
+
+impl From<Exposure> for String {
+    fn from(exposure: Exposure) -> Self {
+        exposure.to_string()
+    }
+}
+
 impl fmt::Display for Exposure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -127,5 +144,11 @@ mod tests {
         for bad in ["", "scoped:", "scoped: , ", "Meta", "scope:x"] {
             assert!(bad.parse::<Exposure>().is_err(), "{bad} was accepted");
         }
+        let scoped = Exposure::Scoped(vec!["nutrition".into(), "body".into()]);
+        let json = serde_json::to_value(&scoped).unwrap();
+        assert_eq!(json, "scoped:nutrition,body");
+        assert_eq!(serde_json::from_value::<Exposure>(json).unwrap(), scoped);
+        let err = serde_json::from_value::<Exposure>("scope:x".into()).unwrap_err().to_string();
+        assert!(err.contains("scope:x") && err.contains("scoped:<domain>"), "{err}");
     }
 }

@@ -6,24 +6,23 @@
 //! filtered by that caller through the gateway, the same way the catalog,
 //! discovery and execution are.
 
-use std::borrow::Cow;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
-use gateway::schema_gen::export;
 use gateway::{CallOptions, Filter, Gateway};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult,
     DiscoverResult, ErrorCode as RpcCode, Extensions, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
-    ListPromptsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, Role,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    GetPromptResult, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, Role, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
-use tool_core::{Caller, Effect, Envelope, ToolContext, ToolSpec};
+use tool_core::{Caller, Envelope, ToolContext};
 
 use crate::Exposure;
+use crate::mcp_shape::{mcp_tool, structured, unwrap_args};
 use crate::progress::{self, ProgressChannel};
 
 /// The name of the prompt that carries the caller's catalog.
@@ -44,12 +43,6 @@ pub(crate) struct Authenticated {
     pub(crate) caller: Caller,
     pub(crate) key_id: String,
 }
-
-/// The envelope's JSON Schema, as every tool's `outputSchema`.
-static ENVELOPE_SCHEMA: LazyLock<Arc<JsonObject>> = LazyLock::new(|| match Envelope::json_schema() {
-    Value::Object(map) => Arc::new(map),
-    _ => Arc::new(JsonObject::new()),
-});
 
 /// An MCP server for one [`Gateway`]: tools, prompts and instructions for
 /// whoever the transport says is calling. Cheap to clone (an `Arc` inside);
@@ -251,20 +244,6 @@ impl McpServer {
     }
 }
 
-/// The envelope as `structuredContent`: the same JSON as
-/// [`Envelope::to_value`], but the result (the bulk of it) is moved, not
-/// copied; only the small parts go through serde.
-fn structured(envelope: Envelope) -> Value {
-    let to_value = |value: Result<Value, serde_json::Error>| value.unwrap_or(Value::Null);
-    let mut map = JsonObject::with_capacity(5);
-    map.insert("success".to_owned(), Value::Bool(envelope.success));
-    map.insert("result".to_owned(), envelope.result.unwrap_or(Value::Null));
-    map.insert("error".to_owned(), envelope.error.map_or(Value::Null, |e| to_value(serde_json::to_value(e))));
-    map.insert("signals".to_owned(), to_value(serde_json::to_value(envelope.signals)));
-    map.insert("metadata".to_owned(), to_value(serde_json::to_value(envelope.metadata)));
-    Value::Object(map)
-}
-
 /// At most 100 characters of something a client sent, for an error message.
 fn clip(text: &str) -> String {
     let mut out: String = text.chars().take(100).collect();
@@ -272,55 +251,6 @@ fn clip(text: &str) -> String {
         out.push('…');
     }
     out
-}
-
-/// A tool spec as an MCP tool: schema, annotations from the effect, the
-/// envelope as output schema.
-///
-/// A schema whose root is a union (a route table's `oneOf` per operation) is
-/// published wrapped under one `request` property, as the Anthropic export
-/// does: clients that forward MCP schemas to model APIs (which refuse a root
-/// union) can then use the tool; [`unwrap_args`] undoes it on the way in.
-pub(crate) fn mcp_tool(spec: &ToolSpec) -> Option<Tool> {
-    let wrapped;
-    let published = if export::needs_wrapper(&spec.input_schema) {
-        wrapped = export::anthropic(spec)["input_schema"].take();
-        &wrapped
-    } else {
-        &spec.input_schema
-    };
-    let Value::Object(schema) = published else {
-        return None;
-    };
-    let annotations = ToolAnnotations::new()
-        .read_only(spec.effect.is_read())
-        .destructive(matches!(spec.effect, Effect::Write { idempotent: false }))
-        .idempotent(spec.effect.is_retry_safe());
-    Some(
-        Tool::new(
-            Cow::Owned(spec.name.clone()),
-            Cow::Owned(spec.description.clone()),
-            Arc::new(schema.clone()),
-        )
-        .with_raw_output_schema(ENVELOPE_SCHEMA.clone())
-        .with_annotations(annotations),
-    )
-}
-
-/// The JSON object `tools/list` carries for a tool, exactly as this server
-/// sends it (for measuring what a model reads, e.g. the token budget).
-pub fn tool_listing(spec: &ToolSpec) -> Value {
-    mcp_tool(spec).and_then(|tool| serde_json::to_value(tool).ok()).unwrap_or(Value::Null)
-}
-
-/// Arguments for a tool whose schema [`mcp_tool`] published wrapped:
-/// `{"request": {...}}` becomes `{...}`; anything else is passed as is
-/// (a client may also send the unwrapped form).
-fn unwrap_args(gateway: &gateway::Gateway, name: &str, args: Value) -> Value {
-    match gateway.spec(name) {
-        Some(spec) if export::needs_wrapper(&spec.input_schema) => export::unwrap(args),
-        _ => args,
-    }
 }
 
 /// Methods whose params rmcp could not read: it hands them over as custom
@@ -465,43 +395,6 @@ mod tests {
         assert_eq!(structured["result"]["points"], 3);
         assert!(structured.get("images").is_none(), "the bytes are not sent twice");
         assert_eq!(result.is_error, Some(false));
-    }
-
-    #[test]
-    fn annotations_follow_the_effect() {
-        let schema = json!({"type": "object", "properties": {}, "additionalProperties": false});
-        let check = |effect: Effect, read_only: bool, destructive: bool, idempotent: bool| {
-            let spec = ToolSpec::new("query_thing", "Reads a thing.", schema.clone()).with_effect(effect);
-            let tool = mcp_tool(&spec).unwrap();
-            let a = tool.annotations.unwrap();
-            assert_eq!(a.read_only_hint, Some(read_only), "{effect:?}");
-            assert_eq!(a.destructive_hint, Some(destructive), "{effect:?}");
-            assert_eq!(a.idempotent_hint, Some(idempotent), "{effect:?}");
-            assert_eq!(Value::Object((*tool.output_schema.unwrap()).clone()), Envelope::json_schema());
-        };
-        check(Effect::Read, true, false, true);
-        check(Effect::Write { idempotent: true }, false, false, true);
-        check(Effect::Write { idempotent: false }, false, true, false);
-    }
-
-    #[test]
-    fn structured_content_is_the_envelope_as_json() {
-        use tool_core::{ErrorCode, Metadata, Signal, ToolError};
-        let signal = Signal::Unavailable { reason: "off".into(), how_to_enable: "turn it on".into() };
-        let mut metadata = Metadata::now("query_weather", 1.5, 1);
-        metadata.total = Some(7);
-        let ok = Envelope::ok(json!({"city": "Oslo", "n": [1, 2]}), vec![signal.clone()], metadata);
-        let failed = Envelope::err(
-            ToolError::new(ErrorCode::InvalidParams, "bad city").with_details(json!({"field": "city"})),
-            Metadata::now("query_weather", 0.2, 0),
-        );
-        for envelope in [ok, failed] {
-            let expected = envelope.to_value();
-            let got = structured(envelope);
-            assert_eq!(got, expected);
-            // The same key order too (serde_json keeps insertion order here).
-            assert_eq!(got.to_string(), expected.to_string());
-        }
     }
 
     #[test]

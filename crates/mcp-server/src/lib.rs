@@ -91,12 +91,13 @@ mod exposure;
 mod handler;
 mod http;
 mod keys;
+mod mcp_shape;
 mod progress;
 mod stdio;
 
 pub use error::{Error, Result};
 pub use exposure::{Exposure, ParseExposureError};
-pub use handler::{CATALOG_PROMPT, GUIDE_PROMPT_PREFIX, McpServer, tool_listing};
+pub use handler::{CATALOG_PROMPT, GUIDE_PROMPT_PREFIX, McpServer};
 pub use http::{
     CredentialHook, DEFAULT_LISTEN, HttpConfig, HttpRate, HttpState, MetricsSource, Probe, SessionMode,
     http_router, serve_http,
@@ -104,6 +105,7 @@ pub use http::{
 pub use keys::{
     CreatedKey, KEY_PREFIX, KeyInfo, KeyScope, KeyStore, MIGRATIONS_TABLE, REVOCATION_POLL, VerifiedKey,
 };
+pub use mcp_shape::tool_listing;
 pub use stdio::{serve_io, serve_stdio};
 
 // Re-exported so that an embedder names the same versions this crate uses.

@@ -54,8 +54,8 @@ pub(crate) fn header_names(
     let IdentityMode::Header { user, role } = identity else { return Ok(Vec::new()) };
     let mut names = Vec::with_capacity(2);
     for name in std::iter::once(user).chain(role) {
-        let parsed =
-            HeaderName::from_str(name).map_err(|_| format!("identity header `{name}` is not a header name"))?;
+        let parsed = HeaderName::from_str(name)
+            .map_err(|_| format!("identity header `{name}` is not a header name"))?;
         if RESERVED.contains(&parsed.as_str()) {
             return Err(format!(
                 "identity header `{name}` is reserved (credentials and MCP transport headers cannot carry the caller); pick another name, e.g. `X-Toolgate-User`"
@@ -80,9 +80,9 @@ pub fn check_identity(config: &crate::UpstreamConfig) -> Result<(), String> {
             "upstream `{}`: a header identity needs an HTTP upstream (`url`); a child process has no headers, use `identity = \"meta\"`",
             config.name
         )),
-        (identity, crate::Transport::Http { headers, .. }) => {
-            header_names(identity, headers).map(|_| ()).map_err(|e| format!("upstream `{}`: {e}", config.name))
-        }
+        (identity, crate::Transport::Http { headers, .. }) => header_names(identity, headers)
+            .map(|_| ())
+            .map_err(|e| format!("upstream `{}`: {e}", config.name)),
         _ => Ok(()),
     }
 }
@@ -131,7 +131,10 @@ pub(crate) struct HeaderClient<C> {
     pub(crate) inner: C,
 }
 
-fn with_caller(message: &ClientJsonRpcMessage, mut headers: HashMap<HeaderName, HeaderValue>) -> HashMap<HeaderName, HeaderValue> {
+fn with_caller(
+    message: &ClientJsonRpcMessage,
+    mut headers: HashMap<HeaderName, HeaderValue>,
+) -> HashMap<HeaderName, HeaderValue> {
     if let ClientJsonRpcMessage::Request(request) = message
         && let Some(caller) = request.request.extensions().get::<CallerHeaders>()
     {
@@ -168,7 +171,14 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for HeaderClient<C> {
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let headers = with_caller(&message, custom_headers);
         self.inner
-            .post_message_with_max_sse_event_size(uri, message, session_id, auth_header, headers, max_sse_event_size)
+            .post_message_with_max_sse_event_size(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                headers,
+                max_sse_event_size,
+            )
             .await
     }
 

@@ -17,9 +17,9 @@ use rmcp::{RoleClient, ServiceExt};
 use tokio::sync::{mpsc, oneshot};
 use tool_core::Tool;
 
+use crate::identity::{self, HeaderClient};
 use crate::link::{Handler, Link, State};
 use crate::tool::UpstreamTool;
-use crate::identity::{self, HeaderClient};
 use crate::{IdentityMode, Transport, UpstreamConfig, spec};
 
 type Service = RunningService<RoleClient, Handler>;

@@ -3,19 +3,19 @@
 
 use std::sync::Arc;
 
+use reqwest::header::HeaderName;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
     CancelledNotificationParam, ClientNotification, ClientRequest, ContentBlock, RequestId, ServerResult,
 };
-use reqwest::header::HeaderName;
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
 use serde_json::{Value, json};
 use tool_core::{ErrorCode, Image, Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec};
 
-use crate::link::{Link, State};
 use crate::CALLER_META_KEY;
 use crate::identity::CallerHeaders;
+use crate::link::{Link, State};
 
 /// A tool of an upstream server, registered under our name for it.
 pub(crate) struct UpstreamTool {

@@ -163,7 +163,9 @@ impl UpstreamEntry {
         config.identity = match &self.identity {
             Identity::Mode(IdentityKind::None) => IdentityMode::None,
             Identity::Mode(IdentityKind::Meta) => IdentityMode::Meta,
-            Identity::Header(h) => IdentityMode::Header { user: h.header.clone(), role: h.role_header.clone() },
+            Identity::Header(h) => {
+                IdentityMode::Header { user: h.header.clone(), role: h.role_header.clone() }
+            }
         };
         mcp_upstream::check_identity(&config).map_err(anyhow::Error::msg)?;
         Ok(config)
@@ -176,7 +178,9 @@ impl UpstreamEntry {
 pub fn check_weather_tool(tool: &str, upstreams: &[UpstreamConfig]) -> Result<()> {
     let namespace = tool.split_once(tool_core::names::NAMESPACE_SEPARATOR).map(|(ns, _)| ns);
     match namespace {
-        Some(ns) if tool_core::names::is_namespaced_tool_name(tool) && upstreams.iter().any(|u| u.name == ns) => {
+        Some(ns)
+            if tool_core::names::is_namespaced_tool_name(tool) && upstreams.iter().any(|u| u.name == ns) =>
+        {
             Ok(())
         }
         _ => {
@@ -311,7 +315,8 @@ mod tests {
             "[[upstreams]]\nname = \"w\"\ncommand = [\"x\"]\nidentity = { header = \"X-User\" }",
             "HTTP upstream",
         );
-        let typo = Config::from_toml("[[upstreams]]\nname = \"w\"\nurl = \"http://h\"\nidentity = \"headers\"");
+        let typo =
+            Config::from_toml("[[upstreams]]\nname = \"w\"\nurl = \"http://h\"\nidentity = \"headers\"");
         assert!(typo.unwrap_err().to_string().contains("\"none\", \"meta\" or"));
     }
 }

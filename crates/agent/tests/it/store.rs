@@ -8,30 +8,10 @@ use tool_core::Caller;
 use crate::model_server::{ModelServer, calls, text};
 use crate::{direct, member, run, run_in, test_gateway};
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-/// A fresh SQLite file always; the PostgreSQL database when configured.
-fn urls(dir: &tempfile::TempDir) -> Vec<String> {
-    let mut out = vec![format!("sqlite:{}", dir.path().join("agent.db").display())];
-    match env("TOOLGATE_TEST_PG_URL") {
-        Some(url) => out.push(url),
-        None => {
-            assert!(
-                env("TOOLGATE_REQUIRE_PG").as_deref() != Some("1"),
-                "TOOLGATE_REQUIRE_PG=1 but TOOLGATE_TEST_PG_URL is not set"
-            );
-            eprintln!("skipped the PostgreSQL run: TOOLGATE_TEST_PG_URL is not set");
-        }
-    }
-    out
-}
-
 #[tokio::test]
 async fn conversations_continue_by_id_and_belong_to_their_user() {
-    let dir = tempfile::tempdir().unwrap();
-    for url in urls(&dir) {
+    for backend in test_support::pg::Backend::all("agent.db") {
+        let url = backend.url.clone();
         let store = ConversationStore::connect(&url).await.unwrap();
         ConversationStore::connect(&url).await.expect("migrations run again without harm");
         let server = ModelServer::start(vec![

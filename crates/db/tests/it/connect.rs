@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use db::{ConnectCause, Db, DbConfig, Error};
 
-use crate::throwaway::free_port;
+use test_support::{pg, process::free_port};
 
 fn quick(url: String) -> DbConfig {
     DbConfig::new(url).connect_retry(Duration::ZERO).acquire_timeout(Duration::from_millis(500))
@@ -23,7 +23,7 @@ async fn a_refused_connection_says_so_without_the_password() {
 
 #[tokio::test]
 async fn an_unknown_database_is_named_and_not_retried() {
-    let Some(url) = pg_url() else { return };
+    let Some(url) = pg::url() else { return };
     let (base, _) = url.rsplit_once('/').expect("a database in the URL");
     let config = quick(format!("{base}/tg_no_such_database")).connect_retry(Duration::from_secs(30));
     let started = std::time::Instant::now();
@@ -38,19 +38,4 @@ async fn an_unsupported_url_is_refused_with_the_password_redacted() {
     let error = Db::connect(&quick("mysql://bob:hunter2@h/db".into())).await.expect_err("mysql");
     let text = error.to_string();
     assert!(text.contains("unsupported database URL") && !text.contains("hunter2"), "{text}");
-}
-
-/// The machine's PostgreSQL, gated as every PostgreSQL test is.
-fn pg_url() -> Option<String> {
-    match std::env::var("TOOLGATE_TEST_PG_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(
-                std::env::var("TOOLGATE_REQUIRE_PG").as_deref() != Ok("1"),
-                "TOOLGATE_REQUIRE_PG=1 but TOOLGATE_TEST_PG_URL is not set"
-            );
-            eprintln!("skipped: TOOLGATE_TEST_PG_URL is not set");
-            None
-        }
-    }
 }

@@ -5,4 +5,3 @@
 mod connect;
 mod restart;
 mod sqlite;
-mod throwaway;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use db::{Classify, Db, DbConfig, ErrorClass};
 use sqlx::postgres::PgPoolOptions;
 
-use crate::throwaway::ThrowawayPg;
+use test_support::pg::Throwaway;
 
 async fn select_one(db: &Db) -> Result<i32, db::Error> {
     Ok(db::on_pool!(db, db::Error, |pool| sqlx::query_scalar::<_, i32>("SELECT 1").fetch_one(pool).await?))
@@ -55,7 +55,7 @@ async fn futures_join<F: std::future::Future>(futures: impl Iterator<Item = F>) 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_costs_no_call_and_an_outage_fails_fast() {
-    let Some(pg) = ThrowawayPg::start() else { return };
+    let Some(pg) = Throwaway::start() else { return };
     let config = DbConfig::new(pg.url())
         .max_connections(8)
         .acquire_timeout(Duration::from_secs(1))

@@ -1,35 +1,24 @@
 //! The `fitness-api` binary: flags, the printed address, demo seeding.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
+use test_support::process::Running;
+
 const BIN: &str = env!("CARGO_BIN_EXE_fitness-api");
-
-/// Kills the server child even when an assertion fails first.
-struct Running(std::process::Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 #[tokio::test]
 async fn binary_prints_its_address_and_serves_the_demo_user() {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("bin.db").display());
-    let mut child = Running(
+    let mut child = Running::spawn(
         Command::new(BIN)
             .args(["--listen", "127.0.0.1:0", "--db", &db, "--demo-user", "demo"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap(),
+            .stderr(Stdio::piped()),
     );
-    let mut lines = BufReader::new(child.0.stdout.take().unwrap()).lines();
-    let demo = lines.next().unwrap().unwrap();
-    let listening = lines.next().unwrap().unwrap();
+    let (_, printed) = child.read_until("listening on ");
+    let mut lines = printed.lines();
+    let demo = lines.next().unwrap();
+    let listening = lines.next().unwrap();
     let token = demo.split("token ").nth(1).and_then(|rest| rest.split(' ').next()).unwrap().to_owned();
     let base = listening.strip_prefix("listening on ").unwrap().to_owned();
     assert!(base.starts_with("http://127.0.0.1:") && !base.ends_with(":0"), "{listening}");

@@ -14,43 +14,37 @@ pub struct Harness {
     pub client: reqwest::Client,
     pub backend: &'static str,
     pub url: String,
-    _dir: Option<tempfile::TempDir>,
+    /// Keeps the SQLite file alive.
+    _backend: test_support::pg::Backend,
 }
 
-/// A user id no other test (or concurrent test binary) uses.
+/// A user id no other test (or concurrent test binary, on a shared PostgreSQL) uses.
 pub fn unique_user(label: &str) -> String {
-    let suffix: u64 = rand::random();
-    format!("t-{label}-{}-{suffix:016x}", std::process::id())
+    test_support::unique(&format!("t-{label}"))
 }
 
 impl Harness {
     pub async fn sqlite() -> Harness {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite:{}", dir.path().join("fitness.db").display());
-        Self::start(&url, Some(dir)).await
+        Self::start(test_support::pg::Backend::sqlite("fitness.db")).await
     }
 
-    /// None (and a note on stderr) when TOOLGATE_TEST_PG_URL is unset; a failure instead when
-    /// TOOLGATE_REQUIRE_PG=1.
+    /// None (with a note) when TOOLGATE_TEST_PG_URL is unset; a failure when TOOLGATE_REQUIRE_PG=1.
     pub async fn postgres() -> Option<Harness> {
-        match std::env::var("TOOLGATE_TEST_PG_URL") {
-            Ok(url) if !url.is_empty() => Some(Self::start(&url, None).await),
-            _ => {
-                assert!(
-                    std::env::var("TOOLGATE_REQUIRE_PG").as_deref() != Ok("1"),
-                    "TOOLGATE_REQUIRE_PG=1 but TOOLGATE_TEST_PG_URL is not set"
-                );
-                eprintln!("skipped: PostgreSQL test (set TOOLGATE_TEST_PG_URL to run it)");
-                None
-            }
-        }
+        Some(Self::start(test_support::pg::Backend::postgres()?).await)
     }
 
-    async fn start(url: &str, dir: Option<tempfile::TempDir>) -> Harness {
-        let db = fitness_api::connect(url).await.unwrap();
-        let backend = db.backend_name();
+    async fn start(backend: test_support::pg::Backend) -> Harness {
+        let db = fitness_api::connect(&backend.url).await.unwrap();
         let server = fitness_api::spawn("127.0.0.1:0", db.clone()).await.unwrap();
-        Harness { db, server, client: reqwest::Client::new(), backend, url: url.to_owned(), _dir: dir }
+        let url = backend.url.clone();
+        Harness {
+            backend: db.backend_name(),
+            db,
+            server,
+            client: reqwest::Client::new(),
+            url,
+            _backend: backend,
+        }
     }
 
     /// Run `sql` with `(i64, &str)` bound as `$1, $2` on a connection of the test's own,

@@ -13,15 +13,13 @@ pub(crate) struct Env {
     pub(crate) server: Server,
     pub(crate) gateway: Gateway,
     pub(crate) backend: &'static str,
-    _dir: Option<tempfile::TempDir>,
+    /// Keeps the SQLite file alive.
+    _backend: test_support::pg::Backend,
 }
 
 /// A user id no other test (or concurrent test binary, on a shared PostgreSQL) uses.
 pub(crate) fn unique_user(label: &str) -> String {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("fit-{label}-{}-{nanos:x}-{n}", std::process::id())
+    test_support::unique(&format!("fit-{label}"))
 }
 
 pub(crate) fn gateway_for(base_url: &str) -> Gateway {
@@ -32,32 +30,19 @@ pub(crate) fn gateway_for(base_url: &str) -> Gateway {
 
 impl Env {
     pub(crate) async fn sqlite() -> Env {
-        let dir = tempfile::tempdir().unwrap();
-        let url = format!("sqlite:{}", dir.path().join("fitness.db").display());
-        Self::start(&url, Some(dir)).await
+        Self::start(test_support::pg::Backend::sqlite("fitness.db")).await
     }
 
     /// None (with a note) when TOOLGATE_TEST_PG_URL is unset; a failure when TOOLGATE_REQUIRE_PG=1.
     pub(crate) async fn postgres() -> Option<Env> {
-        match std::env::var("TOOLGATE_TEST_PG_URL") {
-            Ok(url) if !url.is_empty() => Some(Self::start(&url, None).await),
-            _ => {
-                assert!(
-                    std::env::var("TOOLGATE_REQUIRE_PG").as_deref() != Ok("1"),
-                    "TOOLGATE_REQUIRE_PG=1 but TOOLGATE_TEST_PG_URL is not set"
-                );
-                eprintln!("skipped: PostgreSQL test (set TOOLGATE_TEST_PG_URL to run it)");
-                None
-            }
-        }
+        Some(Self::start(test_support::pg::Backend::postgres()?).await)
     }
 
-    async fn start(url: &str, dir: Option<tempfile::TempDir>) -> Env {
-        let db = fitness_api::connect(url).await.unwrap();
-        let backend = db.backend_name();
+    async fn start(backend: test_support::pg::Backend) -> Env {
+        let db = fitness_api::connect(&backend.url).await.unwrap();
         let server = fitness_api::spawn("127.0.0.1:0", db.clone()).await.unwrap();
         let gateway = gateway_for(&server.url());
-        Env { db, server, gateway, backend, _dir: dir }
+        Env { backend: db.backend_name(), db, server, gateway, _backend: backend }
     }
 
     /// A new user of the API and a member's context carrying its token.

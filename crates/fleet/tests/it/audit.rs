@@ -7,9 +7,10 @@ use std::time::Duration;
 
 use fleet::{AuditQuery, SqlAudit};
 use serde_json::json;
+use test_support::unique;
 use tool_core::{Caller, ErrorCode};
 
-use crate::common::{builder, call, unique, url};
+use crate::common::{builder, call};
 
 async fn trail_holds(url: &str) {
     let instance = unique("instance");
@@ -104,7 +105,7 @@ async fn the_trail_on_sqlite() {
 
 #[tokio::test]
 async fn the_trail_on_postgres() {
-    let Some(url) = url("TOOLGATE_TEST_PG_URL", "TOOLGATE_REQUIRE_PG") else { return };
+    let Some(url) = test_support::pg::url() else { return };
     trail_holds(&url).await;
     updates_are_refused(&url).await;
 }

@@ -60,23 +60,3 @@ pub(crate) async fn call(gateway: &Gateway, caller: &Caller, tool: &str, params:
     let ctx = ToolContext::new(caller.clone());
     gateway.execute(&ctx, tool, params, &gateway::CallOptions::default()).await
 }
-
-/// The URL in `var`, or `None` after saying that the test skipped (a
-/// failure when `require` is set to 1).
-pub(crate) fn url(var: &str, require: &str) -> Option<String> {
-    match std::env::var(var) {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            assert!(std::env::var(require).as_deref() != Ok("1"), "{require}=1 but {var} is not set");
-            eprintln!("skipped: set {var} to run this test");
-            None
-        }
-    }
-}
-
-/// A name no other run uses, for Redis prefixes and users.
-pub(crate) fn unique(what: &str) -> String {
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    format!("{what}-{}-{}-{n}", std::process::id(), chrono::Utc::now().timestamp_micros())
-}

@@ -7,9 +7,10 @@ use std::time::Duration;
 use fleet::RedisRateStore;
 use gateway::{MemoryRateStore, RateLimits, RateRule, RateStore, ToolRate};
 use serde_json::json;
+use test_support::unique;
 use tool_core::{Caller, ErrorCode};
 
-use crate::common::{builder, call, unique, url};
+use crate::common::{builder, call};
 
 fn limits(requests: u64) -> RateLimits {
     let mut limits = RateLimits {
@@ -95,7 +96,7 @@ async fn concurrent_calls_are_capped_in_memory() {
 
 #[tokio::test]
 async fn concurrent_calls_are_capped_in_redis() {
-    let Some(url) = url("TOOLGATE_TEST_REDIS_URL", "TOOLGATE_REQUIRE_REDIS") else { return };
+    let Some(url) = test_support::redis::url() else { return };
     concurrency_holds(Arc::new(RedisRateStore::new(&url).unwrap().with_prefix(unique("tg-test")))).await;
 }
 
@@ -103,7 +104,7 @@ async fn concurrent_calls_are_capped_in_redis() {
 /// of 25: exactly 25 pass, whoever serves them.
 #[tokio::test]
 async fn two_instances_share_one_budget_in_redis() {
-    let Some(url) = url("TOOLGATE_TEST_REDIS_URL", "TOOLGATE_REQUIRE_REDIS") else { return };
+    let Some(url) = test_support::redis::url() else { return };
     let prefix = unique("tg-test");
     let one = builder()
         .rate_limits(limits(25), Arc::new(RedisRateStore::new(&url).unwrap().with_prefix(prefix.clone())))

@@ -4,23 +4,11 @@ use crate::common::{ctx, gateway_with};
 use gateway::CallOptions;
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use test_support::json::Shape;
 use tool_core::ErrorCode;
 
 fn arb_json() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(|n| json!(n)),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
-        ".{0,40}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(6, 64, 8, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
-            prop::collection::btree_map("[a-z_]{0,12}", inner, 0..8)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
+    test_support::json::value(Shape::default())
 }
 
 proptest! {

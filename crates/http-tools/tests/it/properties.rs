@@ -6,6 +6,7 @@ use percent_encoding::percent_decode_str;
 use proptest::prelude::*;
 use schema_gen::{Method, Route};
 use serde_json::{Value, json};
+use test_support::json::Shape;
 
 fn route(op: &str) -> Route {
     let (method, path) = match op {
@@ -25,19 +26,14 @@ fn executor() -> &'static HttpExecutor {
 }
 
 fn arb_json() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(|n| json!(n)),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
-        ".{0,20}".prop_map(Value::String),
-    ];
-    leaf.prop_recursive(4, 32, 6, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-            prop::collection::btree_map("[a-z_]{0,6}|x|y|op", inner, 0..6)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
+    let keys = "[a-z_]{0,6}|x|y|op";
+    test_support::json::value(Shape {
+        text: ".{0,20}",
+        keys,
+        depth: 4,
+        size: 32,
+        width: 6,
+        ..Shape::default()
     })
 }
 

@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use gateway::{CallOptions, Gateway};
 use http_tools::{Auth, HttpExecutor, HttpOptions};
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use schema_gen::RouteTable;
 use serde_json::json;
+use test_support::tls::Pki;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tool_core::{Caller, ErrorCode, Secret, ToolContext};
 
@@ -25,31 +25,6 @@ method = "GET"
 path = "/echo"
 summary = "What the server saw"
 "#;
-
-/// A test CA and a server certificate it signed.
-struct Pki {
-    ca_pem: String,
-    cert_der: Vec<u8>,
-    key_der: Vec<u8>,
-}
-
-fn pki(names: &[&str], expired: bool) -> Pki {
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name.push(DnType::CommonName, "toolgate test CA");
-    let ca_cert = ca.self_signed(&ca_key).unwrap();
-    let issuer = Issuer::new(ca, ca_key);
-    let key = KeyPair::generate().unwrap();
-    let mut params =
-        CertificateParams::new(names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>()).unwrap();
-    if expired {
-        params.not_before = rcgen::date_time_ymd(2020, 1, 1);
-        params.not_after = rcgen::date_time_ymd(2021, 1, 1);
-    }
-    let cert = params.signed_by(&key, &issuer).unwrap();
-    Pki { ca_pem: ca_cert.pem(), cert_der: cert.der().to_vec(), key_der: key.serialize_der() }
-}
 
 /// An HTTPS server answering every request with a JSON echo of the credentials it saw (as
 /// booleans, so no secret travels back). Counts the TLS handshakes started.
@@ -124,7 +99,7 @@ async fn echo(gw: &Gateway, token: Option<&str>) -> tool_core::Envelope {
 
 #[tokio::test]
 async fn a_backend_whose_ca_is_in_the_bundle_answers_over_https() {
-    let pki = pki(&["localhost"], false);
+    let pki = Pki::new(&["localhost"]);
     let (url, _) = https_server(&pki, "k").await;
     let gw = gateway(&url, HttpOptions::default().ca_bundle_pem(pki.ca_pem.clone()));
     let env = echo(&gw, Some("tok")).await;
@@ -135,7 +110,7 @@ async fn a_backend_whose_ca_is_in_the_bundle_answers_over_https() {
 
 #[tokio::test]
 async fn an_untrusted_certificate_is_unavailable_with_the_fix_and_tried_once() {
-    let pki = pki(&["localhost"], false);
+    let pki = Pki::new(&["localhost"]);
     let (url, handshakes) = https_server(&pki, "k").await;
     let gw = gateway(&url, HttpOptions::default());
     let env = echo(&gw, Some("tok")).await;
@@ -159,14 +134,14 @@ async fn an_untrusted_certificate_is_unavailable_with_the_fix_and_tried_once() {
 
 #[tokio::test]
 async fn an_expired_or_misnamed_certificate_says_so() {
-    let expired = pki(&["localhost"], true);
+    let expired = Pki::expired(&["localhost"]);
     let (url, _) = https_server(&expired, "k").await;
     let env =
         echo(&gateway(&url, HttpOptions::default().ca_bundle_pem(expired.ca_pem.clone())), Some("t")).await;
     let message = &env.error.as_ref().expect("an error").message;
     assert!(message.contains("expired") && message.contains("certificate problem"), "{message}");
 
-    let misnamed = pki(&["crm.example.test"], false);
+    let misnamed = Pki::new(&["crm.example.test"]);
     let (url, _) = https_server(&misnamed, "k").await;
     let env =
         echo(&gateway(&url, HttpOptions::default().ca_bundle_pem(misnamed.ca_pem.clone())), Some("t")).await;
@@ -176,7 +151,7 @@ async fn an_expired_or_misnamed_certificate_says_so() {
 
 #[tokio::test]
 async fn a_static_credential_is_sent_in_its_header_and_never_shown() {
-    let pki = pki(&["localhost"], false);
+    let pki = Pki::new(&["localhost"]);
     let (url, _) = https_server(&pki, "s3cret-key").await;
     let auth = Auth::Static { header: "X-Api-Key".into(), value: Secret::new("s3cret-key") };
     let gw = gateway(&url, HttpOptions::default().ca_bundle_pem(pki.ca_pem.clone()).auth(auth));

@@ -114,21 +114,11 @@ async fn post_chat(server: &TestServer, key: &str, body: Value) -> reqwest::Resp
     server.client.post(server.url("/api/chat")).bearer_auth(key).json(&body).send().await.unwrap()
 }
 
-/// `(event, data)` of every SSE event in a body.
+/// `(event, data)` of every SSE event in a body, the data as JSON.
 fn sse_events(text: &str) -> Vec<(String, Value)> {
-    text.split("\n\n")
-        .filter_map(|block| {
-            let mut name = None;
-            let mut data = None;
-            for line in block.lines() {
-                if let Some(v) = line.strip_prefix("event: ") {
-                    name = Some(v.to_owned());
-                } else if let Some(v) = line.strip_prefix("data: ") {
-                    data = serde_json::from_str(v).ok();
-                }
-            }
-            Some((name?, data?))
-        })
+    test_support::mcp::sse_events(text)
+        .into_iter()
+        .filter_map(|(event, data)| Some((event, serde_json::from_str(&data).ok()?)))
         .collect()
 }
 

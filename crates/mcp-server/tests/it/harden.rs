@@ -55,13 +55,7 @@ fn rss_kib() -> u64 {
 #[tokio::test]
 async fn a_key_revoked_by_another_process_loses_its_trace_and_sessions_within_a_second() {
     let server = TestServer::default().await;
-    let trace = server
-        .client
-        .get(server.url("/trace"))
-        .header(AUTHORIZATION, format!("Bearer {}", server.admin))
-        .send()
-        .await
-        .unwrap();
+    let trace = server.stream(&server.admin, "/trace").await;
     let mut trace = SseReader::new(trace);
     assert_eq!(trace.next(Duration::from_secs(10)).await.unwrap().0, "ready");
     let (session, _) = server.open_session(&server.member).await;
@@ -113,7 +107,7 @@ async fn a_key_revoked_by_another_process_loses_its_trace_and_sessions_within_a_
 
 #[tokio::test]
 async fn a_revocation_on_postgres_reaches_other_instances() {
-    let Some(url) = crate::keys::pg_url() else { return };
+    let Some(url) = test_support::pg::url() else { return };
     let here = KeyStore::connect(&url).await.unwrap();
     let there = KeyStore::connect(&url).await.unwrap();
     let user = format!("revoke-{}", std::process::id());

@@ -53,14 +53,8 @@ async fn meta_session_lists_tools_reads_instructions_and_calls() {
     assert_eq!(schema["structuredContent"]["success"], true);
     assert_eq!(schema["structuredContent"]["result"]["name"], "query_weather");
 
-    let ok = server
-        .call(
-            &server.member,
-            &session,
-            "execute_tool",
-            json!({"tool_name": "query_weather", "parameters": {"city": "Oslo", "days": 2}}),
-        )
-        .await;
+    let ok =
+        server.execute(&server.member, &session, "query_weather", json!({"city": "Oslo", "days": 2})).await;
     assert_eq!(ok["isError"], false);
     assert_eq!(ok["structuredContent"]["success"], true);
     assert_eq!(ok["structuredContent"]["result"]["city"], "Oslo");
@@ -71,26 +65,13 @@ async fn meta_session_lists_tools_reads_instructions_and_calls() {
         "the tool's template renders the text"
     );
 
-    let invalid = server
-        .call(
-            &server.member,
-            &session,
-            "execute_tool",
-            json!({"tool_name": "query_weather", "parameters": {"city": "Oslo", "days": 99}}),
-        )
-        .await;
+    let invalid =
+        server.execute(&server.member, &session, "query_weather", json!({"city": "Oslo", "days": 99})).await;
     assert_eq!(invalid["isError"], true);
     assert_eq!(invalid["structuredContent"]["error"]["code"], "INVALID_PARAMS");
     assert!(invalid["content"][0]["text"].as_str().unwrap().starts_with("Error INVALID_PARAMS"));
 
-    let denied = server
-        .call(
-            &server.member,
-            &session,
-            "execute_tool",
-            json!({"tool_name": "delete_account", "parameters": {"account": "acme"}}),
-        )
-        .await;
+    let denied = server.execute(&server.member, &session, "delete_account", json!({"account": "acme"})).await;
     assert_eq!(denied["isError"], true);
     assert_eq!(denied["structuredContent"]["error"]["code"], "PERMISSION_DENIED");
 
@@ -99,11 +80,11 @@ async fn meta_session_lists_tools_reads_instructions_and_calls() {
     assert_eq!(unknown["structuredContent"]["error"]["code"], "TOOL_NOT_FOUND");
 
     let signal = server
-        .call(
+        .execute(
             &server.admin,
             &server.open_session(&server.admin).await.0,
-            "execute_tool",
-            json!({"tool_name": "delete_account", "parameters": {"account": "acme"}}),
+            "delete_account",
+            json!({"account": "acme"}),
         )
         .await;
     assert_eq!(signal["isError"], false);
@@ -352,14 +333,7 @@ async fn a_body_over_the_limit_gets_413() {
     let stranger = server.post("nope", None, &big).await;
     assert_eq!(stranger.status, 401);
     // The session still works.
-    let ok = server
-        .call(
-            &server.member,
-            &session,
-            "execute_tool",
-            json!({"tool_name": "query_weather", "parameters": {"city": "Oslo"}}),
-        )
-        .await;
+    let ok = server.execute(&server.member, &session, "query_weather", json!({"city": "Oslo"})).await;
     assert_eq!(ok["isError"], false);
     server.stop().await;
 }
@@ -441,24 +415,10 @@ async fn a_thousand_garbage_requests_then_a_valid_call() {
         assert!(statuses.contains_key(&code), "no {code} among {statuses:?}");
     }
 
-    let ok = server
-        .call(
-            &key,
-            &session,
-            "execute_tool",
-            json!({"tool_name": "query_weather", "parameters": {"city": "Oslo"}}),
-        )
-        .await;
+    let ok = server.execute(&key, &session, "query_weather", json!({"city": "Oslo"})).await;
     assert_eq!(ok["isError"], false);
     let (fresh, _) = server.open_session(&key).await;
-    let ok = server
-        .call(
-            &key,
-            &fresh,
-            "execute_tool",
-            json!({"tool_name": "query_weather", "parameters": {"city": "Oslo"}}),
-        )
-        .await;
+    let ok = server.execute(&key, &fresh, "query_weather", json!({"city": "Oslo"})).await;
     assert_eq!(ok["structuredContent"]["success"], true);
     server.stop().await;
 }
@@ -602,14 +562,7 @@ async fn a_cancelled_notification_stops_the_running_tool() {
     wait_until(|| server.dropped.load(Ordering::SeqCst) == 1).await;
     call.abort();
     // The session still serves.
-    let ok = server
-        .call(
-            &server.member,
-            &session,
-            "execute_tool",
-            json!({"tool_name": "query_weather", "parameters": {"city": "Oslo"}}),
-        )
-        .await;
+    let ok = server.execute(&server.member, &session, "query_weather", json!({"city": "Oslo"})).await;
     assert_eq!(ok["isError"], false);
     server.stop().await;
 }
@@ -641,24 +594,12 @@ pub(crate) async fn wait_until(condition: impl Fn() -> bool) {
 #[tokio::test]
 async fn the_trace_streams_redacted_events_everyone_to_admins_own_calls_to_others() {
     let server = TestServer::default().await;
-    let response = server
-        .client
-        .get(server.url("/trace"))
-        .header(AUTHORIZATION, format!("Bearer {}", server.manager))
-        .send()
-        .await
-        .unwrap();
+    let response = server.stream(&server.manager, "/trace").await;
     assert_eq!(response.status(), 200, "a manager may follow their own calls");
     let mut own = SseReader::new(response);
     assert_eq!(own.next(Duration::from_secs(10)).await.unwrap().0, "ready");
 
-    let response = server
-        .client
-        .get(server.url("/trace"))
-        .header(AUTHORIZATION, format!("Bearer {}", server.admin))
-        .send()
-        .await
-        .unwrap();
+    let response = server.stream(&server.admin, "/trace").await;
     assert_eq!(response.status(), 200);
     assert!(response.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
     let mut trace = SseReader::new(response);
@@ -670,14 +611,7 @@ async fn the_trace_streams_redacted_events_everyone_to_admins_own_calls_to_other
         .call(&server.member, &session, "execute_tool", json!({"tool_name": "query_weather", "parameters": {"city": "Oslo", "api_key": "sk-very-secret"}}))
         .await;
     assert_eq!(failed["structuredContent"]["error"]["code"], "INVALID_PARAMS");
-    server
-        .call(
-            &server.member,
-            &session,
-            "execute_tool",
-            json!({"tool_name": "query_weather", "parameters": {"city": "Oslo"}}),
-        )
-        .await;
+    server.execute(&server.member, &session, "query_weather", json!({"city": "Oslo"})).await;
 
     let first = next_end(&mut trace).await;
     assert_eq!(first["tool"], "query_weather");
@@ -694,14 +628,7 @@ async fn the_trace_streams_redacted_events_everyone_to_admins_own_calls_to_other
 
     // The manager's stream skipped mia's two calls and shows the manager's own.
     let (manager_session, _) = server.open_session(&server.manager).await;
-    server
-        .call(
-            &server.manager,
-            &manager_session,
-            "execute_tool",
-            json!({"tool_name": "query_weather", "parameters": {"city": "Bergen"}}),
-        )
-        .await;
+    server.execute(&server.manager, &manager_session, "query_weather", json!({"city": "Bergen"})).await;
     let mine = next_end(&mut own).await;
     assert_eq!(mine["user_id"], "max", "{mine}");
     assert_eq!(mine["params"]["city"], "Bergen");
@@ -785,7 +712,7 @@ async fn stateless_mode_answers_plain_json_without_sessions() {
         .header(CONTENT_TYPE, "application/json")
         .header("mcp-protocol-version", PROTOCOL);
     request = request.body(call.to_string());
-    let reply = crate::common::Reply::read(request.send().await.unwrap()).await;
+    let reply = crate::common::Reply::read(request.send().await.unwrap()).await.unwrap();
     assert_eq!(reply.status, 200, "{}", reply.text);
     assert!(
         reply.headers["content-type"].to_str().unwrap().starts_with("application/json"),

@@ -13,7 +13,6 @@
 //! ```
 
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::Duration;
 
 use crate::common::TestServer;
@@ -21,29 +20,9 @@ use mcp_server::{Exposure, HttpConfig, SessionMode};
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/client_check.py");
 
-/// The Python to use, or why there is none (a failure under `TOOLGATE_REQUIRE_INTEROP=1`).
+/// The Python with the MCP SDK, or `None` after saying why the test skipped.
 fn python() -> Option<String> {
-    let mut python = std::env::var("TOOLGATE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    // A relative path (e.g. `target/interop-venv/bin/python`) is relative to the workspace root.
-    if python.contains('/') && !python.starts_with('/') {
-        python = format!("{}/../../{python}", env!("CARGO_MANIFEST_DIR"));
-    }
-    let found = std::process::Command::new(&python)
-        .args(["-c", "import mcp"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    let why = match found {
-        Ok(status) if status.success() => return Some(python),
-        Ok(_) => format!("`{python}` has no `mcp` module (pip install mcp)"),
-        Err(error) => format!("`{python}` cannot be run ({error})"),
-    };
-    assert!(
-        std::env::var("TOOLGATE_REQUIRE_INTEROP").as_deref() != Ok("1"),
-        "TOOLGATE_REQUIRE_INTEROP=1 but {why}"
-    );
-    eprintln!("skipped: {why}; set TOOLGATE_PYTHON to a Python with `mcp` installed");
-    None
+    test_support::python::with("import mcp")
 }
 
 /// Run the checker; panic with its output when it fails.

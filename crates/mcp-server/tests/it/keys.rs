@@ -90,23 +90,9 @@ async fn memory_store_and_bad_urls() {
     assert!(!err.to_string().contains("hunter2"), "the URL (and its password) is not repeated");
 }
 
-/// The PostgreSQL to test against; `None` (with a message) when there is
-/// none, a failure under `TOOLGATE_REQUIRE_PG=1`.
-pub(crate) fn pg_url() -> Option<String> {
-    let Ok(url) = std::env::var("TOOLGATE_TEST_PG_URL") else {
-        assert!(
-            std::env::var("TOOLGATE_REQUIRE_PG").as_deref() != Ok("1"),
-            "TOOLGATE_REQUIRE_PG=1 but TOOLGATE_TEST_PG_URL is not set"
-        );
-        eprintln!("skipped: set TOOLGATE_TEST_PG_URL to run the PostgreSQL key store tests");
-        return None;
-    };
-    Some(url)
-}
-
 #[tokio::test]
 async fn postgres_store() {
-    let Some(url) = pg_url() else { return };
+    let Some(url) = test_support::pg::url() else { return };
     let store = KeyStore::connect(&url).await.unwrap();
     // Several test binaries may migrate at once; a second run is a no-op.
     store.migrate().await.unwrap();

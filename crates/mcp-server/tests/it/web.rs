@@ -15,57 +15,15 @@
 //! cargo test -p mcp-server --test it web::
 //! ```
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::Duration;
 
 use crate::chat;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/web/page_check.cjs");
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// A path from the environment; relative ones are relative to the workspace root.
-fn env_path(var: &str, default: &str) -> PathBuf {
-    let path = PathBuf::from(std::env::var(var).unwrap_or_else(|_| default.to_owned()));
-    if path.is_absolute() { path } else { workspace().join(path) }
-}
-
-/// (chromium, node_modules), or why they are missing.
-fn tools() -> Result<(PathBuf, PathBuf), String> {
-    let chromium = env_path("TOOLGATE_CHROMIUM", "/usr/bin/chromium");
-    if !chromium.exists() {
-        return Err(format!("no Chromium at {} (apt-get install chromium)", chromium.display()));
-    }
-    let modules = env_path("TOOLGATE_NODE_MODULES", "target/e2e-node/node_modules");
-    let found = std::process::Command::new("node")
-        .args(["-e", "require('playwright-core')"])
-        .env("NODE_PATH", &modules)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    match found {
-        Ok(status) if status.success() => Ok((chromium, modules)),
-        Ok(_) => Err(format!("no playwright-core in {} (npm install playwright-core)", modules.display())),
-        Err(error) => Err(format!("`node` cannot be run ({error})")),
-    }
-}
-
 #[tokio::test]
 async fn the_page_shows_tools_skills_the_live_trace_the_console_and_the_chat() {
-    let (chromium, modules) = match tools() {
-        Ok(found) => found,
-        Err(why) => {
-            assert!(
-                std::env::var("TOOLGATE_REQUIRE_BROWSER").as_deref() != Ok("1"),
-                "TOOLGATE_REQUIRE_BROWSER=1 but {why}"
-            );
-            eprintln!("skipped: {why}");
-            return;
-        }
-    };
+    let Some(browser) = test_support::browser::find() else { return };
     // The chat panel talks to an agent whose model is scripted: one tool call, then the answer.
     let model = chat::model(vec![
         chat::call_turn("query_weather", serde_json::json!({"city": "Oslo"})),
@@ -74,7 +32,7 @@ async fn the_page_shows_tools_skills_the_live_trace_the_console_and_the_chat() {
     .await;
     let dir = tempfile::tempdir().unwrap();
     let server = chat::server_with_agent(&model, &dir).await;
-    let shots = workspace().join("target/e2e");
+    let shots = test_support::workspace().join("target/e2e");
     std::fs::create_dir_all(&shots).unwrap();
     let screenshot = shots.join("console.png");
     let _ = std::fs::remove_file(&screenshot);
@@ -84,8 +42,8 @@ async fn the_page_shows_tools_skills_the_live_trace_the_console_and_the_chat() {
             .arg(SCRIPT)
             .args([server.base.as_str(), server.admin.as_str(), server.member.as_str()])
             .arg(&screenshot)
-            .env("NODE_PATH", &modules)
-            .env("CHROMIUM", &chromium)
+            .env("NODE_PATH", &browser.node_modules)
+            .env("CHROMIUM", &browser.chromium)
             .kill_on_drop(true)
             .output(),
     )

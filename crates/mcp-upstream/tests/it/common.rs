@@ -1,9 +1,7 @@
 //! Shared helpers: the Python to run, a gateway in front, a progress recorder.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use gateway::{CallOptions, Gateway};
 use serde_json::Value;
@@ -11,29 +9,9 @@ use tool_core::{Caller, Envelope, ProgressSink, ToolContext};
 
 pub(crate) const SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/upstream_server.py");
 
-/// The Python with the `mcp` package, or why there is none (a failure under
-/// `TOOLGATE_REQUIRE_INTEROP=1`, as in mcp-server's interop tests).
+/// The Python with the `mcp` 2.x package, or `None` after saying why the test skipped.
 pub(crate) fn python() -> Option<String> {
-    let mut python = std::env::var("TOOLGATE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    if python.contains('/') && !python.starts_with('/') {
-        python = format!("{}/../../{python}", env!("CARGO_MANIFEST_DIR"));
-    }
-    let found = std::process::Command::new(&python)
-        .args(["-c", "from mcp.server.mcpserver import MCPServer"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-    let why = match found {
-        Ok(status) if status.success() => return Some(python),
-        Ok(_) => format!("`{python}` has no `mcp` 2.x module (pip install mcp)"),
-        Err(error) => format!("`{python}` cannot be run ({error})"),
-    };
-    assert!(
-        std::env::var("TOOLGATE_REQUIRE_INTEROP").as_deref() != Ok("1"),
-        "TOOLGATE_REQUIRE_INTEROP=1 but {why}"
-    );
-    eprintln!("skipped: {why}; set TOOLGATE_PYTHON to a Python with `mcp` installed");
-    None
+    test_support::python::with("from mcp.server.mcpserver import MCPServer")
 }
 
 /// A front gateway with no tools of its own.
@@ -47,22 +25,6 @@ pub(crate) fn member() -> ToolContext {
 
 pub(crate) async fn call(gateway: &Gateway, ctx: &ToolContext, tool: &str, params: Value) -> Envelope {
     gateway.execute(ctx, tool, params, &CallOptions::default()).await
-}
-
-/// Wait until `check` holds, polling; panic with `what` after `within`.
-pub(crate) async fn eventually<F, Fut>(within: Duration, what: &str, mut check: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let start = Instant::now();
-    while start.elapsed() < within {
-        if check().await {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("not within {within:?}: {what}");
 }
 
 /// Files in `dir` whose name starts with `prefix`.

@@ -158,7 +158,7 @@ async fn a_toolgate_over_http_is_an_upstream_like_any_other() {
     let opts = CallOptions { timeout_ms: Some(300), ..CallOptions::default() };
     let timed_out = gateway.execute(&member(), "stock__hang_forever", json!({}), &opts).await;
     assert_eq!(timed_out.code(), Some(ErrorCode::Timeout), "{timed_out:?}");
-    crate::common::eventually(Duration::from_secs(5), "the upstream's tool was cancelled", || {
+    test_support::eventually(Duration::from_secs(5), "the upstream's tool was cancelled", || {
         let done = up.cancelled.load(Ordering::SeqCst);
         async move { done }
     })
@@ -206,7 +206,7 @@ fn killable_server(
 }
 
 async fn listening(addr: std::net::SocketAddr) {
-    crate::common::eventually(Duration::from_secs(10), "the server listens", || async move {
+    test_support::eventually(Duration::from_secs(10), "the server listens", || async move {
         tokio::net::TcpStream::connect(addr).await.is_ok()
     })
     .await;
@@ -254,7 +254,7 @@ async fn a_killed_http_upstream_answers_unavailable_then_recovers_after_its_rest
     // Restarted on the same address: the supervisor reconnects on its own.
     let second = killable_server(up.gateway.clone(), keys_url, addr);
     let gateway2 = gateway.clone();
-    crate::common::eventually(Duration::from_secs(20), "the restarted upstream answers", || {
+    test_support::eventually(Duration::from_secs(20), "the restarted upstream answers", || {
         let gateway = gateway2.clone();
         async move { call(&gateway, &member(), "stock__query_stock", json!({"item": "tent"})).await.success }
     })

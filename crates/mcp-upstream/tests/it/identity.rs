@@ -63,7 +63,8 @@ async fn each_callers_call_carries_its_own_id_and_no_key_leaves() {
     let Some(python) = python() else { return };
     let (_server, url) = echo_server(&python).await;
     let gateway = front();
-    let header = IdentityMode::Header { user: "X-Toolgate-User".into(), role: Some("X-Toolgate-Role".into()) };
+    let header =
+        IdentityMode::Header { user: "X-Toolgate-User".into(), role: Some("X-Toolgate-Role".into()) };
     let upstreams = Upstreams::start(
         &gateway,
         vec![upstream("who", &url, header), upstream("anon", &url, IdentityMode::None)],

@@ -8,7 +8,9 @@ use mcp_upstream::{CALLER_META_KEY, IdentityMode, Transport, UpstreamConfig, Ups
 use serde_json::json;
 use tool_core::{Caller, ErrorCode, ToolContext};
 
-use crate::common::{Recorder, SERVER, call, eventually, front, markers, member, python};
+use test_support::eventually;
+
+use crate::common::{Recorder, SERVER, call, front, markers, member, python};
 
 pub(crate) fn config(python: &str, markers: &Path) -> UpstreamConfig {
     let mut config = UpstreamConfig::new(

@@ -5,6 +5,7 @@ use std::sync::LazyLock;
 use proptest::prelude::*;
 use schema_gen::Validator;
 use serde_json::{Value, json};
+use test_support::json::Shape;
 
 use crate::{measurements, nutrition};
 
@@ -318,48 +319,14 @@ fn nested_unions_report_the_meant_branch() {
 
 /// Any JSON value: scalars, long and odd strings, nested arrays and objects.
 fn any_json() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::from),
-        any::<i64>().prop_map(Value::from),
-        any::<u64>().prop_map(Value::from),
-        any::<f64>().prop_map(Value::from),
-        ".*".prop_map(Value::from),
-        prop::sample::select(vec![
-            "2026-07-15",
-            "2026-02-30",
-            "lunch",
-            "get_daily_summary",
-            "list_meals",
-            ""
-        ])
-        .prop_map(Value::from),
-    ];
-    leaf.prop_recursive(4, 64, 8, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
-            prop::collection::btree_map(
-                prop_oneof![
-                    ".{0,12}",
-                    prop::sample::select(vec![
-                        "op",
-                        "date",
-                        "limit",
-                        "meal_type",
-                        "query",
-                        "tags",
-                        "girths",
-                        "cm",
-                        "shape",
-                        "kind"
-                    ])
-                    .prop_map(str::to_string),
-                ],
-                inner,
-                0..8
-            )
-            .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
+    test_support::json::value(Shape {
+        text: ".*",
+        words: &["2026-07-15", "2026-02-30", "lunch", "get_daily_summary", "list_meals", ""],
+        keys: ".{0,12}",
+        key_words: &["op", "date", "limit", "meal_type", "query", "tags", "girths", "cm", "shape", "kind"],
+        depth: 4,
+        size: 64,
+        width: 8,
     })
 }
 

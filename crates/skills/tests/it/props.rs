@@ -4,8 +4,9 @@
 
 use crate::common::{Log, Registry, ctx, echo, spec};
 use proptest::prelude::*;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use skills::Skill;
+use test_support::json::Shape;
 use tool_core::Effect;
 
 /// Lines made of the pieces SKILL.md files are built from, in any order.
@@ -34,23 +35,14 @@ fn skill_text() -> impl Strategy<Value = String> {
 }
 
 fn json() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(Value::from),
-        any::<f64>().prop_map(Value::from),
-        "\\PC{0,12}".prop_map(Value::String),
-        prop_oneof![Just("a"), Just("kind"), Just("city")].prop_map(|s| Value::String(s.into())),
-    ];
-    leaf.prop_recursive(4, 32, 6, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-            prop::collection::vec(
-                (prop_oneof![Just("kind".to_string()), Just("city".to_string()), "[a-z]{1,6}"], inner),
-                0..6
-            )
-            .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map<_, _>>())),
-        ]
+    test_support::json::value(Shape {
+        text: "\\PC{0,12}",
+        words: &["a", "kind", "city"],
+        keys: "[a-z]{1,6}",
+        key_words: &["kind", "city"],
+        depth: 4,
+        size: 32,
+        width: 6,
     })
 }
 

@@ -18,9 +18,6 @@ pub(crate) fn run(globals: &Globals) -> Result<ExitCode> {
             let policy = authz::Policy::from_config(config.authz.clone())
                 .map_err(|e| problems.push(format!("[authz]: {e}")))
                 .ok();
-            if let Err(e) = config.server.expose.parse::<mcp_server::Exposure>() {
-                problems.push(format!("[server] expose = {:?}: {e}", config.server.expose));
-            }
             let ca = read_ca_file(&config).map_err(|e| problems.push(format!("{e:#}"))).ok().flatten();
             let mut tools = Vec::new();
             match declared_domains(&config, ca.as_deref(), &|name| std::env::var(name).ok()) {

@@ -15,15 +15,15 @@ pub(crate) struct Args {
     /// and a client configuration to paste (default database: sqlite:toolgate-demo.db).
     #[arg(long)]
     pub(crate) demo: bool,
-    /// Where to listen (default: the configuration's, 127.0.0.1:8377).
-    #[arg(long)]
-    listen: Option<String>,
+    /// Where to listen, an IP address and port (default: the configuration's, 127.0.0.1:8377).
+    #[arg(long, value_parser = toolgate::config::parse_listen)]
+    listen: Option<std::net::SocketAddr>,
     /// Serve MCP on stdin/stdout as `--user`/`--role` instead of HTTP.
     #[arg(long)]
     stdio: bool,
     /// How tools appear: meta (default), direct, or scoped:DOMAIN[,DOMAIN].
     #[arg(long)]
-    expose: Option<String>,
+    expose: Option<mcp_server::Exposure>,
     /// With --stdio: the user every call acts for.
     #[arg(long, requires = "stdio")]
     user: Option<String>,
@@ -42,9 +42,7 @@ pub(crate) struct Args {
 
 pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
     let app = App::start(config).await?;
-    let expose = args.expose.unwrap_or_else(|| config.server.expose.clone());
-    let exposure: mcp_server::Exposure =
-        expose.parse().map_err(|e| anyhow::anyhow!("--expose {expose}: {e}"))?;
+    let exposure = args.expose.unwrap_or_else(|| config.server.expose.clone());
     if args.stdio {
         let (Some(user), Some(role)) = (args.user, args.role) else {
             bail!(
@@ -75,7 +73,7 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
         check_role(app.gateway.policy().hierarchy(), &role, "--allow-anonymous: ")?;
         http.anonymous = Some(Caller::new("anonymous", role));
     }
-    let listen = args.listen.unwrap_or_else(|| config.server.listen.clone());
+    let listen = args.listen.unwrap_or(config.server.listen);
     let listener =
         tokio::net::TcpListener::bind(&listen).await.with_context(|| format!("listening on {listen}"))?;
     let url = format!("http://{}", listener.local_addr()?);

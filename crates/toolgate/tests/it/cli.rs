@@ -62,6 +62,35 @@ fn call_prints_the_envelope_and_exits_by_success() {
     assert!(out.contains("not valid JSON"));
 }
 
+/// A mistyped `listen` or `expose` is refused when the configuration is read: the message
+/// names the file, the line with the field, the value and a spelling that works; the same
+/// values on the command line are refused by the argument parser before anything starts.
+#[test]
+fn typed_server_fields_are_refused_with_file_field_and_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let config = dir.path().join("toolgate.toml");
+    std::fs::write(&config, "[server]\nlisten = \"localhost:8377\"\n").unwrap();
+    let (code, out, _) = toolgate(&db, &["--config", config.to_str().unwrap(), "check"]);
+    assert_eq!(code, 1, "{out}");
+    for part in
+        [config.to_str().unwrap(), "listen = \"localhost:8377\"", "not an IP address", "127.0.0.1:8377"]
+    {
+        assert!(out.contains(part), "`{part}` missing from: {out}");
+    }
+    std::fs::write(&config, "[server]\nexpose = \"scoped\"\n").unwrap();
+    let (code, _, err) = toolgate(&db, &["--config", config.to_str().unwrap(), "serve"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("expose = \"scoped\"") && err.contains("scoped:<domain>"), "{err}");
+    let (code, _, err) = toolgate(&db, &["serve", "--listen", "localhost:1"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--listen") && err.contains("not an IP address"), "{err}");
+    let (code, _, err) = toolgate(&db, &["serve", "--expose", "all"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--expose") && err.contains("unknown exposure `all`"), "{err}");
+    assert!(!db.exists(), "nothing was opened");
+}
+
 #[test]
 fn fitness_tools_work_through_the_in_process_api() {
     let dir = tempfile::tempdir().unwrap();

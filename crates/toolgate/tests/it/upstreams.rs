@@ -4,7 +4,6 @@
 //! tool, which works, and skills name upstream tools like any other.
 
 use std::path::Path;
-use std::process::Stdio;
 
 use chrono::{Duration, Utc};
 use gateway::CallOptions;
@@ -13,30 +12,6 @@ use tool_core::{Caller, Envelope, Signal, ToolContext};
 use toolgate::{App, Config};
 
 const SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../mcp-upstream/tests/python/upstream_server.py");
-
-/// The Python with the `mcp` 2.x package, or why there is none (a failure
-/// under `TOOLGATE_REQUIRE_INTEROP=1`, as in mcp-upstream's tests).
-fn python() -> Option<String> {
-    let mut python = std::env::var("TOOLGATE_PYTHON").unwrap_or_else(|_| "python3".to_owned());
-    if python.contains('/') && !python.starts_with('/') {
-        python = format!("{}/../../{python}", env!("CARGO_MANIFEST_DIR"));
-    }
-    let found = std::process::Command::new(&python)
-        .args(["-c", "from mcp.server.mcpserver import MCPServer"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if found {
-        return Some(python);
-    }
-    assert!(
-        std::env::var("TOOLGATE_REQUIRE_INTEROP").as_deref() != Ok("1"),
-        "TOOLGATE_REQUIRE_INTEROP=1 but `{python}` has no `mcp` 2.x module"
-    );
-    eprintln!("skipped: `{python}` has no `mcp` 2.x module; set TOOLGATE_PYTHON");
-    None
-}
 
 fn skill(dir: &Path, id: &str, text: &str) {
     std::fs::create_dir_all(dir.join(id)).unwrap();
@@ -73,7 +48,9 @@ async fn call(app: &App, ctx: &ToolContext, tool: &str, params: Value) -> Envelo
 
 #[tokio::test]
 async fn a_weather_upstream_is_named_by_beyond_range_and_by_skills() {
-    let Some(python) = python() else { return };
+    let Some(python) = test_support::python::with("from mcp.server.mcpserver import MCPServer") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let skills = dir.path().join("skills");
     skill(&skills, "long-forecast", LONG_FORECAST);
@@ -139,7 +116,9 @@ async fn a_weather_upstream_is_named_by_beyond_range_and_by_skills() {
     assert_eq!(ids, ["long-forecast", "typo-forecast"]);
     assert_eq!(
         app.upstream_problems,
-        ["skill `typo-forecast` names `weather__get_forcast`, which upstream `weather` does not list; fix the name (calls to it answer NOT_FOUND)"]
+        [
+            "skill `typo-forecast` names `weather__get_forcast`, which upstream `weather` does not list; fix the name (calls to it answer NOT_FOUND)"
+        ]
     );
 
     // The guide describes the upstream tool like ours.

@@ -1,5 +1,5 @@
 //! Test harness shared by the travel integration tests: the backends to run
-//! on (a SQLite file always, PostgreSQL when TOOLGATE_TEST_PG_URL is set),
+//! on (a SQLite file always, PostgreSQL when TOOLGATE_TEST_PG_URL is set, see test-support),
 //! unique users, and calls through the tools as `Arc<dyn Tool>`.
 
 use std::sync::Arc;
@@ -8,84 +8,50 @@ use serde_json::Value;
 use tool_core::{Caller, Envelope, Metadata, Tool, ToolContext, ToolError, ToolOutput, ToolResult};
 use travel::{Store, TravelConfig};
 
-/// One database the suite runs on.
-pub struct Backend {
-    pub name: &'static str,
-    pub url: String,
-    /// Keeps the SQLite file alive.
-    _dir: Option<tempfile::TempDir>,
+/// One database the suite runs on, with the travel store opened on it.
+pub struct Backend(test_support::pg::Backend);
+
+impl std::ops::Deref for Backend {
+    type Target = test_support::pg::Backend;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
 }
 
 impl std::fmt::Debug for Backend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name)
+        self.0.fmt(f)
     }
 }
 
 impl Backend {
-    pub fn is_pg(&self) -> bool {
-        self.name == "postgres"
-    }
-
     pub async fn store(&self) -> Store {
         travel::connect(&self.url).await.unwrap_or_else(|e| panic!("{}: connect: {e}", self.name))
     }
-}
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
-}
-
-/// The PostgreSQL URL, or `None` (printing that the PostgreSQL part was
-/// skipped); a failure when TOOLGATE_REQUIRE_PG=1.
-pub fn pg_url() -> Option<String> {
-    match env("TOOLGATE_TEST_PG_URL") {
-        Some(url) => Some(url),
-        None => {
-            assert!(
-                env("TOOLGATE_REQUIRE_PG").as_deref() != Some("1"),
-                "TOOLGATE_REQUIRE_PG=1 but TOOLGATE_TEST_PG_URL is not set"
-            );
-            eprintln!("skipped the PostgreSQL run: TOOLGATE_TEST_PG_URL is not set");
-            None
-        }
+    /// The store and the tools over it with the default configuration.
+    pub async fn open(&self) -> (Store, Tools) {
+        let store = self.store().await;
+        (store.clone(), Tools::new(store, TravelConfig::default()))
     }
 }
 
-/// The Redis URL, or `None` (printing that it skipped); a failure when TOOLGATE_REQUIRE_REDIS=1.
-pub fn redis_url() -> Option<String> {
-    match env("TOOLGATE_TEST_REDIS_URL") {
-        Some(url) => Some(url),
-        None => {
-            assert!(
-                env("TOOLGATE_REQUIRE_REDIS").as_deref() != Some("1"),
-                "TOOLGATE_REQUIRE_REDIS=1 but TOOLGATE_TEST_REDIS_URL is not set"
-            );
-            eprintln!("skipped the Redis run: TOOLGATE_TEST_REDIS_URL is not set");
-            None
-        }
-    }
-}
+pub use test_support::pg::url as pg_url;
+pub use test_support::redis::url as redis_url;
 
 /// A fresh SQLite file in a temporary directory.
 pub fn sqlite() -> Backend {
-    let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite:{}", dir.path().join("travel.db").display());
-    Backend { name: "sqlite", url, _dir: Some(dir) }
+    Backend(test_support::pg::Backend::sqlite("travel.db"))
 }
 
 /// SQLite always; PostgreSQL when configured.
 pub fn backends() -> Vec<Backend> {
-    let mut out = vec![sqlite()];
-    if let Some(url) = pg_url() {
-        out.push(Backend { name: "postgres", url, _dir: None });
-    }
-    out
+    test_support::pg::Backend::all("travel.db").into_iter().map(Backend).collect()
 }
 
 /// A user id nobody else uses (PostgreSQL is shared by concurrent test binaries).
 pub fn user(label: &str) -> String {
-    format!("{label}-{}", uuid::Uuid::new_v4().simple())
+    test_support::unique(label)
 }
 
 pub fn ctx(user: &str) -> ToolContext {

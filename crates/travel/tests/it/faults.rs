@@ -78,8 +78,7 @@ async fn install(
 #[tokio::test]
 async fn a_trigger_that_alters_the_written_row_makes_verification_fail() {
     for b in backends() {
-        let store = b.store().await;
-        let tools = Tools::new(store.clone(), TravelConfig::default());
+        let (_, tools) = b.open().await;
         let raw = b.raw().await;
         let u = user("tamper");
         let name = format!("travel_test_tamper_{}", uuid::Uuid::new_v4().simple());
@@ -115,8 +114,7 @@ async fn a_trigger_that_alters_the_written_row_makes_verification_fail() {
 #[tokio::test]
 async fn a_failure_inside_the_transaction_leaves_nothing_and_says_nothing_of_sql() {
     for b in backends() {
-        let store = b.store().await;
-        let tools = Tools::new(store.clone(), TravelConfig::default());
+        let (_, tools) = b.open().await;
         let raw = b.raw().await;
         let u = user("atomic");
         let name = format!("travel_test_fail_{}", uuid::Uuid::new_v4().simple());
@@ -228,8 +226,7 @@ async fn a_session_killed_inside_the_transaction_is_rolled_back_and_retried_on_a
 #[tokio::test]
 async fn a_database_that_went_away_is_unavailable() {
     for b in backends() {
-        let store = b.store().await;
-        let tools = Tools::new(store.clone(), TravelConfig::default());
+        let (store, tools) = b.open().await;
         store.close().await;
         let u = user("gone");
         for (tool, params) in [

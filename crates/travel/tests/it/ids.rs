@@ -38,8 +38,7 @@ fn assert_opaque(what: &str, ids: &[i64]) {
 #[tokio::test]
 async fn order_and_booking_ids_carry_no_count() {
     for b in backends() {
-        let store = b.store().await;
-        let tools = Tools::new(store.clone(), TravelConfig::default());
+        let (store, tools) = b.open().await;
         let u = user("ids");
         let mut orders = Vec::new();
         for i in 0..3 {

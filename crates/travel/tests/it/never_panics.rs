@@ -3,50 +3,32 @@
 use crate::common;
 
 use proptest::prelude::*;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use std::sync::{Arc, OnceLock};
+use test_support::json::{self, Shape};
 
 use tool_core::{ErrorCode, Tool};
 use travel::TravelConfig;
 
+/// Any JSON, with the dates and field names the tools read most often.
 fn any_json() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(|n| json!(n)),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
-        "\\PC{0,24}".prop_map(Value::String),
-        prop_oneof![
-            Just("2026-02-30"),
-            Just("2026/07/15"),
-            Just("2027-03-10"),
-            Just(""),
-            Just("2027-03-10T08:00")
-        ]
-        .prop_map(|s| json!(s)),
-    ];
-    leaf.prop_recursive(3, 24, 6, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::vec(
-                (
-                    prop_oneof![
-                        Just("order_id".to_string()),
-                        Just("destination".to_string()),
-                        Just("departure_date".to_string()),
-                        Just("return_date".to_string()),
-                        Just("candidates".to_string()),
-                        Just("outbound".to_string()),
-                        Just("api_key".to_string()),
-                        Just("force".to_string()),
-                        "[a-z_]{1,8}",
-                    ],
-                    inner
-                ),
-                0..5
-            )
-            .prop_map(|kv| Value::Object(kv.into_iter().collect::<Map<_, _>>())),
-        ]
+    json::value(Shape {
+        text: "\\PC{0,24}",
+        words: &["2026-02-30", "2026/07/15", "2027-03-10", "", "2027-03-10T08:00"],
+        keys: "[a-z_]{1,8}",
+        key_words: &[
+            "order_id",
+            "destination",
+            "departure_date",
+            "return_date",
+            "candidates",
+            "outbound",
+            "api_key",
+            "force",
+        ],
+        depth: 3,
+        size: 24,
+        width: 5,
     })
 }
 

@@ -12,8 +12,7 @@ use travel::store::NewBooking;
 #[tokio::test]
 async fn submit_creates_a_submitted_order_with_a_pending_approval() {
     for b in backends() {
-        let store = b.store().await;
-        let tools = Tools::new(store.clone(), TravelConfig::default());
+        let (_, tools) = b.open().await;
         let alice = user("alice");
         let out = tools.ok(&alice, "submit_travel_approval", trip("Shanghai", 10, 13, "Workshop")).await;
         let r = json(&out);
@@ -66,8 +65,7 @@ async fn identical_submits_return_the_existing_order_and_cancel_frees_the_finger
 #[tokio::test]
 async fn bad_input_lists_every_problem_at_once() {
     for b in backends() {
-        let store = b.store().await;
-        let tools = Tools::new(store.clone(), TravelConfig::default());
+        let (store, tools) = b.open().await;
         let u = user("bad");
         let err = tools
             .err(
@@ -174,8 +172,7 @@ async fn sql_metacharacters_and_any_utf8_are_stored_verbatim() {
 #[tokio::test]
 async fn users_never_see_or_touch_each_others_records() {
     for b in backends() {
-        let store = b.store().await;
-        let tools = Tools::new(store.clone(), TravelConfig::default());
+        let (store, tools) = b.open().await;
         let (a, bob) = (user("a"), user("b"));
         let out = tools.ok(&bob, "submit_travel_approval", trip("Wuhan", 8, 9, "Bob's trip")).await;
         let bobs = json(&out)["order_id"].as_i64().unwrap();
@@ -225,8 +222,7 @@ async fn users_never_see_or_touch_each_others_records() {
 #[tokio::test]
 async fn listing_filters_by_status_and_pages() {
     for b in backends() {
-        let store = b.store().await;
-        let tools = Tools::new(store.clone(), TravelConfig::default());
+        let (store, tools) = b.open().await;
         let u = user("list");
         let mut ids = Vec::new();
         for i in 0..5 {
@@ -261,8 +257,7 @@ async fn listing_filters_by_status_and_pages() {
 #[tokio::test]
 async fn conflicts_are_overlaps_with_active_orders() {
     for b in backends() {
-        let store = b.store().await;
-        let tools = Tools::new(store.clone(), TravelConfig::default());
+        let (_, tools) = b.open().await;
         let u = user("conf");
         let a = tools.ok(&u, "submit_travel_approval", trip("Shanghai", 10, 14, "a")).await;
         let a = json(&a)["order_id"].as_i64().unwrap();
@@ -307,8 +302,7 @@ fn booking(user: &str, order_id: i64, kind: BookingKind, status: BookingStatus) 
 #[tokio::test]
 async fn cancelling_orders_confirms_approved_ones_and_names_impossible_states() {
     for b in backends() {
-        let store = b.store().await;
-        let tools = Tools::new(store.clone(), TravelConfig::default());
+        let (store, tools) = b.open().await;
         let u = user("cancel");
         let submit = |d: i64| trip("Shenzhen", d, d + 1, "t");
         let approved =
@@ -388,8 +382,7 @@ async fn cancelling_orders_confirms_approved_ones_and_names_impossible_states() 
 #[tokio::test]
 async fn cancelling_bookings_follows_the_same_rules() {
     for b in backends() {
-        let store = b.store().await;
-        let tools = Tools::new(store.clone(), TravelConfig::default());
+        let (store, tools) = b.open().await;
         let u = user("bk");
         let order =
             json(&tools.ok(&u, "submit_travel_approval", trip("Tokyo", 15, 18, "t")).await)["order_id"]
@@ -450,8 +443,7 @@ async fn an_in_memory_database_works_for_embedding_and_tests() {
 #[tokio::test]
 async fn a_retry_after_a_lost_answer_gets_the_order_as_its_success() {
     for b in backends() {
-        let store = b.store().await;
-        let tools = Tools::new(store.clone(), TravelConfig::default());
+        let (_, tools) = b.open().await;
         let u = user("lost");
         let params = trip("Xiamen", 7, 9, "Lost answer");
         let first = tools.ok(&u, "submit_travel_approval", params.clone()).await;

@@ -11,11 +11,10 @@ use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 
 use mcp_server::{Exposure, HttpConfig, HttpState, KeyStore, serve_http};
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap};
+use reqwest::header::AUTHORIZATION;
 use serde_json::{Value, json};
+use test_support::mcp;
 use tokio::sync::oneshot;
-
-pub const PROTOCOL: &str = "2025-06-18";
 
 /// A running server and the keys of one user per role.
 pub struct TestServer {
@@ -122,40 +121,17 @@ impl TestServer {
         content_type: &str,
         body: String,
     ) -> Reply {
-        let mut request = self
-            .client
-            .post(self.url("/mcp"))
-            .header(AUTHORIZATION, format!("Bearer {key}"))
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, content_type)
-            .body(body);
-        if let Some(session) = session {
-            request = request.header("mcp-session-id", session).header("mcp-protocol-version", PROTOCOL);
-        }
-        Reply::read(request.send().await.unwrap()).await
+        mcp::post_raw(&self.client, &self.url("/mcp"), Some(key), session, content_type, body).await.unwrap()
     }
 
     /// `initialize` + `notifications/initialized`; the session id.
     pub async fn open_session(&self, key: &str) -> (String, Value) {
-        let reply = self.post(key, None, &initialize(1)).await;
-        assert_eq!(reply.status, 200, "{}", reply.text);
-        let session = reply.headers.get("mcp-session-id").expect("a session id").to_str().unwrap().to_owned();
-        let result = reply.response(1).expect("an initialize result")["result"].clone();
-        let ack = self
-            .post(key, Some(&session), &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
-        assert_eq!(ack.status, 202, "{}", ack.text);
-        (session, result)
+        mcp::open_session(&self.client, &self.url("/mcp"), Some(key)).await
     }
 
     /// One JSON-RPC request in a session; the whole reply.
     pub async fn request(&self, key: &str, session: &str, id: u64, method: &str, params: Value) -> Reply {
-        self.post(
-            key,
-            Some(session),
-            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
-        )
-        .await
+        self.post(key, Some(session), &mcp::request(id, method, params)).await
     }
 
     /// `tools/call` in a session; the JSON-RPC `result`.
@@ -168,13 +144,23 @@ impl TestServer {
         response["result"].clone()
     }
 
+    /// `execute_tool` of `tool` in a session; the JSON-RPC `result`.
+    pub async fn execute(&self, key: &str, session: &str, tool: &str, parameters: Value) -> Value {
+        self.call(key, session, "execute_tool", json!({"tool_name": tool, "parameters": parameters})).await
+    }
+
+    /// A GET with a bearer key, its body not read (an SSE stream such as `/trace`).
+    pub async fn stream(&self, key: &str, path: &str) -> reqwest::Response {
+        self.client.get(self.url(path)).header(AUTHORIZATION, format!("Bearer {key}")).send().await.unwrap()
+    }
+
     /// A GET with a bearer key.
     pub async fn get(&self, key: Option<&str>, path: &str) -> Reply {
         let mut request = self.client.get(self.url(path));
         if let Some(key) = key {
             request = request.header(AUTHORIZATION, format!("Bearer {key}"));
         }
-        Reply::read(request.send().await.unwrap()).await
+        Reply::read(request.send().await.unwrap()).await.unwrap()
     }
 }
 
@@ -186,101 +172,4 @@ impl Drop for TestServer {
     }
 }
 
-pub fn initialize(id: u64) -> Value {
-    json!({
-        "jsonrpc": "2.0", "id": id, "method": "initialize",
-        "params": {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "raw-test", "version": "0"}}
-    })
-}
-
-/// An HTTP reply read to its end.
-#[derive(Debug)]
-pub struct Reply {
-    pub status: u16,
-    pub headers: HeaderMap,
-    pub text: String,
-}
-
-impl Reply {
-    pub async fn read(response: reqwest::Response) -> Self {
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let text = response.text().await.unwrap();
-        Self { status, headers, text }
-    }
-
-    pub fn json(&self) -> Value {
-        serde_json::from_str(&self.text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text))
-    }
-
-    /// Every JSON-RPC message in the body: one JSON document, or SSE `data:` lines.
-    pub fn messages(&self) -> Vec<Value> {
-        if let Ok(value) = serde_json::from_str::<Value>(&self.text) {
-            return match value {
-                Value::Array(items) => items,
-                other => vec![other],
-            };
-        }
-        sse_events(&self.text).into_iter().filter_map(|(_, data)| serde_json::from_str(&data).ok()).collect()
-    }
-
-    /// The response to request `id`.
-    pub fn response(&self, id: u64) -> Option<Value> {
-        self.messages().into_iter().find(|m| m["id"] == json!(id) && m.get("method").is_none())
-    }
-}
-
-/// The (event, data) pairs of an SSE body.
-pub fn sse_events(text: &str) -> Vec<(String, String)> {
-    let mut events = Vec::new();
-    for block in text.replace("\r\n", "\n").split("\n\n") {
-        let mut event = "message".to_owned();
-        let mut data = Vec::new();
-        for line in block.lines() {
-            if let Some(rest) = line.strip_prefix("event:") {
-                event = rest.trim().to_owned();
-            } else if let Some(rest) = line.strip_prefix("data:") {
-                data.push(rest.strip_prefix(' ').unwrap_or(rest).to_owned());
-            }
-        }
-        if !data.is_empty() {
-            events.push((event, data.join("\n")));
-        }
-    }
-    events
-}
-
-/// Reads SSE events from a streaming response, one at a time.
-pub struct SseReader {
-    response: reqwest::Response,
-    buffer: String,
-}
-
-impl SseReader {
-    pub fn new(response: reqwest::Response) -> Self {
-        Self { response, buffer: String::new() }
-    }
-
-    /// The next event (waits up to `within`); `None` at the end of the stream.
-    pub async fn next(&mut self, within: Duration) -> Option<(String, String)> {
-        tokio::time::timeout(within, async {
-            loop {
-                let normalized = self.buffer.replace("\r\n", "\n");
-                if let Some(cut) = normalized.find("\n\n") {
-                    let block = normalized[..cut].to_owned();
-                    self.buffer = normalized[cut + 2..].to_owned();
-                    if let Some(event) = sse_events(&format!("{block}\n\n")).into_iter().next() {
-                        return Some(event);
-                    }
-                    continue;
-                }
-                match self.response.chunk().await.ok()? {
-                    Some(bytes) => self.buffer.push_str(&String::from_utf8_lossy(&bytes)),
-                    None => return None,
-                }
-            }
-        })
-        .await
-        .expect("an SSE event in time")
-    }
-}
+pub use test_support::mcp::{PROTOCOL, Reply, SseReader, initialize};

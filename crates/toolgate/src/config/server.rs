@@ -1,0 +1,205 @@
+//! The serving sections: `[server]` (address, exposure, HTTP defences),
+//! `[rate_limits]` and `[audit]`.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use mcp_server::Exposure;
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// `[server]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Where to listen; loopback unless told otherwise. An IP address and a
+    /// port: parsed when the file is read, so a typo is refused there and
+    /// not when the listener binds.
+    #[serde(deserialize_with = "listen_field")]
+    pub listen: SocketAddr,
+    /// `meta` (default), `direct`, or `scoped:DOMAIN[,DOMAIN...]`.
+    pub expose: Exposure,
+    /// Host names accepted in `Host` and `Origin` (besides localhost, 127.0.0.1 and [::1]).
+    pub allowed_hosts: Vec<String>,
+    /// Largest request body, in bytes.
+    pub max_body_bytes: usize,
+    /// This instance's name in audit records (default: host name and process id).
+    pub instance: Option<String>,
+    /// Lets a scraper off loopback read `/metrics` with `Authorization: Bearer <token>`.
+    pub metrics_token: Option<String>,
+    /// How long a verified API key is trusted without asking the database,
+    /// in milliseconds: bounds how late another instance sees a revocation.
+    pub key_cache_ms: u64,
+    /// Seconds a client has to send a request's headers (also closes silent
+    /// connections and kept-alive connections waiting for a next request).
+    pub header_timeout_secs: u64,
+    /// Seconds after which a connection with no request running and no byte moving is closed.
+    pub idle_timeout_secs: u64,
+    /// Most connections open at once; more wait in the listen backlog.
+    pub max_connections: usize,
+    /// Most MCP sessions open at once.
+    pub max_sessions: usize,
+    /// Most MCP sessions one API key may hold open.
+    pub max_sessions_per_key: usize,
+    /// Seconds without a request after which an MCP session is closed.
+    pub session_idle_secs: u64,
+    /// Seconds that calls in flight may still take after SIGTERM / Ctrl-C.
+    pub drain_grace_secs: u64,
+    /// Trace events a `/trace` reader may fall behind before it is dropped.
+    pub trace_buffer: usize,
+}
+
+/// A listen address from text (the file, `TOOLGATE_LISTEN`, `--listen`),
+/// with the fix in the error: host names are not resolved here, because the
+/// address a server binds should not depend on a resolver.
+pub fn parse_listen(text: &str) -> Result<SocketAddr, String> {
+    text.trim().parse().map_err(|_| {
+        format!("{text:?} is not an IP address and port: use e.g. 127.0.0.1:8377, 0.0.0.0:8377 or [::]:8377")
+    })
+}
+
+fn listen_field<'de, D: Deserializer<'de>>(deserializer: D) -> Result<SocketAddr, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    parse_listen(&text).map_err(serde::de::Error::custom)
+}
+
+impl ServerConfig {
+    /// The HTTP settings these stand for (hosts, limits, timeouts, caps).
+    pub fn http(&self) -> mcp_server::HttpConfig {
+        let mut http = mcp_server::HttpConfig {
+            max_body_bytes: self.max_body_bytes,
+            header_timeout: Duration::from_secs(self.header_timeout_secs),
+            idle_timeout: Duration::from_secs(self.idle_timeout_secs),
+            max_connections: self.max_connections,
+            max_sessions: self.max_sessions,
+            max_sessions_per_key: self.max_sessions_per_key,
+            session_idle: Duration::from_secs(self.session_idle_secs),
+            drain_grace: Duration::from_secs(self.drain_grace_secs),
+            trace_buffer: self.trace_buffer,
+            ..mcp_server::HttpConfig::default()
+        };
+        http.allowed_hosts.extend(self.allowed_hosts.iter().cloned());
+        http
+    }
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8377)),
+            expose: Exposure::Meta,
+            allowed_hosts: Vec::new(),
+            max_body_bytes: 1024 * 1024,
+            instance: None,
+            metrics_token: None,
+            key_cache_ms: 500,
+            header_timeout_secs: 10,
+            idle_timeout_secs: 60,
+            max_connections: 1024,
+            max_sessions: 1000,
+            max_sessions_per_key: 32,
+            session_idle_secs: 300,
+            drain_grace_secs: 10,
+            trace_buffer: 256,
+        }
+    }
+}
+
+/// `[rate_limits]`: per API key, per key and tool, and at the HTTP transport.
+/// Counted in Redis when `[redis] url` is set (shared by every instance),
+/// in memory otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RateLimitsConfig {
+    /// Tool calls per key over every tool (each counts its tool's cost), and concurrent calls.
+    pub per_key: gateway::RateRule,
+    /// `[rate_limits.tools.NAME]`: a tool's own limit per key, and its `cost`.
+    pub tools: std::collections::HashMap<String, gateway::ToolRate>,
+    /// HTTP requests per key at the transport (`requests`, `interval_s`), answered `429`.
+    pub http: gateway::RateRule,
+}
+
+impl RateLimitsConfig {
+    /// The gateway's share.
+    pub fn gateway(&self) -> gateway::RateLimits {
+        gateway::RateLimits { per_key: self.per_key.clone(), tools: self.tools.clone() }
+    }
+
+    /// The transport's share.
+    pub fn http(&self) -> Option<mcp_server::HttpRate> {
+        self.http.requests.map(|requests| mcp_server::HttpRate {
+            requests,
+            interval: Duration::from_secs(self.http.interval_s.unwrap_or(60).max(1)),
+        })
+    }
+
+    /// Whether any limit is set.
+    pub fn is_empty(&self) -> bool {
+        self.gateway().is_empty() && self.http.requests.is_none()
+    }
+}
+
+/// `[audit]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuditConfig {
+    /// Record every write call and every refused call (default true).
+    pub enabled: bool,
+    /// Delete records older than this many days (checked hourly); unset keeps them all.
+    pub retention_days: Option<u64>,
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        Self { enabled: true, retention_days: None }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::Config;
+
+    #[test]
+    fn rate_limits_and_audit_parse() {
+        let config = Config::from_toml(
+            "[rate_limits]\nper_key = { requests = 600, interval_s = 60, concurrent = 8 }\nhttp = { requests = 1200 }\n\
+             [rate_limits.tools.plan_itinerary]\ncost = 5\nconcurrent = 2\n[audit]\nretention_days = 90\n",
+        )
+        .unwrap();
+        let limits = config.rate_limits.gateway();
+        assert_eq!(limits.per_key.requests, Some(600));
+        assert_eq!(limits.tools["plan_itinerary"].cost, Some(5));
+        assert_eq!(config.rate_limits.http().unwrap().requests, 1200);
+        assert_eq!(config.rate_limits.http().unwrap().interval.as_secs(), 60);
+        assert!(config.audit.enabled);
+        assert_eq!(config.audit.retention_days, Some(90));
+        assert!(Config::default().rate_limits.is_empty());
+        let err = Config::from_toml("[rate_limits.tools.x]\nweight = 2").unwrap_err().to_string();
+        assert!(err.contains("weight"), "{err}");
+    }
+
+    #[test]
+    fn listen_and_expose_are_typed_when_the_file_is_read() {
+        let config =
+            Config::from_toml("[server]\nlisten = \"[::]:9000\"\nexpose = \"scoped:nutrition, body\"")
+                .unwrap();
+        assert_eq!(config.server.listen, "[::]:9000".parse().unwrap());
+        assert_eq!(
+            config.server.expose,
+            mcp_server::Exposure::Scoped(vec!["nutrition".into(), "body".into()])
+        );
+        // Each refusal names the field (TOML's pointer at the line), the value, and the fix.
+        let err = Config::from_toml("[server]\nlisten = \"localhost:8377\"").unwrap_err().to_string();
+        assert!(
+            err.contains("listen = ") && err.contains("\"localhost:8377\" is not an IP address"),
+            "{err}"
+        );
+        assert!(err.contains("127.0.0.1:8377"), "the fix is shown: {err}");
+        let err = Config::from_toml("[server]\nexpose = \"scope:x\"").unwrap_err().to_string();
+        assert!(
+            err.contains("expose = ") && err.contains("`scope:x`") && err.contains("scoped:<domain>"),
+            "{err}"
+        );
+        let err = Config::from_toml("[server]\nlisten = 8377").unwrap_err().to_string();
+        assert!(err.contains("listen = 8377") && err.contains("string"), "{err}");
+    }
+}
