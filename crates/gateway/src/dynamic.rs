@@ -46,9 +46,7 @@ impl Gateway {
         let mut checked = Vec::with_capacity(tools.len());
         for tool in tools {
             match self.check_dynamic(&tool) {
-                // Tools added while serving share the metrics' `(unknown)` row: the
-                // metrics table is laid out once, when the gateway is built.
-                Ok(validator) => checked.push(Arc::new(Entry { tool, validator, slot: usize::MAX })),
+                Ok(validator) => checked.push((tool, validator)),
                 Err(error) => problems.push(error),
             }
         }
@@ -61,14 +59,16 @@ impl Gateway {
             .collect();
         let mut sources: HashMap<String, String> =
             table.sources.iter().filter(|(_, s)| *s != source).map(|(n, s)| (n.clone(), s.clone())).collect();
-        for entry in checked {
-            let name = entry.tool.spec().name.clone();
+        for (tool, validator) in checked {
+            let name = tool.spec().name.clone();
             if map.contains_key(&name) {
                 problems.push(BuildError::Duplicate(name));
                 continue;
             }
+            // Its own metrics row (up to a cap), taken here and never on a call.
+            let slot = self.inner.metrics.dynamic_slot(&name);
             sources.insert(name.clone(), source.to_owned());
-            map.insert(name, entry);
+            map.insert(name, Arc::new(Entry { tool, validator, slot }));
         }
         let mut next = Table::new(map);
         next.sources = sources;
@@ -150,5 +150,29 @@ mod tests {
         assert_eq!(names, ["query_thing", "v__ping", "w__later"]);
         assert!(gateway.replace_source_tools("upstream:w", Vec::new()).is_empty());
         assert!(gateway.spec("w__later").is_none() && gateway.spec("v__ping").is_some());
+    }
+
+    #[tokio::test]
+    async fn a_tool_added_while_serving_is_counted_in_its_own_row() {
+        let gateway = Gateway::builder().tool(tool("query_thing", closed())).build().unwrap();
+        assert!(
+            gateway.replace_source_tools("upstream:w", vec![tool("w__get_forecast", closed())]).is_empty()
+        );
+        let ctx = tool_core::ToolContext::new(tool_core::Caller::new("u1", "guest"));
+        let envelope =
+            gateway.execute(&ctx, "w__get_forecast", json!({}), &crate::CallOptions::default()).await;
+        assert!(envelope.success, "{envelope:?}");
+        // Replaced (the upstream listed again): the same row keeps counting.
+        assert!(
+            gateway.replace_source_tools("upstream:w", vec![tool("w__get_forecast", closed())]).is_empty()
+        );
+        gateway.execute(&ctx, "w__get_forecast", json!({}), &crate::CallOptions::default()).await;
+        let mut out = String::new();
+        gateway.render_metrics(&mut out);
+        assert!(
+            out.contains("toolgate_calls_total{tool=\"w__get_forecast\",role=\"guest\",outcome=\"OK\"} 2\n"),
+            "{out}"
+        );
+        assert!(!out.contains("tool=\"(unknown)\""), "{out}");
     }
 }

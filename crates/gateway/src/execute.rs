@@ -80,6 +80,9 @@ impl Gateway {
         {
             sink.record(AuditRecord::new(ctx, &envelope, params)).await;
         }
+        if let Some(observer) = &inner.observer {
+            observer.finished(ctx, &envelope);
+        }
         if let Some(trace) = trace {
             trace.end(&envelope);
         }
@@ -142,7 +145,7 @@ impl Gateway {
             return Ran::refused(error);
         }
         let policy = Policy::new(entry, ctx, opts, &inner.limits, started);
-        let (result, attempts) = policy.run(entry, ctx, params, opts.format).await;
+        let (result, attempts) = policy.run(entry, ctx, params, opts.format, &inner.backend_errors).await;
         Ran { result, attempts }
     }
 

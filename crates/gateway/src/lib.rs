@@ -13,6 +13,7 @@
 //!   trace event       -> subscribers, secrets redacted
 //!   audit record      -> the audit sink, for writes and denied calls
 //!   metrics           -> atomic counters, rendered on scrape
+//!   observer          -> an exporter (OpenTelemetry spans), when one is set
 //! ```
 //!
 //! Every surface (catalog, discovery, schema, guide, execute) filters by the
@@ -20,6 +21,7 @@
 //! is not listed, not described and not executable.
 
 mod audit;
+mod backend_errors;
 mod catalog;
 mod dynamic;
 mod echo;
@@ -27,6 +29,7 @@ mod execute;
 pub mod fallback;
 mod meta;
 mod metrics;
+mod observe;
 mod options;
 mod ratelimit;
 mod registry;
@@ -38,9 +41,11 @@ mod suggest;
 mod trace;
 
 pub use audit::{AuditRecord, AuditSink};
+pub use backend_errors::MAX_BACKENDS;
 pub use catalog::{EffectFilter, Filter, NAMED_TOOLS};
 pub use meta::{EXECUTE_TOOL, GET_SKILL_GUIDE, GET_TOOL_SCHEMA, MAX_DISCOVERED, META_TOOLS};
-pub use metrics::label as metric_label;
+pub use metrics::{MAX_DYNAMIC_TOOLS, label as metric_label};
+pub use observe::CallObserver;
 pub use options::{CallOptions, Format, Limits, SchemaFormat};
 pub use ratelimit::{MemoryRateStore, RateLimits, RateRule, RateStore, RateStoreError, ToolRate, subject};
 pub use registry::{BuildError, Gateway, GatewayBuilder};

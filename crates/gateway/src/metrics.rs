@@ -3,8 +3,10 @@
 //! only when someone scrapes. A call costs a few relaxed atomic adds: no
 //! lock, no map lookup, no allocation, so metrics are free when nobody reads them.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::{Mutex, OnceLock};
 
 use tool_core::ErrorCode;
 
@@ -12,6 +14,10 @@ use tool_core::ErrorCode;
 const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
 /// `OK` plus every error code.
 const OUTCOMES: usize = ErrorCode::ALL.len() + 1;
+/// Rows laid out for tools added while serving (an upstream's tools): each
+/// new name takes the next one and keeps it (a counter never restarts under
+/// the same label), further names share `(other)`, so the series stay bounded.
+pub const MAX_DYNAMIC_TOOLS: usize = 128;
 
 /// One tool's latency histogram.
 #[derive(Debug, Default)]
@@ -24,8 +30,14 @@ struct Histogram {
 /// Counters of every call the gateway ran.
 #[derive(Debug)]
 pub(crate) struct CallMetrics {
-    /// Tool label per slot; the last one is `(unknown)` for names that are not registered.
-    tools: Vec<String>,
+    /// Tool label per slot: the tools known at build time, then
+    /// [`MAX_DYNAMIC_TOOLS`] slots named as tools arrive, then `(other)` and
+    /// `(unknown)` (names that are not registered).
+    tools: Vec<OnceLock<String>>,
+    /// The first dynamic slot.
+    first_dynamic: usize,
+    /// The slots given to tools added while serving, by name.
+    dynamic: Mutex<HashMap<String, usize>>,
     /// Role label per slot; the last one is `(other)`.
     roles: Vec<String>,
     calls: Vec<AtomicU64>,
@@ -35,13 +47,43 @@ pub(crate) struct CallMetrics {
 
 impl CallMetrics {
     pub(crate) fn new(tools: &[String], roles: &[String]) -> Self {
-        let mut tools = tools.to_vec();
-        tools.push("(unknown)".into());
+        let named = |name: &str| OnceLock::from(name.to_owned());
+        let mut tools: Vec<OnceLock<String>> = tools.iter().map(|t| named(t)).collect();
+        let first_dynamic = tools.len();
+        tools.extend((0..MAX_DYNAMIC_TOOLS).map(|_| OnceLock::new()));
+        tools.push(named("(other)"));
+        tools.push(named("(unknown)"));
         let mut roles = roles.to_vec();
         roles.push("(other)".into());
         let calls = (0..tools.len() * roles.len() * OUTCOMES).map(|_| AtomicU64::new(0)).collect();
         let latency = (0..tools.len()).map(|_| Histogram::default()).collect();
-        Self { tools, roles, calls, latency, in_flight: AtomicI64::new(0) }
+        Self {
+            tools,
+            first_dynamic,
+            dynamic: Mutex::default(),
+            roles,
+            calls,
+            latency,
+            in_flight: AtomicI64::new(0),
+        }
+    }
+
+    /// The slot of a tool added while serving: its own row for the first
+    /// [`MAX_DYNAMIC_TOOLS`] names, `(other)` beyond. Taken when the tool is
+    /// registered, never on a call.
+    pub(crate) fn dynamic_slot(&self, name: &str) -> usize {
+        let other = self.tools.len() - 2;
+        let Ok(mut dynamic) = self.dynamic.lock() else { return other };
+        if let Some(slot) = dynamic.get(name) {
+            return *slot;
+        }
+        let slot = self.first_dynamic + dynamic.len();
+        if slot >= other {
+            return other;
+        }
+        let _ = self.tools[slot].set(name.to_owned());
+        dynamic.insert(name.to_owned(), slot);
+        slot
     }
 
     /// The slot of names that are not registered.
@@ -82,6 +124,8 @@ impl CallMetrics {
         let mut rate_limited = 0u64;
         let limited = ErrorCode::ALL.iter().position(|c| *c == ErrorCode::RateLimited).map(|i| i + 1);
         for (t, tool) in self.tools.iter().enumerate() {
+            // A dynamic slot not taken yet has counted nothing.
+            let Some(tool) = tool.get() else { continue };
             for (r, role) in self.roles.iter().enumerate() {
                 for o in 0..OUTCOMES {
                     let n = self.calls[(t * self.roles.len() + r) * OUTCOMES + o].load(Relaxed);
@@ -111,9 +155,9 @@ impl CallMetrics {
         out.push_str("# TYPE toolgate_call_duration_seconds histogram\n");
         for (tool, h) in self.tools.iter().zip(&self.latency) {
             let count = h.count.load(Relaxed);
-            if count == 0 {
+            let Some(tool) = tool.get().filter(|_| count > 0) else {
                 continue;
-            }
+            };
             let tool = label(tool);
             let mut cumulative = 0;
             for (bound, bucket) in BUCKETS.iter().zip(&h.buckets) {
@@ -165,6 +209,31 @@ mod tests {
         assert!(out.contains("toolgate_call_duration_seconds_bucket{tool=\"b_tool\",le=\"0.005\"} 2\n"));
         assert!(out.contains("toolgate_call_duration_seconds_count{tool=\"b_tool\"} 2\n"));
         assert!(!out.contains("tool=\"a_tool\""), "untouched series are left out");
+        assert!(!out.contains("tool=\"(other)\""), "untouched series are left out");
         assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+
+    #[test]
+    fn tools_added_while_serving_get_their_own_rows_up_to_the_cap() {
+        let m = CallMetrics::new(&["a_tool".into()], &["member".into()]);
+        let first = m.dynamic_slot("w__forecast");
+        assert_eq!(m.dynamic_slot("w__forecast"), first, "a name keeps its row");
+        for i in 1..MAX_DYNAMIC_TOOLS {
+            assert_ne!(m.dynamic_slot(&format!("w__t{i}")), first);
+        }
+        let other = m.dynamic_slot("w__one_too_many");
+        assert_eq!(m.dynamic_slot("w__two_too_many"), other);
+        m.finished(first, "member", None, 0.001);
+        m.finished(other, "member", Some(ErrorCode::Timeout), 0.001);
+        let mut out = String::new();
+        m.render(&mut out);
+        assert!(
+            out.contains("toolgate_calls_total{tool=\"w__forecast\",role=\"member\",outcome=\"OK\"} 1\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("toolgate_calls_total{tool=\"(other)\",role=\"member\",outcome=\"TIMEOUT\"} 1\n")
+        );
+        assert!(out.contains("toolgate_call_duration_seconds_count{tool=\"w__forecast\"} 1\n"));
     }
 }

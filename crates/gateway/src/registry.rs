@@ -11,8 +11,10 @@ use tokio::sync::{broadcast, watch};
 use tool_core::{SpecError, Tool, ToolSpec};
 
 use crate::audit::AuditSink;
+use crate::backend_errors::BackendErrors;
 use crate::dynamic::Table;
 use crate::metrics::CallMetrics;
+use crate::observe::CallObserver;
 use crate::ratelimit::{Limiter, RateLimits, RateStore};
 use crate::render::Templates;
 use crate::trace::TraceEvent;
@@ -77,8 +79,10 @@ pub(crate) struct Inner {
     pub(crate) trace: broadcast::Sender<TraceEvent>,
     pub(crate) skill_problems: Vec<skills::SkillError>,
     pub(crate) metrics: CallMetrics,
+    pub(crate) backend_errors: BackendErrors,
     pub(crate) limiter: Option<Limiter>,
     pub(crate) audit: Option<Arc<dyn AuditSink>>,
+    pub(crate) observer: Option<Arc<dyn CallObserver>>,
     /// The meta-tools' argument validators (their limits are this gateway's).
     pub(crate) meta_validators: Vec<(String, Validator)>,
 }
@@ -108,6 +112,7 @@ pub struct GatewayBuilder {
     limiter: Option<Limiter>,
     audit: Option<Arc<dyn AuditSink>>,
     later: Vec<String>,
+    observer: Option<Arc<dyn CallObserver>>,
 }
 
 impl fmt::Debug for GatewayBuilder {
@@ -141,6 +146,12 @@ impl GatewayBuilder {
     /// Hand every write call and every denied call to this audit sink.
     pub fn audit(mut self, sink: Arc<dyn AuditSink>) -> Self {
         self.audit = Some(sink);
+        self
+    }
+
+    /// Tell this observer about every finished call (an OpenTelemetry exporter).
+    pub fn observer(mut self, observer: Arc<dyn CallObserver>) -> Self {
+        self.observer = Some(observer);
         self
     }
 
@@ -202,6 +213,7 @@ impl GatewayBuilder {
         inner.skill_problems = skill_problems;
         inner.limiter = self.limiter;
         inner.audit = self.audit;
+        inner.observer = self.observer;
         let inner = Arc::new(inner);
         let _ = slot.set(Arc::downgrade(&inner));
         Ok(Gateway { inner })
@@ -264,8 +276,10 @@ fn assemble(
         trace,
         skill_problems: Vec::new(),
         metrics,
+        backend_errors: BackendErrors::default(),
         limiter: None,
         audit: None,
+        observer: None,
         meta_validators,
     })
 }
@@ -316,9 +330,11 @@ impl Gateway {
     }
 
     /// Append the call metrics (calls by tool, role and outcome; latency per
-    /// tool; calls in flight; rate-limit refusals) in Prometheus text format.
+    /// tool; calls in flight; rate-limit refusals; backend failures) in
+    /// Prometheus text format.
     pub fn render_metrics(&self, out: &mut String) {
         self.inner.metrics.render(out);
+        self.inner.backend_errors.render(out);
     }
 
     /// Subscribe to trace events (one per execution).

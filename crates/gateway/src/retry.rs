@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use futures::FutureExt;
 use serde_json::{Map, Value, json};
-use tool_core::{ErrorCode, ToolContext, ToolError, ToolResult};
+use tool_core::{ErrorCode, FailureKind, ToolContext, ToolError, ToolResult};
 
+use crate::backend_errors::BackendErrors;
 use crate::execute::convert;
 use crate::registry::Entry;
 use crate::{CallOptions, Format, Limits};
@@ -95,6 +96,7 @@ impl Policy {
         ctx: &ToolContext,
         params: Value,
         format: Format,
+        backend_errors: &BackendErrors,
     ) -> (Result<crate::execute::Converted, ToolError>, u32) {
         let tool = entry.tool.spec().name.as_str();
         let mut codes: Vec<ErrorCode> = Vec::new();
@@ -113,6 +115,9 @@ impl Policy {
                 Ok(output) => return (convert(output, format), attempts),
                 Err(error) => error,
             };
+            if let Some(failure) = &error.backend {
+                backend_errors.count(entry.tool.spec(), failure);
+            }
             codes.push(error.code);
             let pause = self.pause(attempts);
             let stopped = if !error.transient {
@@ -220,7 +225,9 @@ async fn attempt(
                 spec.name, limit_ms
             ),
         )
-        .with_details(json!({ "timeout_ms": limit_ms, "deadline_ms": budget_ms }))),
+        .with_details(json!({ "timeout_ms": limit_ms, "deadline_ms": budget_ms }))
+        // Whatever the tool waits on (its API, database or upstream) did not answer in time.
+        .backend_failure(FailureKind::Timeout)),
     }
 }
 

@@ -3,7 +3,7 @@
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tool_core::{ErrorCode, FieldError, ToolError};
+use tool_core::{ErrorCode, FailureKind, FieldError, ToolError};
 
 /// What the executor knows about the request when it maps the answer.
 #[derive(Debug, Clone, Copy)]
@@ -130,7 +130,8 @@ pub(crate) fn map_answer(
                     sent.backend, sent.method, sent.path
                 ),
             )
-            .with_details(Value::Object(details)));
+            .with_details(Value::Object(details))
+            .backend_failure(FailureKind::Protocol));
         };
         return Ok(json!({
             "ok": true,
@@ -194,7 +195,8 @@ pub(crate) fn map_answer(
                 sent.backend
             ),
         )
-        .transient(sent.read),
+        .transient(sent.read)
+        .backend_failure(FailureKind::Http5xx),
         code if status.is_server_error() => {
             details.insert("body".into(), text().into());
             ToolError::new(
@@ -208,6 +210,7 @@ pub(crate) fn map_answer(
                 ),
             )
             .transient(sent.read)
+            .backend_failure(FailureKind::Http5xx)
         }
         code if status.is_redirection() => ToolError::new(
             ErrorCode::ExecutionError,
@@ -241,7 +244,10 @@ pub(crate) fn map_failure(sent: &Sent<'_>, error: &reqwest::Error, timeout_ms: u
     if let Some(problem) = crate::tls::cert_problem(error) {
         let mut details = details;
         details["reason"] = json!("certificate");
-        return ToolError::unavailable(problem.explain(sent.backend)).with_details(details).transient(false);
+        return ToolError::unavailable(problem.explain(sent.backend))
+            .with_details(details)
+            .transient(false)
+            .backend_failure(FailureKind::Tls);
     }
     if error.is_timeout() {
         let mut details = details;
@@ -257,7 +263,8 @@ pub(crate) fn map_failure(sent: &Sent<'_>, error: &reqwest::Error, timeout_ms: u
             ),
         )
         .with_details(details)
-        .transient(sent.read);
+        .transient(sent.read)
+        .backend_failure(FailureKind::Timeout);
     }
     if error.is_connect() {
         return ToolError::unavailable(format!(
@@ -265,7 +272,8 @@ pub(crate) fn map_failure(sent: &Sent<'_>, error: &reqwest::Error, timeout_ms: u
             sent.backend
         ))
         .with_details(details)
-        .transient(sent.read);
+        .transient(sent.read)
+        .backend_failure(FailureKind::Unavailable);
     }
     ToolError::new(
         ErrorCode::Unavailable,
@@ -279,6 +287,7 @@ pub(crate) fn map_failure(sent: &Sent<'_>, error: &reqwest::Error, timeout_ms: u
     )
     .with_details(details)
     .transient(sent.read)
+    .backend_failure(FailureKind::Unavailable)
 }
 
 #[cfg(test)]

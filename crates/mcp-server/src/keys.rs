@@ -33,6 +33,9 @@
 //! none, the watcher also polls for keys revoked since its last look every
 //! [`REVOCATION_POLL`]; with the 1 s cache that bounds the delay of a
 //! revocation made by another process (`toolgate keys revoke`) to about 1 s.
+//!
+//! A change of role or scope (`toolgate keys update`, [`KeyStore::update`])
+//! travels the same way, on `toolgate_key_changed` (see `keys/update.rs`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -73,6 +76,11 @@ macro_rules! dispatch {
         ::db::on_pool!($store.db, Error, |$pool| $body)
     };
 }
+
+// After the macro, which it uses.
+mod update;
+
+pub use update::KeyChange;
 
 impl db::Classify for Error {
     fn database_error(&self) -> Option<&sqlx::Error> {
@@ -229,12 +237,7 @@ impl KeyStore {
     pub async fn create_scoped(&self, user_id: &str, role: &str, scope: &KeyScope) -> Result<CreatedKey> {
         check_name("user id", user_id)?;
         check_name("role", role)?;
-        for name in scope.toolset.iter().chain(scope.domains.iter().flatten()) {
-            check_name("scope", name)?;
-            if name.contains(',') {
-                return Err(Error::Invalid("a toolset or domain name has no commas".into()));
-            }
-        }
+        check_scope(scope)?;
         let mut secret = [0u8; KEY_BYTES];
         rand::rng().fill_bytes(&mut secret);
         let key = format!("{KEY_PREFIX}{}", hex::encode(secret));
@@ -291,16 +294,20 @@ impl KeyStore {
         self.forget(id);
         if done > 0 {
             tracing::info!(key_id = %id, "API key revoked");
-            if let db::Pool::Postgres(pool) = self.db.pool() {
-                // Every other instance's watcher hears it; a lost one is caught by polling.
-                if let Err(error) =
-                    sqlx::query("SELECT pg_notify($1, $2)").bind(REVOKED_CHANNEL).bind(id).execute(pool).await
-                {
-                    tracing::warn!(%error, "could not announce a revocation; other instances see it by polling");
-                }
-            }
+            self.announce(REVOKED_CHANNEL, id).await;
         }
         Ok(done > 0)
+    }
+
+    /// Tell every other instance's watcher (PostgreSQL only) that key `id`
+    /// changed; a lost notification is made up for by polling and the cache TTL.
+    async fn announce(&self, channel: &str, id: &str) {
+        if let db::Pool::Postgres(pool) = self.db.pool()
+            && let Err(error) =
+                sqlx::query("SELECT pg_notify($1, $2)").bind(channel).bind(id).execute(pool).await
+        {
+            tracing::warn!(%error, channel, "could not announce a key change; other instances see it within the cache TTL");
+        }
     }
 
     /// Key ids revoked from now on: by this store at once, by other processes
@@ -319,13 +326,14 @@ impl KeyStore {
         let _ = self.revoked.send(id.to_owned());
     }
 
-    /// Hear about keys revoked by other processes until `stop` is cancelled:
+    /// Hear about keys revoked or changed (role, scope) by other processes until `stop` is cancelled:
     /// PostgreSQL notifications, and a poll every [`REVOCATION_POLL`] on both
     /// backends. Each one found is dropped from the cache and announced on
     /// [`KeyStore::revocations`]. `serve_http` runs it.
     pub async fn watch_revocations(self, stop: CancellationToken) {
         let mut since = now();
-        let mut seen: std::collections::HashSet<String> = std::collections::HashSet::new();
+        // (id, time) pairs already handled: a key changed twice is found twice.
+        let mut seen: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
         let mut listener = None;
         let mut poll = tokio::time::interval(REVOCATION_POLL);
         poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -334,7 +342,9 @@ impl KeyStore {
                 && let db::Pool::Postgres(pool) = self.db.pool()
             {
                 listener = match sqlx::postgres::PgListener::connect_with(pool).await {
-                    Ok(mut l) => l.listen(REVOKED_CHANNEL).await.ok().map(|()| l),
+                    Ok(mut l) => {
+                        l.listen_all([REVOKED_CHANNEL, update::CHANGED_CHANNEL]).await.ok().map(|()| l)
+                    }
                     Err(error) => {
                         tracing::debug!(%error, "no revocation listener; polling only");
                         None
@@ -350,20 +360,23 @@ impl KeyStore {
             tokio::select! {
                 () = stop.cancelled() => return,
                 heard = heard => match heard {
+                    // Revoked or changed: either way the cached caller is stale.
                     Ok(Some(notification)) => self.forget(notification.payload()),
                     // The connection was lost (and notifications with it): poll and reconnect.
                     Ok(None) | Err(_) => listener = None,
                 },
                 _ = poll.tick() => {
-                    const SQL: &str = "SELECT id, revoked_at FROM toolgate_api_keys WHERE revoked_at >= $1";
+                    // Revoked or changed since the last look (the later of the two times).
+                    const SQL: &str = "SELECT id, CASE WHEN revoked_at >= $1 THEN revoked_at ELSE updated_at END \
+                                       FROM toolgate_api_keys WHERE revoked_at >= $1 OR updated_at >= $1";
                     let rows: Result<Vec<(String, String)>> = async {
                         Ok(dispatch!(self, |pool| sqlx::query_as(SQL).bind(&since).fetch_all(pool).await?))
                     }
                     .await;
                     match rows {
                         Ok(rows) => {
-                            for (id, _) in &rows {
-                                if seen.insert(id.clone()) {
+                            for (id, at) in &rows {
+                                if seen.insert((id.clone(), at.clone())) {
                                     self.forget(id);
                                 }
                             }
@@ -371,7 +384,7 @@ impl KeyStore {
                                 // The next poll starts at the newest time seen; only the
                                 // ids revoked at exactly that time would be found again.
                                 since = newest.clone();
-                                seen = rows.into_iter().filter(|(_, at)| *at == since).map(|(id, _)| id).collect();
+                                seen = rows.into_iter().filter(|(_, at)| *at == since).collect();
                             }
                         }
                         Err(error) => tracing::debug!(%error, "could not poll for revoked keys"),
@@ -428,6 +441,17 @@ impl KeyStore {
     pub async fn close(&self) {
         self.db.close().await
     }
+}
+
+/// A scope's toolset and domain names: sane names without commas (the column separator).
+fn check_scope(scope: &KeyScope) -> Result<()> {
+    for name in scope.toolset.iter().chain(scope.domains.iter().flatten()) {
+        check_name("scope", name)?;
+        if name.contains(',') {
+            return Err(Error::Invalid("a toolset or domain name has no commas".into()));
+        }
+    }
+    Ok(())
 }
 
 fn check_name(what: &str, value: &str) -> Result<()> {

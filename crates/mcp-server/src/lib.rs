@@ -10,7 +10,7 @@
 //! |---|---|
 //! | [`Exposure`] | `Meta` (default: the three meta-tools), `Direct` (each permitted tool), `Scoped(domains)`; `"meta" / "direct" / "scoped:a,b"` parse with `FromStr` |
 //! | [`McpServer`] | the rmcp `ServerHandler`; `McpServer::new(gateway, exposure)`, `.with_caller(caller)` for a fixed identity |
-//! | [`KeyStore`] | API keys in `toolgate_api_keys` (SQLite or PostgreSQL): `connect(url)`, `create(user, role)`, `list()`, `revoke(id)`, `verify(key)`, `migrate()` |
+//! | [`KeyStore`] | API keys in `toolgate_api_keys` (SQLite or PostgreSQL): `connect(url)`, `create(user, role)`, `list()`, `revoke(id)`, `update(id, change)`, `verify(key)`, `migrate()` |
 //! | [`HttpState`], [`HttpConfig`], [`SessionMode`] | what the HTTP server needs: gateway, keys, exposure, allowed hosts/origins, body limit, sessions, trace role |
 //! | [`http_router`] | the whole HTTP surface as an `axum::Router` |
 //! | [`serve_http`] | serve that router on a `TcpListener` (TCP_NODELAY) until a shutdown future resolves |
@@ -103,7 +103,8 @@ pub use http::{
     http_router, serve_http,
 };
 pub use keys::{
-    CreatedKey, KEY_PREFIX, KeyInfo, KeyScope, KeyStore, MIGRATIONS_TABLE, REVOCATION_POLL, VerifiedKey,
+    CreatedKey, KEY_PREFIX, KeyChange, KeyInfo, KeyScope, KeyStore, MIGRATIONS_TABLE, REVOCATION_POLL,
+    VerifiedKey,
 };
 pub use mcp_shape::tool_listing;
 pub use stdio::{serve_io, serve_stdio};

@@ -11,7 +11,9 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::{Peer, RoleClient};
 use serde_json::{Value, json};
-use tool_core::{ErrorCode, Image, Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec};
+use tool_core::{
+    ErrorCode, FailureKind, Image, Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec,
+};
 
 use crate::CALLER_META_KEY;
 use crate::identity::CallerHeaders;
@@ -75,7 +77,8 @@ impl Tool for UpstreamTool {
             Ok(_) => Err(ToolError::new(
                 ErrorCode::ExecutionError,
                 format!("`{}` answered something that is not a tool result", self.spec.name),
-            )),
+            )
+            .backend_failure_of(self.link.name.as_str(), FailureKind::Protocol)),
             Err(ServiceError::McpError(error)) => Err(ToolError::new(
                 ErrorCode::ExecutionError,
                 format!("the upstream refused the call: {}", clip(&error.message)),
@@ -96,6 +99,7 @@ impl UpstreamTool {
             ),
         )
         .with_details(json!({"upstream": self.link.name, "reason": reason}))
+        .backend_failure_of(self.link.name.as_str(), FailureKind::Unavailable)
     }
 
     /// The connection broke during the call: ask for a reconnection now.

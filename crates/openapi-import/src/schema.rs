@@ -153,24 +153,8 @@ fn field_type(schema: &Value, what: &str) -> Result<FieldType, String> {
     })
 }
 
-/// What [`Field`] and [`Items`] share, read from a schema.
-struct Parsed {
-    ty: FieldType,
-    format: Option<String>,
-    enum_values: Option<Vec<Value>>,
-    description: Option<String>,
-    minimum: Option<f64>,
-    maximum: Option<f64>,
-    items: Option<Box<Items>>,
-    pattern: Option<String>,
-    min_length: Option<u64>,
-    max_length: Option<u64>,
-    min_items: Option<u64>,
-    max_items: Option<u64>,
-    fields: Vec<Field>,
-}
-
-fn parse(schema: &Value, what: &str) -> Result<Parsed, String> {
+/// A schema's type and limits, as a field's shape or an array's items.
+fn parse(schema: &Value, what: &str) -> Result<Items, String> {
     let schema = single(schema, what)?;
     let ty = field_type(&schema, what)?;
     let num = |k: &str| schema.get(k).and_then(Value::as_f64);
@@ -206,12 +190,12 @@ fn parse(schema: &Value, what: &str) -> Result<Parsed, String> {
     };
     let items = match ty {
         FieldType::Array => match schema.get("items") {
-            Some(items) => Some(Box::new(to_items(items, &format!("the items of {what}"))?)),
+            Some(items) => Some(Box::new(parse(items, &format!("the items of {what}"))?)),
             None => return Err(format!("{what} is an array without `items`")),
         },
         _ => None,
     };
-    Ok(Parsed {
+    Ok(Items {
         ty,
         format: schema.get("format").and_then(Value::as_str).filter(|_| text).map(str::to_owned),
         enum_values: schema
@@ -239,41 +223,5 @@ fn parse(schema: &Value, what: &str) -> Result<Parsed, String> {
 
 /// A named property as a field.
 pub(crate) fn to_field(name: &str, schema: &Value, required: bool) -> Result<Field, String> {
-    let p = parse(schema, &format!("field `{name}`"))?;
-    Ok(Field {
-        name: name.to_owned(),
-        ty: p.ty,
-        format: p.format,
-        enum_values: p.enum_values,
-        description: p.description,
-        required,
-        minimum: p.minimum,
-        maximum: p.maximum,
-        items: p.items,
-        pattern: p.pattern,
-        min_length: p.min_length,
-        max_length: p.max_length,
-        min_items: p.min_items,
-        max_items: p.max_items,
-        fields: p.fields,
-    })
-}
-
-fn to_items(schema: &Value, what: &str) -> Result<Items, String> {
-    let p = parse(schema, what)?;
-    Ok(Items {
-        ty: p.ty,
-        format: p.format,
-        enum_values: p.enum_values,
-        description: p.description,
-        minimum: p.minimum,
-        maximum: p.maximum,
-        items: p.items,
-        pattern: p.pattern,
-        min_length: p.min_length,
-        max_length: p.max_length,
-        min_items: p.min_items,
-        max_items: p.max_items,
-        fields: p.fields,
-    })
+    Ok(Field { name: name.to_owned(), required, shape: parse(schema, &format!("field `{name}`"))? })
 }

@@ -108,6 +108,9 @@ pub struct ToolError {
     /// Whether trying again unchanged may succeed (e.g. a backend's 5xx).
     /// Only such failures are retried, and only for retry-safe tools.
     pub transient: bool,
+    /// Set when the service behind the tool failed (not the caller): the
+    /// gateway counts it in `toolgate_backend_errors_total`. Not part of the answer.
+    pub backend: Option<crate::BackendFailure>,
 }
 
 impl ToolError {
@@ -119,7 +122,20 @@ impl ToolError {
             details: None,
             signals: Vec::new(),
             transient: code.is_transient(),
+            backend: None,
         }
+    }
+
+    /// Mark the failure as the tool's backend's (its domain's service).
+    pub fn backend_failure(mut self, kind: crate::FailureKind) -> Self {
+        self.backend = Some(crate::BackendFailure { backend: None, kind });
+        self
+    }
+
+    /// Mark the failure as the named backend's (an upstream server, a database).
+    pub fn backend_failure_of(mut self, backend: impl Into<String>, kind: crate::FailureKind) -> Self {
+        self.backend = Some(crate::BackendFailure { backend: Some(backend.into()), kind });
+        self
     }
 
     /// Mark whether trying again unchanged may succeed.

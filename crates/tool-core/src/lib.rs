@@ -6,6 +6,7 @@
 //! [`ToolOutput`] or [`ToolError`]. Whoever executes tools turns that into one
 //! [`Envelope`], the only result shape the model ever sees.
 
+mod backend;
 mod context;
 mod envelope;
 mod error;
@@ -15,6 +16,7 @@ pub mod params;
 mod spec;
 mod tool;
 
+pub use backend::{BackendFailure, FailureKind};
 pub use context::{Caller, NoProgress, ProgressSink, Secret, ToolContext};
 pub use envelope::{Envelope, ErrorBody, Metadata, Signal};
 pub use error::{ErrorCode, ToolError};

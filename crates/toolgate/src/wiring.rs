@@ -51,6 +51,9 @@ pub struct App {
     pub rate_store: Option<Arc<dyn gateway::RateStore>>,
     /// The Redis counters, for `/readyz`.
     pub redis_rates: Option<Arc<fleet::RedisRateStore>>,
+    /// The OpenTelemetry exporter, when an OTLP endpoint is configured;
+    /// dropping the app sends the spans still queued.
+    pub telemetry: Option<crate::telemetry::Telemetry>,
 }
 
 /// This instance's name in audit records: the configured one, else host name and process id.
@@ -147,6 +150,13 @@ impl App {
             builder = builder.rate_limits(config.rate_limits.gateway(), store.clone());
             rate_store = Some(store);
         }
+        let telemetry = match crate::telemetry::Telemetry::start(&config.telemetry, &env)? {
+            Some((telemetry, observer)) => {
+                builder = builder.observer(observer);
+                Some(telemetry)
+            }
+            None => None,
+        };
         let gateway = builder.build().context("building the gateway")?;
         skill_problems.extend(gateway.skill_problems().iter().cloned());
         for problem in &skill_problems {
@@ -173,6 +183,7 @@ impl App {
             audit,
             rate_store,
             redis_rates,
+            telemetry,
         })
     }
 

@@ -1,7 +1,7 @@
 //! Errors of the store and how they reach the model: opaque messages plus a
 //! log line, never SQL text or driver details.
 
-use tool_core::{ErrorCode, ToolError};
+use tool_core::{ErrorCode, FailureKind, ToolError};
 
 /// What went wrong in the travel store.
 #[derive(Debug, thiserror::Error)]
@@ -56,7 +56,7 @@ impl db::Classify for StoreError {
 /// names the operation, never the SQL; the details go to the log.
 pub(crate) fn db_error(operation: &str, error: &sqlx::Error) -> ToolError {
     tracing::error!(target: "travel::store", operation, error = %error, "travel store error");
-    if is_transient(error) {
+    let error = if is_transient(error) {
         ToolError::new(
             ErrorCode::Unavailable,
             format!(
@@ -71,8 +71,12 @@ pub(crate) fn db_error(operation: &str, error: &sqlx::Error) -> ToolError {
                 "the travel database could not complete {operation}; the call did not take effect. Report it if it persists."
             ),
         )
-    }
+    };
+    error.backend_failure_of(DATABASE, FailureKind::Database)
 }
+
+/// The travel database's name in `toolgate_backend_errors_total`.
+const DATABASE: &str = "travel-db";
 
 impl StoreError {
     /// The model-facing error for this store error, logged once.
@@ -90,6 +94,7 @@ impl StoreError {
                     ),
                 )
                 .with_details(serde_json::json!({"outcome": "unknown", "safe_to_repeat": true}))
+                .backend_failure_of(DATABASE, FailureKind::Database)
                 // Not repeated by the gateway at once: the repeat should come
                 // after the creating call's moment (see `write::submit::JUST_WRITTEN`).
                 .transient(false)
@@ -110,6 +115,7 @@ impl StoreError {
                     ErrorCode::Unavailable,
                     format!("the travel database is not available ({operation})"),
                 )
+                .backend_failure_of(DATABASE, FailureKind::Database)
             }
         }
     }

@@ -1,10 +1,12 @@
 //! Policy data and demo data: city tiers and policies for every level
 //! ([`seed_policies`], idempotent upserts) and a few users with orders in
 //! every status and their bookings ([`seed_demo`], applied once per database).
+//! The data itself is `seed.toml`; this file writes it.
 
 use chrono::{Duration, NaiveDate, Utc};
+use serde::Deserialize;
 
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::model::{ApprovalStatus, BookingKind, BookingStatus, OrderStatus};
 use crate::store::bookings::NewBooking;
 use crate::store::{BeginWrite, PolicyRow, Store, dispatch, ids};
@@ -12,45 +14,84 @@ use crate::store::{BeginWrite, PolicyRow, Store, dispatch, ids};
 /// The demo users and their traveller levels.
 pub const DEMO_USERS: [(&str, &str); 3] = [("alice", "staff"), ("bob", "manager"), ("carol", "executive")];
 
-const CITIES: [(&str, i64); 14] = [
-    ("Beijing", 1),
-    ("Shanghai", 1),
-    ("Guangzhou", 1),
-    ("Shenzhen", 1),
-    ("New York", 1),
-    ("London", 1),
-    ("Tokyo", 1),
-    ("Hangzhou", 2),
-    ("Chengdu", 2),
-    ("Nanjing", 2),
-    ("Wuhan", 2),
-    ("Xi'an", 2),
-    ("Singapore", 2),
-    ("Guilin", 3),
-];
+/// The seed data: city tiers, policies and demo orders, kept as data in
+/// `seed.toml` beside this file so that changing a price or adding an order
+/// is an edit of a table, not of code.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SeedData {
+    tiers: Vec<Tier>,
+    policies: Vec<Policy>,
+    orders: Vec<DemoOrder>,
+}
 
-/// (level, [cap for tier 1, 2, 3], flight classes, train classes)
-const POLICIES: [(&str, [i64; 3], &str, &str); 3] = [
-    ("staff", [600, 450, 350], "economy", "second"),
-    ("manager", [900, 700, 500], "economy,premium_economy", "second,first"),
-    ("executive", [1500, 1100, 800], "economy,premium_economy,business", "second,first,business"),
-];
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Tier {
+    tier: i64,
+    cities: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Policy {
+    level: String,
+    /// The cap per night in tier 1, 2 and 3.
+    hotel_caps: [i64; 3],
+    flight_classes: String,
+    train_classes: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DemoOrder {
+    user: String,
+    status: OrderStatus,
+    approval: Option<ApprovalStatus>,
+    from: String,
+    to: String,
+    start_in_days: i64,
+    days: i64,
+    purpose: String,
+    #[serde(default)]
+    bookings: Vec<DemoBooking>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DemoBooking {
+    kind: BookingKind,
+    status: BookingStatus,
+    provider: String,
+    reference: String,
+    description: String,
+    price: i64,
+}
+
+/// `seed.toml`, read when seeding (once per start).
+fn seed_data() -> Result<SeedData> {
+    toml::from_str(include_str!("seed.toml"))
+        .map_err(|_| StoreError::Inconsistent("the seed data built into this binary does not parse"))
+}
 
 /// Load the city tiers and the policy of every tier and level. Idempotent.
 pub async fn seed_policies(store: &Store) -> Result<()> {
-    for (city, tier) in CITIES {
-        store.upsert_city_tier(city, tier).await?;
+    let data = seed_data()?;
+    for tier in &data.tiers {
+        for city in &tier.cities {
+            store.upsert_city_tier(city, tier.tier).await?;
+        }
     }
-    for (level, caps, flight, train) in POLICIES {
-        for (i, cap) in caps.into_iter().enumerate() {
+    for policy in &data.policies {
+        for (tier, cap) in (1..).zip(policy.hotel_caps) {
             store
                 .upsert_policy(&PolicyRow {
-                    tier: i as i64 + 1,
-                    level: level.into(),
+                    tier,
+                    level: policy.level.clone(),
                     hotel_cap_per_night: cap,
                     currency: "CNY".into(),
-                    flight_classes: flight.into(),
-                    train_classes: train.into(),
+                    flight_classes: policy.flight_classes.clone(),
+                    train_classes: policy.train_classes.clone(),
                 })
                 .await?;
         }
@@ -58,182 +99,12 @@ pub async fn seed_policies(store: &Store) -> Result<()> {
     Ok(())
 }
 
-struct DemoOrder {
-    user: &'static str,
-    status: OrderStatus,
-    approval: Option<ApprovalStatus>,
-    from: &'static str,
-    to: &'static str,
-    start_in_days: i64,
-    days: i64,
-    purpose: &'static str,
-}
-
-const ORDERS: [DemoOrder; 9] = [
-    DemoOrder {
-        user: "alice",
-        status: OrderStatus::Draft,
-        approval: None,
-        from: "Beijing",
-        to: "Hangzhou",
-        start_in_days: 40,
-        days: 2,
-        purpose: "Draft: partner visit",
-    },
-    DemoOrder {
-        user: "alice",
-        status: OrderStatus::Submitted,
-        approval: Some(ApprovalStatus::Pending),
-        from: "Beijing",
-        to: "Shanghai",
-        start_in_days: 14,
-        days: 3,
-        purpose: "Customer workshop at ACME",
-    },
-    DemoOrder {
-        user: "alice",
-        status: OrderStatus::Approved,
-        approval: Some(ApprovalStatus::Approved),
-        from: "Beijing",
-        to: "Shenzhen",
-        start_in_days: 21,
-        days: 4,
-        purpose: "Supplier audit",
-    },
-    DemoOrder {
-        user: "alice",
-        status: OrderStatus::Rejected,
-        approval: Some(ApprovalStatus::Rejected),
-        from: "Beijing",
-        to: "Tokyo",
-        start_in_days: 30,
-        days: 5,
-        purpose: "Conference (not budgeted)",
-    },
-    DemoOrder {
-        user: "alice",
-        status: OrderStatus::Completed,
-        approval: Some(ApprovalStatus::Approved),
-        from: "Beijing",
-        to: "Chengdu",
-        start_in_days: -20,
-        days: 3,
-        purpose: "Quarterly review",
-    },
-    DemoOrder {
-        user: "alice",
-        status: OrderStatus::Cancelled,
-        approval: Some(ApprovalStatus::Withdrawn),
-        from: "Beijing",
-        to: "Nanjing",
-        start_in_days: 10,
-        days: 2,
-        purpose: "Training (moved online)",
-    },
-    DemoOrder {
-        user: "bob",
-        status: OrderStatus::Submitted,
-        approval: Some(ApprovalStatus::Pending),
-        from: "Shanghai",
-        to: "London",
-        start_in_days: 45,
-        days: 6,
-        purpose: "Sales kickoff",
-    },
-    DemoOrder {
-        user: "bob",
-        status: OrderStatus::Approved,
-        approval: Some(ApprovalStatus::Approved),
-        from: "Shanghai",
-        to: "Beijing",
-        start_in_days: 7,
-        days: 2,
-        purpose: "Board meeting",
-    },
-    DemoOrder {
-        user: "carol",
-        status: OrderStatus::Approved,
-        approval: Some(ApprovalStatus::Approved),
-        from: "Shenzhen",
-        to: "New York",
-        start_in_days: 28,
-        days: 5,
-        purpose: "Investor roadshow",
-    },
-];
-
-/// (order index, kind, status, provider, reference, description, price)
-const BOOKINGS: [(usize, BookingKind, BookingStatus, &str, &str, &str, i64); 7] = [
-    (
-        1,
-        BookingKind::Train,
-        BookingStatus::Reserved,
-        "China Railway",
-        "E12345678",
-        "G1 Beijing South - Shanghai Hongqiao 09:00",
-        553,
-    ),
-    (
-        2,
-        BookingKind::Flight,
-        BookingStatus::Ticketed,
-        "Air China",
-        "PNR7KQ2ZD",
-        "CA1301 PEK-SZX 08:30 economy",
-        1480,
-    ),
-    (
-        2,
-        BookingKind::Hotel,
-        BookingStatus::Reserved,
-        "Futian Business Hotel",
-        "HB-55120",
-        "4 nights, standard room",
-        1720,
-    ),
-    (
-        4,
-        BookingKind::Flight,
-        BookingStatus::Used,
-        "Sichuan Airlines",
-        "PNR3LM8XA",
-        "3U8888 PEK-CTU 07:45 economy",
-        1210,
-    ),
-    (
-        7,
-        BookingKind::Flight,
-        BookingStatus::Ticketed,
-        "China Eastern",
-        "PNR9PQ4RT",
-        "MU5101 SHA-PEK 08:00 premium_economy",
-        1650,
-    ),
-    (
-        7,
-        BookingKind::Hotel,
-        BookingStatus::Reserved,
-        "Wangfujing Grand",
-        "HB-77310",
-        "2 nights, deluxe room",
-        1560,
-    ),
-    (
-        8,
-        BookingKind::Flight,
-        BookingStatus::Ticketed,
-        "Air China",
-        "PNR2NY5CX",
-        "CA981 PEK-JFK 13:00 business",
-        18800,
-    ),
-];
-
 /// Load [`seed_policies`], the demo users' levels, and, once per database,
 /// demo orders in every status with their approvals and bookings (dates
 /// relative to today). Returns whether the orders were created by this call.
 pub async fn seed_demo(store: &Store) -> Result<bool> {
     seed_policies(store).await?;
+    let orders = seed_data()?.orders;
     for (user, level) in DEMO_USERS {
         store.set_user_level(user, level).await?;
     }
@@ -256,7 +127,7 @@ pub async fn seed_demo(store: &Store) -> Result<bool> {
         AlreadyDone,
         /// A fresh id hit an existing one; everything was rolled back.
         IdCollision,
-        /// The orders were written; their ids, in [`ORDERS`] order.
+        /// The orders were written; their ids, in `seed.toml`'s order.
         Orders(Vec<i64>),
     }
     let mut order_ids = None;
@@ -273,23 +144,23 @@ pub async fn seed_demo(store: &Store) -> Result<bool> {
                 // (opaque ids, see `store::ids`) rolls back and tries fresh ids.
                 let written: sqlx::Result<Vec<i64>> = async {
                     let mut order_ids = Vec::new();
-                    for (i, o) in ORDERS.iter().enumerate() {
+                    for (i, o) in orders.iter().enumerate() {
                         let (from, to) = dates(o);
                         let fp = crate::write::submit::fingerprint(
-                            o.to,
-                            o.from,
+                            &o.to,
+                            &o.from,
                             &from.to_string(),
                             &to.to_string(),
-                            o.purpose,
+                            &o.purpose,
                         );
                         let id: i64 = sqlx::query_scalar(ORDER)
-                            .bind(o.user)
+                            .bind(&o.user)
                             .bind(&fp)
-                            .bind(o.to)
-                            .bind(o.from)
+                            .bind(&o.to)
+                            .bind(&o.from)
                             .bind(from)
                             .bind(to)
-                            .bind(o.purpose)
+                            .bind(&o.purpose)
                             .bind(o.status)
                             .bind(now)
                             .bind(ids::time_ordered())
@@ -299,7 +170,7 @@ pub async fn seed_demo(store: &Store) -> Result<bool> {
                             let pi = format!("PI-demo-{}-{i}", o.user);
                             let approval_id: i64 = sqlx::query_scalar(APPROVAL)
                                 .bind(id)
-                                .bind(o.user)
+                                .bind(&o.user)
                                 .bind(&pi)
                                 .bind(approval)
                                 .bind(now)
@@ -340,24 +211,46 @@ pub async fn seed_demo(store: &Store) -> Result<bool> {
             "no free demo order ids after several fresh ones",
         ));
     };
-    for (index, kind, status, provider, reference, description, price) in BOOKINGS {
-        let o = &ORDERS[index];
+    for (o, order_id) in orders.iter().zip(order_ids) {
         let (from, to) = dates(o);
-        store
-            .insert_booking(&NewBooking {
-                user_id: o.user.into(),
-                order_id: Some(order_ids[index]),
-                kind,
-                status,
-                provider: provider.into(),
-                reference: reference.into(),
-                description: description.into(),
-                start_date: from,
-                end_date: if kind == BookingKind::Hotel { to } else { from },
-                price,
-                currency: "CNY".into(),
-            })
-            .await?;
+        for b in &o.bookings {
+            store
+                .insert_booking(&NewBooking {
+                    user_id: o.user.clone(),
+                    order_id: Some(order_id),
+                    kind: b.kind,
+                    status: b.status,
+                    provider: b.provider.clone(),
+                    reference: b.reference.clone(),
+                    description: b.description.clone(),
+                    start_date: from,
+                    end_date: if b.kind == BookingKind::Hotel { to } else { from },
+                    price: b.price,
+                    currency: "CNY".into(),
+                })
+                .await?;
+        }
     }
     Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_seed_data_parses_and_covers_every_status() {
+        let data = seed_data().unwrap();
+        assert!(data.tiers.iter().any(|t| t.cities.iter().any(|c| c == "Xi'an")));
+        assert_eq!(data.policies.iter().map(|p| p.level.as_str()).collect::<Vec<_>>(), crate::model::LEVELS);
+        for status in OrderStatus::ALL {
+            assert!(data.orders.iter().any(|o| o.status == *status), "no demo order is {status}");
+        }
+        for status in BookingStatus::ALL.iter().filter(|s| s.is_active() || **s == BookingStatus::Used) {
+            assert!(data.orders.iter().flat_map(|o| &o.bookings).any(|b| b.status == *status), "{status}");
+        }
+        for o in &data.orders {
+            assert!(DEMO_USERS.iter().any(|(u, _)| *u == o.user), "{} is not a demo user", o.user);
+        }
+    }
 }

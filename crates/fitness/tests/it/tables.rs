@@ -77,21 +77,7 @@ fn limits(values: [Option<f64>; 6]) -> BTreeMap<&'static str, f64> {
 }
 
 fn table_field(f: &Field) -> Shape {
-    Shape {
-        ty: ty_name(f.ty),
-        format: f.format.clone(),
-        required: f.required,
-        limits: limits([
-            f.minimum,
-            f.maximum,
-            f.min_length.map(|n| n as f64),
-            f.max_length.map(|n| n as f64),
-            f.min_items.map(|n| n as f64),
-            f.max_items.map(|n| n as f64),
-        ]),
-        items: f.items.as_deref().map(|i| Box::new(table_items(i))),
-        fields: f.fields.iter().map(|f| (f.name.clone(), table_field(f))).collect(),
-    }
+    Shape { required: f.required, ..table_items(&f.shape) }
 }
 
 fn table_items(i: &Items) -> Shape {

@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use mcp_server::{Exposure, HttpConfig, KeyStore, SessionMode};
+use mcp_server::{Exposure, HttpConfig, KeyChange, KeyStore, SessionMode};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -105,6 +105,13 @@ async fn a_key_revoked_by_another_process_loses_its_trace_and_sessions_within_a_
     server.stop().await;
 }
 
+/// Wait until `id` is announced; other tests on the same database announce their own keys.
+async fn heard_within(heard: &mut tokio::sync::broadcast::Receiver<String>, id: &str, limit: Duration) {
+    tokio::time::timeout(limit, async { while heard.recv().await.unwrap() != id {} })
+        .await
+        .expect("heard in time");
+}
+
 #[tokio::test]
 async fn a_revocation_on_postgres_reaches_other_instances() {
     let Some(url) = test_support::pg::url() else { return };
@@ -119,11 +126,106 @@ async fn a_revocation_on_postgres_reaches_other_instances() {
     tokio::time::sleep(Duration::from_millis(300)).await; // the listener connects
     let start = Instant::now();
     assert!(here.revoke(&created.id).await.unwrap());
-    let id =
-        tokio::time::timeout(Duration::from_secs(2), heard.recv()).await.expect("heard in time").unwrap();
+    heard_within(&mut heard, &created.id, Duration::from_secs(2)).await;
     eprintln!("revocation heard by another instance after {:?}", start.elapsed());
-    assert_eq!(id, created.id);
     assert!(there.verify(created.key.expose()).await.unwrap().is_none(), "its cache forgot the key");
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn a_role_downgrade_by_another_process_reaches_a_running_server_within_a_second() {
+    let server = TestServer::default().await;
+    let whoami = async |key: &str| -> Value {
+        serde_json::from_str(&server.get(Some(key), "/api/whoami").await.text).unwrap()
+    };
+    assert_eq!(whoami(&server.admin).await["trace_scope"], "all");
+    let (session, _) = server.open_session(&server.admin).await;
+    // `toolgate keys update` is another process: a second store on the same
+    // file (SQLite has no notification: the watcher's poll finds the change).
+    let cli = KeyStore::connect(&server.keys_url).await.unwrap();
+    let id = key_id(&cli.list().await.unwrap(), "ada");
+    let change = KeyChange { role: Some("member".into()), ..KeyChange::default() };
+    let start = Instant::now();
+    let (before, after) = cli.update(&id, &change).await.unwrap().expect("an active key");
+    assert_eq!((before.role.as_str(), after.role.as_str()), ("admin", "member"));
+    let seen = loop {
+        let me = whoami(&server.admin).await;
+        if me["role"] == "member" {
+            assert_eq!(me["trace_scope"], "own", "{me}");
+            break start.elapsed();
+        }
+        assert!(start.elapsed() < Duration::from_millis(1500), "still {me} after {:?}", start.elapsed());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    eprintln!("role downgrade by another process (SQLite: the watcher's poll) seen after {seen:?}");
+    // Its session (opened as an admin) is ended like a revoked key's; a new
+    // one runs with the new role: the admin tool is refused.
+    let gone = loop {
+        let reply = server.request(&server.admin, &session, 5, "tools/list", json!({})).await;
+        if reply.status == 404 {
+            break start.elapsed();
+        }
+        assert!(start.elapsed() < Duration::from_millis(1500), "the admin session outlived the change");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    eprintln!("the key's admin session ended after {gone:?}");
+    let (session, _) = server.open_session(&server.admin).await;
+    let call = server
+        .request(
+            &server.admin,
+            &session,
+            6,
+            "tools/call",
+            json!({"name": "execute_tool", "arguments": {
+            "tool_name": "delete_account", "parameters": {"account": "acme", "confirm": true}}}),
+        )
+        .await;
+    assert!(call.text.contains("PERMISSION_DENIED") || call.text.contains("TOOL_NOT_FOUND"), "{}", call.text);
+    assert!(!call.text.contains("\"deleted\""), "{}", call.text);
+    // Not found, wrong, or nothing to change: clear answers, no write.
+    assert!(cli.update("key_0000000000000000", &change).await.unwrap().is_none());
+    assert!(cli.update(&id, &KeyChange::default()).await.is_err());
+    let bad = KeyChange { toolset: Some(Some("a,b".into())), ..KeyChange::default() };
+    assert!(cli.update(&id, &bad).await.is_err());
+    assert_eq!(
+        cli.list().await.unwrap().iter().find(|k| k.id == id).unwrap().scope,
+        mcp_server::KeyScope::default()
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_role_change_on_postgres_reaches_other_instances_at_once() {
+    let Some(url) = test_support::pg::url() else { return };
+    let here = KeyStore::connect(&url).await.unwrap();
+    let there = KeyStore::connect(&url).await.unwrap().with_cache_ttl(Duration::from_secs(3600));
+    let user = format!("downgrade-{}", std::process::id());
+    let created = here.create(&user, "admin").await.unwrap();
+    assert_eq!(there.verify(created.key.expose()).await.unwrap().unwrap().caller.role, "admin");
+    let stop = tokio_util::sync::CancellationToken::new();
+    let mut heard = there.revocations();
+    tokio::spawn(there.clone().watch_revocations(stop.clone()));
+    tokio::time::sleep(Duration::from_millis(300)).await; // the listener connects
+    let start = Instant::now();
+    let change = KeyChange {
+        role: Some("guest".into()),
+        toolset: Some(Some("read_only".into())),
+        domains: Some(Some(vec!["travel".into()])),
+    };
+    assert!(here.update(&created.id, &change).await.unwrap().is_some());
+    heard_within(&mut heard, &created.id, Duration::from_secs(2)).await;
+    // With an hour-long cache, only the notification can have made it forget.
+    let verified = there.verify(created.key.expose()).await.unwrap().unwrap();
+    eprintln!("role change heard and applied by another instance after {:?}", start.elapsed());
+    assert_eq!(verified.caller.role, "guest");
+    assert_eq!(verified.caller.toolset.as_deref(), Some("read_only"));
+    assert_eq!(verified.caller.domains, Some(vec!["travel".to_owned()]));
+    // Cleared again: every domain, no toolset.
+    let clear = KeyChange { toolset: Some(None), domains: Some(None), ..KeyChange::default() };
+    let (_, after) = here.update(&created.id, &clear).await.unwrap().unwrap();
+    assert_eq!((after.role.as_str(), after.scope), ("guest", mcp_server::KeyScope::default()));
+    assert!(here.revoke(&created.id).await.unwrap());
+    assert!(here.update(&created.id, &change).await.unwrap().is_none(), "a revoked key is not changed");
     stop.cancel();
 }
 

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use serde_json::json;
 use tool_core::names::is_injected_field;
 
-use super::field::{Field, FieldType, Shape};
+use super::field::{Field, FieldType, Items};
 use super::{FIELD_NAME, PATH_VAR};
 
 pub(super) fn check_path(path: &str, at: &str, problems: &mut Vec<String>) {
@@ -30,10 +30,10 @@ pub(super) fn check_field(field: &Field, at: &str, problems: &mut Vec<String>) {
             field.name
         ));
     }
-    check_shape(&field.shape(), at, problems);
+    check_shape(&field.shape, at, problems);
 }
 
-fn check_shape(shape: &Shape<'_>, at: &str, problems: &mut Vec<String>) {
+fn check_shape(shape: &Items, at: &str, problems: &mut Vec<String>) {
     let ty = shape.ty;
     if shape.format.is_some() && ty != FieldType::String {
         problems.push(format!("{at}: `format` applies to strings only, the type is {}", ty.as_str()));
@@ -62,7 +62,7 @@ fn check_shape(shape: &Shape<'_>, at: &str, problems: &mut Vec<String>) {
     {
         problems.push(format!("{at}: `min_length` {lo} is above `max_length` {hi}"));
     }
-    if let Some(pattern) = shape.pattern
+    if let Some(pattern) = &shape.pattern
         && jsonschema::draft202012::new(&json!({ "pattern": pattern })).is_err()
     {
         problems.push(format!("{at}: `pattern` {pattern:?} is not a valid regular expression"));
@@ -75,7 +75,7 @@ fn check_shape(shape: &Shape<'_>, at: &str, problems: &mut Vec<String>) {
     {
         problems.push(format!("{at}: `min_items` {lo} is above `max_items` {hi}"));
     }
-    if let Some(values) = shape.enum_values {
+    if let Some(values) = &shape.enum_values {
         if values.is_empty() {
             problems.push(format!("{at}: `enum` is empty"));
         }
@@ -93,11 +93,11 @@ fn check_shape(shape: &Shape<'_>, at: &str, problems: &mut Vec<String>) {
         }
     }
     match ty {
-        FieldType::Array => match shape.items {
+        FieldType::Array => match &shape.items {
             None => problems.push(format!(
                 "{at}: an array needs `items` (e.g. `items = {{ type = \"string\" }}`); models need exact types"
             )),
-            Some(items) => check_shape(&items.shape(), &format!("{at} items"), problems),
+            Some(items) => check_shape(items, &format!("{at} items"), problems),
         },
         _ if shape.items.is_some() => problems.push(format!("{at}: `items` applies to arrays only")),
         _ => {}
@@ -108,7 +108,7 @@ fn check_shape(shape: &Shape<'_>, at: &str, problems: &mut Vec<String>) {
         )),
         FieldType::Object => {
             let mut names = HashSet::new();
-            for f in shape.fields {
+            for f in &shape.fields {
                 if !names.insert(f.name.as_str()) {
                     problems.push(format!("{at}: field `{}` is declared twice", f.name));
                 }

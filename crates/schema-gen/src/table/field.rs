@@ -1,5 +1,7 @@
 //! The parameters of an operation: their JSON types, formats and limits.
 
+mod wire;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -40,12 +42,66 @@ impl FieldType {
     }
 }
 
-/// One parameter of an operation.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One parameter of an operation: a name, whether the operation needs it,
+/// and its [`Items`] (type, format and limits), which an array's element
+/// type has too. In a route table the three are written side by side
+/// (`name = "date"`, `required = true`, `type = "string"`, ...); the shape's
+/// members are read through [`std::ops::Deref`], so `field.ty` works.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Field {
     /// Parameter name (`[A-Za-z_][A-Za-z0-9_]*`, at most 64 characters).
     pub name: String,
+    /// Whether the operation needs it.
+    pub required: bool,
+    /// JSON type and constraints.
+    pub shape: Items,
+}
+
+impl Field {
+    /// A field of the given name and type; optional, no constraints.
+    pub fn new(name: impl Into<String>, ty: FieldType) -> Self {
+        Self { name: name.into(), required: false, shape: Items::new(ty) }
+    }
+
+    /// Make it required.
+    pub fn required(mut self) -> Self {
+        self.required = true;
+        self
+    }
+
+    /// Set the description.
+    pub fn describe(mut self, text: impl Into<String>) -> Self {
+        self.shape.description = Some(text.into());
+        self
+    }
+
+    /// Set the format.
+    pub fn format(mut self, format: impl Into<String>) -> Self {
+        self.shape.format = Some(format.into());
+        self
+    }
+}
+
+impl std::ops::Deref for Field {
+    type Target = Items;
+
+    fn deref(&self) -> &Items {
+        &self.shape
+    }
+}
+
+impl std::ops::DerefMut for Field {
+    fn deref_mut(&mut self) -> &mut Items {
+        &mut self.shape
+    }
+}
+
+/// The type and limits of a value: an array's element type, and the shape
+/// of every [`Field`]. The one declaration of these members: a field's are
+/// read and written through this struct (see `field/wire.rs`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Items {
     /// JSON type.
     #[serde(rename = "type")]
     pub ty: FieldType,
@@ -59,9 +115,6 @@ pub struct Field {
     /// For the model: meaning, unit, example.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// Whether the operation needs it.
-    #[serde(default)]
-    pub required: bool,
     /// Lowest allowed number.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub minimum: Option<f64>,
@@ -91,132 +144,9 @@ pub struct Field {
     pub fields: Vec<Field>,
 }
 
-impl Field {
-    /// A field of the given name and type; optional, no constraints.
-    pub fn new(name: impl Into<String>, ty: FieldType) -> Self {
-        Self { name: name.into(), ty, ..Self::default() }
-    }
-
-    /// Make it required.
-    pub fn required(mut self) -> Self {
-        self.required = true;
-        self
-    }
-
-    /// Set the description.
-    pub fn describe(mut self, text: impl Into<String>) -> Self {
-        self.description = Some(text.into());
-        self
-    }
-
-    /// Set the format.
-    pub fn format(mut self, format: impl Into<String>) -> Self {
-        self.format = Some(format.into());
-        self
-    }
-
-    pub(crate) fn shape(&self) -> Shape<'_> {
-        Shape {
-            ty: self.ty,
-            format: self.format.as_deref(),
-            enum_values: self.enum_values.as_deref(),
-            description: self.description.as_deref(),
-            minimum: self.minimum,
-            maximum: self.maximum,
-            items: self.items.as_deref(),
-            pattern: self.pattern.as_deref(),
-            min_length: self.min_length,
-            max_length: self.max_length,
-            min_items: self.min_items,
-            max_items: self.max_items,
-            fields: &self.fields,
-        }
-    }
-}
-
-/// The element type of an array field: a field without a name.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Items {
-    /// JSON type.
-    #[serde(rename = "type")]
-    pub ty: FieldType,
-    /// String format, as for [`Field::format`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub format: Option<String>,
-    /// The allowed values.
-    #[serde(rename = "enum", default, skip_serializing_if = "Option::is_none")]
-    pub enum_values: Option<Vec<Value>>,
-    /// For the model.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Lowest allowed number.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub minimum: Option<f64>,
-    /// Highest allowed number.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub maximum: Option<f64>,
-    /// Element type of a nested array.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub items: Option<Box<Items>>,
-    /// Regular expression a string must match.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pattern: Option<String>,
-    /// Shortest allowed string.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_length: Option<u64>,
-    /// Longest allowed string.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_length: Option<u64>,
-    /// Fewest items of a nested array.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub min_items: Option<u64>,
-    /// Most items of a nested array.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_items: Option<u64>,
-    /// Fields of an object element.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub fields: Vec<Field>,
-}
-
 impl Items {
     /// Elements of the given type.
     pub fn new(ty: FieldType) -> Self {
         Self { ty, ..Self::default() }
     }
-
-    pub(crate) fn shape(&self) -> Shape<'_> {
-        Shape {
-            ty: self.ty,
-            format: self.format.as_deref(),
-            enum_values: self.enum_values.as_deref(),
-            description: self.description.as_deref(),
-            minimum: self.minimum,
-            maximum: self.maximum,
-            items: self.items.as_deref(),
-            pattern: self.pattern.as_deref(),
-            min_length: self.min_length,
-            max_length: self.max_length,
-            min_items: self.min_items,
-            max_items: self.max_items,
-            fields: &self.fields,
-        }
-    }
-}
-
-/// The type part shared by [`Field`] and [`Items`].
-pub(crate) struct Shape<'a> {
-    pub(crate) ty: FieldType,
-    pub(crate) format: Option<&'a str>,
-    pub(crate) enum_values: Option<&'a [Value]>,
-    pub(crate) description: Option<&'a str>,
-    pub(crate) minimum: Option<f64>,
-    pub(crate) maximum: Option<f64>,
-    pub(crate) items: Option<&'a Items>,
-    pub(crate) pattern: Option<&'a str>,
-    pub(crate) min_length: Option<u64>,
-    pub(crate) max_length: Option<u64>,
-    pub(crate) min_items: Option<u64>,
-    pub(crate) max_items: Option<u64>,
-    pub(crate) fields: &'a [Field],
 }

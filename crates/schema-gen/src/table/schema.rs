@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::field::{FieldType, Shape};
+use super::field::{FieldType, Items};
 use super::{DATE_PATTERN, OP_FIELD, Route, merge_required, path_variables};
 
 pub(super) fn route_schema(route: &Route) -> Value {
@@ -18,7 +18,7 @@ pub(super) fn route_schema(route: &Route) -> Value {
         }
     }
     for field in &route.fields {
-        properties.insert(field.name.clone(), shape_schema(&field.shape()));
+        properties.insert(field.name.clone(), shape_schema(&field.shape));
     }
     let declared: Vec<String> = route.fields.iter().filter(|f| f.required).map(|f| f.name.clone()).collect();
     let mut head = Vec::with_capacity(1 + vars.len());
@@ -42,16 +42,16 @@ pub(crate) fn number(n: f64) -> Value {
     }
 }
 
-fn shape_schema(shape: &Shape<'_>) -> Value {
+fn shape_schema(shape: &Items) -> Value {
     let mut s = Map::new();
     s.insert("type".into(), shape.ty.as_str().into());
-    if let Some(d) = shape.description {
-        s.insert("description".into(), d.into());
+    if let Some(d) = &shape.description {
+        s.insert("description".into(), d.as_str().into());
     }
-    if let Some(f) = shape.format {
-        s.insert("format".into(), f.into());
+    if let Some(f) = &shape.format {
+        s.insert("format".into(), f.as_str().into());
     }
-    match (shape.pattern, shape.format) {
+    match (shape.pattern.as_deref(), shape.format.as_deref()) {
         (Some(p), _) => {
             s.insert("pattern".into(), p.into());
         }
@@ -60,8 +60,8 @@ fn shape_schema(shape: &Shape<'_>) -> Value {
         }
         _ => {}
     }
-    if let Some(values) = shape.enum_values {
-        s.insert("enum".into(), Value::Array(values.to_vec()));
+    if let Some(values) = &shape.enum_values {
+        s.insert("enum".into(), Value::Array(values.clone()));
     }
     if let Some(n) = shape.minimum {
         s.insert("minimum".into(), number(n));
@@ -81,12 +81,12 @@ fn shape_schema(shape: &Shape<'_>) -> Value {
     if let Some(n) = shape.max_items {
         s.insert("maxItems".into(), n.into());
     }
-    if let Some(items) = shape.items {
-        s.insert("items".into(), shape_schema(&items.shape()));
+    if let Some(items) = &shape.items {
+        s.insert("items".into(), shape_schema(items));
     }
     if shape.ty == FieldType::Object {
         let props: Map<String, Value> =
-            shape.fields.iter().map(|f| (f.name.clone(), shape_schema(&f.shape()))).collect();
+            shape.fields.iter().map(|f| (f.name.clone(), shape_schema(&f.shape))).collect();
         let required: Vec<&str> =
             shape.fields.iter().filter(|f| f.required).map(|f| f.name.as_str()).collect();
         s.insert("properties".into(), Value::Object(props));

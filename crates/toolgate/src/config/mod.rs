@@ -42,6 +42,8 @@ pub struct Config {
     pub rate_limits: RateLimitsConfig,
     /// The audit trail.
     pub audit: AuditConfig,
+    /// OpenTelemetry span export (off unless an OTLP endpoint is set).
+    pub telemetry: crate::telemetry::TelemetryConfig,
     /// The agent's model (`toolgate agent`, `POST /api/chat`).
     pub agent: AgentSection,
     /// TLS trust for every outgoing connection.

@@ -5,16 +5,18 @@
 //! the tools, and an MCP client calls a read op and a write op that reach the API with the
 //! static key from the environment, which is never shown.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use axum::Json;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
+use test_support::mcp;
+use test_support::process::{Running, output};
+
+use crate::common::{self, key_of, rpc, serving};
 
 const KEY: &str = "k-notes-5e6f";
 
@@ -102,78 +104,18 @@ async fn notes_api() -> (String, Notes) {
 }
 
 fn toolgate(args: &[&str], env: &[(&str, &str)]) -> (bool, String) {
-    let out =
-        Command::new(env!("CARGO_BIN_EXE_toolgate")).args(args).envs(env.iter().copied()).output().unwrap();
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    (out.status.success(), text)
-}
-
-struct Served(Child);
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+    output(common::toolgate().args(args).envs(env.iter().copied()))
 }
 
 /// `toolgate --config CFG serve --demo`: the address and alice's key from the banner.
-fn serve(config: &str) -> (Served, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["--config", config, "serve", "--demo", "--listen", "127.0.0.1:0"])
-        .env("NOTES_API_API_KEY", KEY)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let served = Served(child);
-    let (mut banner, started) = (String::new(), Instant::now());
-    let url = loop {
-        let line = lines.next().expect("the server printed its address").unwrap();
-        banner.push_str(&line);
-        banner.push('\n');
-        if let Some(rest) = line.strip_prefix("toolgate serving MCP at ") {
-            break rest.split("/mcp").next().unwrap().to_owned();
-        }
-        assert!(started.elapsed() < Duration::from_secs(30), "no address in {banner}");
-    };
-    let key = banner
-        .lines()
-        .find_map(|l| {
-            let cols: Vec<&str> = l.split_whitespace().collect();
-            (cols.first() == Some(&"alice") && cols.len() == 3).then(|| cols[2].to_owned())
-        })
-        .expect("alice's key");
-    (served, url, key)
-}
-
-async fn rpc(
-    client: &reqwest::Client,
-    url: &str,
-    key: &str,
-    session: Option<&str>,
-    body: Value,
-) -> (Option<String>, Value) {
-    let mut req = client
-        .post(format!("{url}/mcp"))
-        .header("accept", "application/json, text/event-stream")
-        .bearer_auth(key)
-        .json(&body);
-    if let Some(session) = session {
-        req = req.header("mcp-session-id", session);
-    }
-    let resp = req.send().await.unwrap();
-    let session = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let text = resp.text().await.unwrap();
-    let value = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        .find(|v| v.get("id").is_some())
-        .or_else(|| serde_json::from_str(&text).ok())
-        .unwrap_or(Value::Null);
-    (session, value)
+fn serve(config: &str) -> (Running, String, String) {
+    let (served, url, banner) = serving(
+        common::toolgate()
+            .args(["--config", config, "serve", "--demo", "--listen", "127.0.0.1:0"])
+            .env("NOTES_API_API_KEY", KEY)
+            .stderr(Stdio::null()),
+    );
+    (served, url, key_of(&banner, "alice"))
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -212,51 +154,38 @@ async fn import_check_serve_and_call_a_read_and_a_write_over_mcp() {
     // 3. Serve and call through MCP as alice (member).
     let (_served, url, key) = serve(config);
     let client = reqwest::Client::new();
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "byo", "version": "1"}}});
-    let (session, value) = rpc(&client, &url, &key, None, init).await;
-    let session = session.unwrap_or_else(|| panic!("no session: {value}"));
-    let _ = rpc(
+    let endpoint = format!("{url}/mcp");
+    let (session, _) = mcp::open_session(&client, &endpoint, Some(&key)).await;
+    let call = mcp::execute_tool;
+    let (_, _, write) = rpc(
         &client,
-        &url,
-        &key,
+        &endpoint,
+        Some(&key),
         Some(&session),
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-    )
-    .await;
-    let call = |id: u64, tool: &str, params: Value| {
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-            "name": "execute_tool", "arguments": {"tool_name": tool, "parameters": params}}})
-    };
-    let (_, write) = rpc(
-        &client,
-        &url,
-        &key,
-        Some(&session),
-        call(2, "update_notes", json!({"op": "create_note", "text": "buy milk", "pinned": true})),
+        &call(2, "update_notes", json!({"op": "create_note", "text": "buy milk", "pinned": true})),
     )
     .await;
     let env = &write["result"]["structuredContent"];
     assert_eq!(env["success"], true, "{write}");
     assert_eq!(env["result"]["status"], 201);
     assert_eq!(notes.lock().unwrap().len(), 1, "the write reached the API");
-    let (_, read) = rpc(
+    let (_, _, read) = rpc(
         &client,
-        &url,
-        &key,
+        &endpoint,
+        Some(&key),
         Some(&session),
-        call(3, "query_notes", json!({"op": "get_note", "note_id": 1})),
+        &call(3, "query_notes", json!({"op": "get_note", "note_id": 1})),
     )
     .await;
     let env = &read["result"]["structuredContent"];
     assert_eq!(env["success"], true, "{read}");
     assert_eq!(env["result"]["payload"]["text"], "buy milk");
-    let (_, bad) = rpc(
+    let (_, _, bad) = rpc(
         &client,
-        &url,
-        &key,
+        &endpoint,
+        Some(&key),
         Some(&session),
-        call(4, "query_notes", json!({"op": "get_note", "note_id": 0})),
+        &call(4, "query_notes", json!({"op": "get_note", "note_id": 0})),
     )
     .await;
     assert_eq!(

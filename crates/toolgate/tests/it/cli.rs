@@ -251,3 +251,56 @@ async fn agent_streams_the_answer_with_a_line_per_tool_call() {
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no model configured"));
 }
+
+#[test]
+fn keys_update_changes_role_and_scope_and_goes_on_the_audit_trail() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let (code, out, err) = toolgate(&db, &["keys", "create", "--user", "dora", "--role", "admin"]);
+    assert_eq!(code, 0, "{err}");
+    let (id, key) = out.trim().split_once('\t').unwrap();
+
+    let (code, out, err) = toolgate(
+        &db,
+        &["keys", "update", id, "--role", "member", "--toolset", "read_only", "--domains", "travel"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("\"from\":\"admin\"") && out.contains("\"to\":\"member\""), "{out}");
+    let (_, list, _) = toolgate(&db, &["keys", "list"]);
+    let row = list.lines().find(|l| l.starts_with(id)).unwrap();
+    assert!(
+        row.contains("\tmember\t") && row.contains("toolset=read_only") && row.ends_with("domains=travel"),
+        "{row}"
+    );
+    let (code, _, err) = toolgate(&db, &["keys", "update", id, "--no-toolset", "--all-domains"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, list, _) = toolgate(&db, &["keys", "list"]);
+    assert!(list.lines().find(|l| l.starts_with(id)).unwrap().ends_with("\t-"), "{list}");
+
+    // Refused before any write: an unknown role or toolset, both toolset flags, nothing to change.
+    for (args, says) in [
+        (vec!["--role", "emperor"], "unknown role `emperor`"),
+        (vec!["--toolset", "nope"], "no toolset `nope`"),
+        (vec!["--toolset", "read_only", "--no-toolset"], "cannot be used with"),
+        (vec![], "nothing to change"),
+    ] {
+        let mut all = vec!["keys", "update", id];
+        all.extend(args);
+        let (code, _, err) = toolgate(&db, &all);
+        assert_ne!(code, 0);
+        assert!(err.contains(says), "{says}: {err}");
+    }
+    let (code, _, err) = toolgate(&db, &["keys", "update", "key_0000000000000000", "--role", "guest"]);
+    assert_eq!((code, err.trim()), (1, "no active key `key_0000000000000000`"));
+
+    // Both changes are on the trail, by the operator, naming the key by its id only.
+    let (code, out, err) = toolgate(&db, &["audit", "--tool", "keys.update", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let records: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.len(), 2, "{out}");
+    assert_eq!(records[1]["params"]["role"], serde_json::json!({"from": "admin", "to": "member"}));
+    assert_eq!(records[0]["params"]["toolset"], serde_json::json!({"from": "read_only", "to": null}));
+    assert_eq!(records[0]["key_id"], *id);
+    assert!(records[0]["user_id"].as_str().unwrap().starts_with("cli:"));
+    assert!(!out.contains(key), "the key itself is never recorded");
+}

@@ -5,7 +5,8 @@
 //!   round-robin frontend, two stateful behind a frontend sticky on
 //!   `Mcp-Session-Id`): round robin seen in each instance's `/metrics`,
 //!   sticky sessions, racing submits making one order, a per-tool limit
-//!   shared through Redis, a revocation seen by every instance within 1 s,
+//!   shared through Redis, a revocation and a role downgrade seen by every
+//!   instance within 1 s,
 //!   and one instance killed mid-load while the other keeps serving. Needs
 //!   `haproxy`, `TOOLGATE_TEST_PG_URL` and `TOOLGATE_TEST_REDIS_URL`; says
 //!   it skipped without them, unless `TOOLGATE_REQUIRE_HAPROXY=1`.
@@ -14,55 +15,45 @@
 //!   logs, and the audit trail through `/api/audit` and `toolgate audit`, on
 //!   a SQLite file (always runs).
 
-use std::io::{BufRead, BufReader, Write as _};
-use std::net::TcpListener;
+use std::io::{BufReader, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use test_support::process::{Running, free_port};
+use test_support::{eventually, gate, mcp, unique};
 
-/// A child process killed when dropped.
-struct Proc(Child);
+use crate::common::serving;
 
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn toolgate(config: &Path) -> Command {
+pub(crate) fn toolgate(config: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
     cmd.arg("--config").arg(config).env_remove("TOOLGATE_DATABASE_URL").env_remove("TOOLGATE_REDIS_URL");
     cmd
 }
 
 /// `toolgate serve` with `extra` arguments; its URL once it prints it.
-fn serve(config: &Path, instance: &str, extra: &[&str], env: &[(&str, &str)]) -> (Proc, String) {
-    let mut child = toolgate(config)
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .args(extra)
-        .env("TOOLGATE_INSTANCE", instance)
-        .envs(env.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let url = loop {
-        let line = lines.next().expect("the server printed its address").unwrap();
-        if let Some(rest) = line.strip_prefix("toolgate serving MCP at ") {
-            break rest.split("/mcp").next().unwrap().to_owned();
-        }
-    };
-    (Proc(child), url)
+pub(crate) fn serve(
+    config: &Path,
+    instance: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Running, String) {
+    let (served, url, _) = serving(
+        toolgate(config)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(extra)
+            .env("TOOLGATE_INSTANCE", instance)
+            .envs(env.iter().copied())
+            .stderr(Stdio::null()),
+    );
+    (served, url)
 }
 
 /// `toolgate keys create`: (id, key).
-fn make_key(config: &Path, user: &str, role: &str) -> (String, String) {
+pub(crate) fn make_key(config: &Path, user: &str, role: &str) -> (String, String) {
     let out = toolgate(config).args(["keys", "create", "--user", user, "--role", role]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
@@ -70,56 +61,8 @@ fn make_key(config: &Path, user: &str, role: &str) -> (String, String) {
     (id.to_owned(), key.to_owned())
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-fn unique(what: &str) -> String {
-    format!("{what}-{}-{}", std::process::id(), chrono::Utc::now().timestamp_micros())
-}
-
-/// One JSON-RPC POST; (status, session id, body as JSON or the first SSE data with an id).
-async fn post(
-    client: &reqwest::Client,
-    url: &str,
-    key: &str,
-    session: Option<&str>,
-    body: &Value,
-) -> (u16, Option<String>, Value, reqwest::header::HeaderMap) {
-    let mut req = client
-        .post(format!("{url}/mcp"))
-        .bearer_auth(key)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .json(body);
-    if let Some(session) = session {
-        req = req.header("mcp-session-id", session);
-    }
-    let resp = match req.send().await {
-        Ok(resp) => resp,
-        Err(e) => return (0, None, json!({"transport_error": e.to_string()}), Default::default()),
-    };
-    let status = resp.status().as_u16();
-    let headers = resp.headers().clone();
-    let session = headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let text = resp.text().await.unwrap_or_default();
-    let value = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        .find(|v| v.get("id").is_some())
-        .or_else(|| serde_json::from_str(&text).ok())
-        .unwrap_or(Value::String(text));
-    (status, session, value, headers)
-}
-
-fn call_body(tool: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
-        "name": "execute_tool", "arguments": {"tool_name": tool, "parameters": params}}})
-}
-
 /// `execute_tool` over one POST; (status, envelope or error body).
-async fn execute(
+pub(crate) async fn execute(
     client: &reqwest::Client,
     url: &str,
     key: &str,
@@ -127,20 +70,13 @@ async fn execute(
     tool: &str,
     params: Value,
 ) -> (u16, Value) {
-    let (status, _, value, _) = post(client, url, key, session, &call_body(tool, params)).await;
+    let body = mcp::execute_tool(7, tool, params);
+    let (status, value) = match mcp::post(client, &format!("{url}/mcp"), Some(key), session, &body).await {
+        Ok(reply) => (reply.status, reply.answer().unwrap_or_else(|| Value::String(reply.text.clone()))),
+        Err(e) => (0, json!({"transport_error": e.to_string()})),
+    };
     let envelope = value["result"]["structuredContent"].clone();
     (status, if envelope.is_null() { value } else { envelope })
-}
-
-async fn open_session(client: &reqwest::Client, url: &str, key: &str) -> String {
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "fleet-test", "version": "1"}}});
-    let (status, session, value, _) = post(client, url, key, None, &init).await;
-    assert_eq!(status, 200, "{value}");
-    let session = session.expect("a session id");
-    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let _ = post(client, url, key, Some(&session), &note).await;
-    session
 }
 
 /// `toolgate_calls_total` of one tool on one instance, any role and outcome.
@@ -161,7 +97,7 @@ fn outside_address() -> Option<std::net::IpAddr> {
     (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
 }
 
-fn day(days: i64) -> String {
+pub(crate) fn day(days: i64) -> String {
     (chrono::Utc::now().date_naive() + chrono::Duration::days(days)).to_string()
 }
 
@@ -218,28 +154,24 @@ fn fleet_parts() -> Option<(PathBuf, String, String)> {
         .iter()
         .map(PathBuf::from)
         .find(|p| p.exists());
-    let pg = std::env::var("TOOLGATE_TEST_PG_URL").ok().filter(|u| !u.is_empty());
-    let redis = std::env::var("TOOLGATE_TEST_REDIS_URL").ok().filter(|u| !u.is_empty());
+    let pg = gate::var("TOOLGATE_TEST_PG_URL");
+    let redis = gate::var("TOOLGATE_TEST_REDIS_URL");
     match (haproxy, pg, redis) {
         (Some(h), Some(p), Some(r)) => Some((h, p, r)),
         (h, p, r) => {
             let why = format!(
-                "haproxy {}, TOOLGATE_TEST_PG_URL {}, TOOLGATE_TEST_REDIS_URL {}",
+                "the fleet test needs haproxy {}, TOOLGATE_TEST_PG_URL {}, TOOLGATE_TEST_REDIS_URL {}",
                 if h.is_some() { "found" } else { "missing" },
                 if p.is_some() { "set" } else { "unset" },
                 if r.is_some() { "set" } else { "unset" }
             );
-            assert!(
-                std::env::var("TOOLGATE_REQUIRE_HAPROXY").as_deref() != Ok("1"),
-                "TOOLGATE_REQUIRE_HAPROXY=1 but {why}"
-            );
-            eprintln!("skipped: the fleet test needs {why}");
+            gate::skip("TOOLGATE_REQUIRE_HAPROXY", &why);
             None
         }
     }
 }
 
-async fn wait_until(what: &str, limit: Duration, mut ok: impl AsyncFnMut() -> bool) {
+pub(crate) async fn wait_until(what: &str, limit: Duration, mut ok: impl AsyncFnMut() -> bool) {
     let started = Instant::now();
     while !ok().await {
         assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
@@ -269,7 +201,7 @@ async fn fleet_behind_haproxy() {
     let cfg = haproxy_config(dir.path(), (port_rr, port_sticky), [&url_a, &url_b], [&url_c, &url_d]);
     let check = Command::new(&haproxy).arg("-c").arg("-f").arg(&cfg).output().unwrap();
     assert!(check.status.success(), "haproxy -c: {}", String::from_utf8_lossy(&check.stderr));
-    let _lb = Proc(
+    let _lb = Running::new(
         Command::new(&haproxy)
             .arg("-db")
             .arg("-f")
@@ -282,7 +214,7 @@ async fn fleet_behind_haproxy() {
     let rr = format!("http://127.0.0.1:{port_rr}");
     let sticky = format!("http://127.0.0.1:{port_sticky}");
     let client = reqwest::Client::builder().timeout(Duration::from_secs(20)).build().unwrap();
-    wait_until("haproxy answers", Duration::from_secs(10), async || {
+    eventually(Duration::from_secs(10), "haproxy answers", async || {
         client.get(format!("{rr}/healthz")).send().await.is_ok_and(|r| r.status().is_success())
     })
     .await;
@@ -302,7 +234,7 @@ async fn fleet_behind_haproxy() {
     assert!((15..=25).contains(&on_a), "round robin split {on_a}/{on_b}");
 
     // 2. Sticky sessions: every call of a session reaches the instance that opened it.
-    let session = open_session(&client, &sticky, &key).await;
+    let (session, _) = mcp::open_session(&client, &format!("{sticky}/mcp"), Some(&key)).await;
     for _ in 0..10 {
         let (status, env) =
             execute(&client, &sticky, &key, Some(&session), "query_travel_order", json!({})).await;
@@ -374,6 +306,31 @@ async fn fleet_behind_haproxy() {
     }
     eprintln!("revocation seen by all four instances after {:?}", delays.iter().max().unwrap());
 
+    // 5b. So does a role downgrade (`toolgate keys update`), without a restart.
+    let (boss_id, boss) = make_key(&config, &unique("fleet-carol"), "admin");
+    let role_on = async |url: &str| -> Value {
+        let me = client.get(format!("{url}/api/whoami")).bearer_auth(&boss).send().await.unwrap();
+        me.json::<Value>().await.unwrap()["role"].clone()
+    };
+    for url in [&url_a, &url_b, &url_c, &url_d] {
+        assert_eq!(role_on(url).await, "admin");
+    }
+    let out = toolgate(&config).args(["keys", "update", &boss_id, "--role", "guest"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let changed_at = Instant::now();
+    let mut delays = Vec::new();
+    for url in [&url_a, &url_b, &url_c, &url_d] {
+        while role_on(url).await != "guest" {
+            assert!(
+                changed_at.elapsed() < Duration::from_secs(1),
+                "{url} still serves the old role after 1 s"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        delays.push(changed_at.elapsed());
+    }
+    eprintln!("role downgrade seen by all four instances after {:?}", delays.iter().max().unwrap());
+
     // 6. One instance killed mid-load: only its calls in flight fail, with a clear error.
     // A fresh connection per call: a kept-alive one that the balancer closes
     // while idle fails on reuse before anything is sent, which says nothing
@@ -399,8 +356,8 @@ async fn fleet_behind_haproxy() {
         })
     });
     let workers: Vec<_> = workers.collect();
-    wait_until("100 calls done", Duration::from_secs(30), async || done.load(Ordering::SeqCst) >= 100).await;
-    b.0.kill().unwrap();
+    eventually(Duration::from_secs(30), "100 calls done", async || done.load(Ordering::SeqCst) >= 100).await;
+    b.child.kill().unwrap();
     let killed_at = done.load(Ordering::SeqCst);
     let mut failures = Vec::new();
     for worker in workers {
@@ -457,25 +414,17 @@ async fn one_instance_for_operators() {
     .unwrap();
     let (alice_id, alice) = make_key(&config, "alice", "member");
     let (_, carol) = make_key(&config, "carol", "admin");
-    let mut proc = toolgate(&config)
-        // Every address, so that a peer off loopback can be tried on /metrics.
-        .args(["serve", "--stateless", "--listen", "0.0.0.0:0"])
-        .env("TOOLGATE_INSTANCE", "ops-1")
-        .env("TOOLGATE_LOG", "info")
-        .env("TOOLGATE_LOG_FORMAT", "json")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(proc.stdout.take().unwrap()).lines();
-    let url = loop {
-        let line = lines.next().expect("an address").unwrap();
-        if let Some(rest) = line.strip_prefix("toolgate serving MCP at ") {
-            break rest.split("/mcp").next().unwrap().replace("0.0.0.0", "127.0.0.1");
-        }
-    };
-    let stderr = proc.stderr.take().unwrap();
-    let proc = Proc(proc);
+    let (mut proc, url, _) = serving(
+        toolgate(&config)
+            // Every address, so that a peer off loopback can be tried on /metrics.
+            .args(["serve", "--stateless", "--listen", "0.0.0.0:0"])
+            .env("TOOLGATE_INSTANCE", "ops-1")
+            .env("TOOLGATE_LOG", "info")
+            .env("TOOLGATE_LOG_FORMAT", "json")
+            .stderr(Stdio::piped()),
+    );
+    let url = url.replace("0.0.0.0", "127.0.0.1");
+    let stderr = proc.child.stderr.take().unwrap();
     let client = reqwest::Client::new();
 
     let health =

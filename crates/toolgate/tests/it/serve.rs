@@ -3,25 +3,21 @@
 //! from the model), header-less requests are refused unless anonymous access
 //! was asked for, and a bad key is always refused.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use test_support::mcp;
+use test_support::process::Running;
+
+use crate::common::{self, key_of, serving, toolgate};
 
 struct Demo {
-    child: Child,
+    child: Running,
     url: String,
     banner: String,
     db: String,
     _dir: tempfile::TempDir,
-}
-
-impl Drop for Demo {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 fn start(extra: &[&str]) -> Demo {
@@ -32,7 +28,7 @@ fn start(extra: &[&str]) -> Demo {
 fn start_logged(extra: &[&str], log: Option<&std::path::Path>) -> Demo {
     let dir = tempfile::tempdir().unwrap();
     let db = format!("sqlite:{}", dir.path().join("demo.db").display());
-    let mut command = Command::new(env!("CARGO_BIN_EXE_toolgate"));
+    let mut command = toolgate();
     command.args(["--db", &db, "serve", "--demo", "--listen", "127.0.0.1:0"]).args(extra);
     match log {
         Some(path) => {
@@ -42,33 +38,11 @@ fn start_logged(extra: &[&str], log: Option<&std::path::Path>) -> Demo {
             command.stderr(Stdio::null());
         }
     }
-    let mut child = command.stdout(Stdio::piped()).spawn().unwrap();
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut banner = String::new();
-    let started = Instant::now();
-    let url = loop {
-        let line = lines.next().expect("the server printed its address").unwrap();
-        banner.push_str(&line);
-        banner.push('\n');
-        if let Some(rest) = line.strip_prefix("toolgate serving MCP at ") {
-            break rest.split("/mcp").next().unwrap().to_owned();
-        }
-        assert!(started.elapsed() < Duration::from_secs(30), "no address in {banner}");
-    };
+    let (child, url, banner) = serving(&mut command);
     Demo { child, url, banner, db, _dir: dir }
 }
 
-fn key_of(banner: &str, user: &str) -> String {
-    banner
-        .lines()
-        .find_map(|l| {
-            let cols: Vec<&str> = l.split_whitespace().collect();
-            (cols.first() == Some(&user) && cols.len() == 3).then(|| cols[2].to_owned())
-        })
-        .unwrap_or_else(|| panic!("no key for {user} in {banner}"))
-}
-
-/// One JSON-RPC request over streamable HTTP; the answer may come as JSON or as SSE.
+/// One JSON-RPC request over streamable HTTP to `url`'s `/mcp`.
 async fn rpc(
     client: &reqwest::Client,
     url: &str,
@@ -87,40 +61,11 @@ async fn rpc_to(
     session: Option<&str>,
     body: Value,
 ) -> (u16, Option<String>, Value) {
-    let mut req = client
-        .post(endpoint)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .json(&body);
-    if let Some(key) = key {
-        req = req.bearer_auth(key);
-    }
-    if let Some(session) = session {
-        req = req.header("mcp-session-id", session);
-    }
-    let resp = req.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let session = resp.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let text = resp.text().await.unwrap();
-    let value = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        .find(|v| v.get("id").is_some())
-        .or_else(|| serde_json::from_str(&text).ok())
-        .unwrap_or(Value::Null);
-    (status, session, value)
+    common::rpc(client, endpoint, key, session, &body).await
 }
 
 async fn open_session(client: &reqwest::Client, url: &str, key: Option<&str>) -> String {
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
-    let (status, session, value) = rpc(client, url, key, None, init).await;
-    assert_eq!(status, 200, "{value}");
-    let session = session.expect("a session id");
-    let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let _ = rpc(client, url, key, Some(&session), note).await;
-    session
+    mcp::open_session(client, &format!("{url}/mcp"), key).await.0
 }
 
 async fn execute(
@@ -131,9 +76,7 @@ async fn execute(
     tool: &str,
     params: Value,
 ) -> Value {
-    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-        "name": "execute_tool", "arguments": {"tool_name": tool, "parameters": params}}});
-    let (status, _, value) = rpc(client, url, key, Some(session), call).await;
+    let (status, _, value) = rpc(client, url, key, Some(session), mcp::execute_tool(2, tool, params)).await;
     assert_eq!(status, 200, "{value}");
     value["result"]["structuredContent"].clone()
 }
@@ -213,11 +156,7 @@ async fn direct_mode_publishes_route_tables_without_a_root_union() {
 
 /// `toolgate keys create` on the demo's database; the new key.
 fn create_key(demo: &Demo, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["--db", &demo.db, "keys", "create"])
-        .args(args)
-        .output()
-        .unwrap();
+    let out = toolgate().args(["--db", &demo.db, "keys", "create"]).args(args).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     text.trim().split('\t').nth(1).expect("id and key").to_owned()
@@ -231,9 +170,7 @@ struct Surfaces {
 }
 
 async fn surfaces(client: &reqwest::Client, endpoint: &str, key: &str) -> (String, Surfaces) {
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
-    let (status, session, value) = rpc_to(client, endpoint, Some(key), None, init).await;
+    let (status, session, value) = rpc_to(client, endpoint, Some(key), None, mcp::initialize(1)).await;
     assert_eq!(status, 200, "{value}");
     let session = session.unwrap();
     let instructions = value["result"]["instructions"].as_str().unwrap().to_owned();
@@ -350,7 +287,7 @@ async fn a_keys_scope_narrows_every_surface_and_a_session_may_narrow_it_further(
     assert_eq!(env["error"]["code"], "PERMISSION_DENIED", "{env}");
 
     // An unknown toolset is refused when the key is made.
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+    let out = toolgate()
         .args(["--db", &demo.db, "keys", "create", "--user", "bob", "--role", "member", "--toolset", "nope"])
         .output()
         .unwrap();
@@ -377,9 +314,7 @@ async fn well_formed_calls_succeed_at_least_999_in_1000_under_load() {
             let session = open_session(&client, mcp.trim_end_matches("/mcp"), Some(&alice)).await;
             let mut ok = 0usize;
             for i in (w..CALLS).step_by(SESSIONS) {
-                let call = json!({"jsonrpc": "2.0", "id": i + 10, "method": "tools/call", "params": {
-                    "name": "execute_tool",
-                    "arguments": {"tool_name": "query_travel_policy", "parameters": {"city": "Oslo"}}}});
+                let call = mcp::execute_tool(i as u64 + 10, "query_travel_policy", json!({"city": "Oslo"}));
                 let (status, _, value) = rpc_to(&client, &mcp, Some(&alice), Some(&session), call).await;
                 if status == 200 && value["result"]["structuredContent"]["success"] == true {
                     ok += 1;
@@ -509,32 +444,21 @@ async fn sigterm_lets_calls_in_flight_finish_then_answers_the_rest() {
         let config = dir.path().join("toolgate.toml");
         std::fs::write(&config, format!("[server]\ndrain_grace_secs = {grace}\n")).unwrap();
         let db = format!("sqlite:{}", dir.path().join("demo.db").display());
-        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args([
-                "--config",
-                config.to_str().unwrap(),
-                "--db",
-                &db,
-                "serve",
-                "--demo",
-                "--listen",
-                "127.0.0.1:0",
-            ])
-            .env("TOOLGATE_WEATHER_URL", &weather)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut banner = String::new();
-        let url = loop {
-            let line = lines.next().expect("the server printed its address").unwrap();
-            banner.push_str(&line);
-            banner.push('\n');
-            if let Some(rest) = line.strip_prefix("toolgate serving MCP at ") {
-                break rest.split("/mcp").next().unwrap().to_owned();
-            }
-        };
+        let (child, url, banner) = serving(
+            toolgate()
+                .args([
+                    "--config",
+                    config.to_str().unwrap(),
+                    "--db",
+                    &db,
+                    "serve",
+                    "--demo",
+                    "--listen",
+                    "127.0.0.1:0",
+                ])
+                .env("TOOLGATE_WEATHER_URL", &weather)
+                .stderr(Stdio::null()),
+        );
         let mut demo = Demo { child, url, banner, db, _dir: dir };
         let client = reqwest::Client::new();
         let alice = key_of(&demo.banner, "alice");
@@ -543,13 +467,12 @@ async fn sigterm_lets_calls_in_flight_finish_then_answers_the_rest() {
             let (client, url, key, session) =
                 (client.clone(), demo.url.clone(), alice.clone(), session.clone());
             tokio::spawn(async move {
-                let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-                    "name": "execute_tool", "arguments": {"tool_name": "query_weather", "parameters": {"city": "Oslo"}}}});
+                let call = mcp::execute_tool(2, "query_weather", json!({"city": "Oslo"}));
                 rpc(&client, &url, Some(&key), Some(&session), call).await
             })
         };
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let pid = demo.child.id().to_string();
+        let pid = demo.child.child.id().to_string();
         assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
         let (status, _, answer) = tokio::time::timeout(Duration::from_secs(20), call).await.unwrap().unwrap();
         if finishes {
@@ -565,7 +488,7 @@ async fn sigterm_lets_calls_in_flight_finish_then_answers_the_rest() {
         }
         let exited = (0..100).find_map(|_| {
             std::thread::sleep(Duration::from_millis(50));
-            demo.child.try_wait().unwrap()
+            demo.child.child.try_wait().unwrap()
         });
         assert!(exited.is_some_and(|s| s.success()), "the server exits 0 after draining: {exited:?}");
     }

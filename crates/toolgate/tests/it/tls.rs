@@ -4,113 +4,16 @@
 //! encrypts without verifying. Redis 7 with a TLS port: the workspace's redis build speaks
 //! `rediss://` through rustls, trusting a given CA and refusing an unknown one.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
+use test_support::pg::Throwaway;
+use test_support::process::{Running, free_port, output, wait_for_port};
+use test_support::tls::Pki;
 
-const BIN: &str = "/usr/lib/postgresql/15/bin";
-
-/// A test CA (PEM) and a server certificate and key (PEM) it signed, for both names a
-/// client may use.
-fn pki() -> (String, String, String) {
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.distinguished_name.push(DnType::CommonName, "toolgate test CA");
-    let ca_pem = ca.self_signed(&ca_key).unwrap().pem();
-    let issuer = Issuer::new(ca, ca_key);
-    let key = KeyPair::generate().unwrap();
-    let cert = CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-        .unwrap()
-        .signed_by(&key, &issuer)
-        .unwrap();
-    (ca_pem, cert.pem(), key.serialize_pem())
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-struct Pg {
-    dir: tempfile::TempDir,
-    port: u16,
-    as_postgres: bool,
-    ca_pem: String,
-}
-
-impl Pg {
-    fn run(&self, tool: &str, args: &[&str]) {
-        let program = PathBuf::from(BIN).join(tool);
-        let mut cmd = if self.as_postgres {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(&program);
-            c
-        } else {
-            Command::new(&program)
-        };
-        let out = cmd.args(args).output().unwrap_or_else(|e| panic!("{tool}: {e}"));
-        assert!(
-            out.status.success(),
-            "{tool} {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    fn data(&self) -> String {
-        self.dir.path().join("data").display().to_string()
-    }
-
-    fn start() -> Option<Pg> {
-        if !Path::new(BIN).join("initdb").exists() {
-            assert!(
-                std::env::var("TOOLGATE_REQUIRE_PG").as_deref() != Ok("1"),
-                "TOOLGATE_REQUIRE_PG=1 but {BIN}/initdb is missing"
-            );
-            eprintln!("skipped: no PostgreSQL binaries in {BIN}");
-            return None;
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let as_postgres = Command::new("id").arg("-u").output().is_ok_and(|o| o.stdout.trim_ascii() == b"0");
-        let port = free_port();
-        let (ca_pem, cert_pem, key_pem) = pki();
-        let pg = Pg { dir, port, as_postgres, ca_pem };
-        if as_postgres {
-            assert!(Command::new("chown").arg("postgres:").arg(pg.dir.path()).status().unwrap().success());
-        }
-        pg.run("initdb", &["-D", &pg.data(), "-A", "trust", "-U", "postgres", "--no-sync", "-E", "UTF8"]);
-        let (crt, pem_key) =
-            (Path::new(&pg.data()).join("server.crt"), Path::new(&pg.data()).join("server.key"));
-        std::fs::write(&crt, cert_pem).unwrap();
-        std::fs::write(&pem_key, key_pem).unwrap();
-        for file in [&crt, &pem_key] {
-            if as_postgres {
-                assert!(Command::new("chown").arg("postgres:").arg(file).status().unwrap().success());
-            }
-            assert!(Command::new("chmod").arg("600").arg(file).status().unwrap().success());
-        }
-        let options = format!(
-            "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c ssl=on",
-            pg.dir.path().display()
-        );
-        let log = pg.dir.path().join("log").display().to_string();
-        pg.run("pg_ctl", &["-D", &pg.data(), "-o", &options, "-l", &log, "-w", "start"]);
-        Some(pg)
-    }
-}
-
-impl Drop for Pg {
-    fn drop(&mut self) {
-        let data = self.data();
-        let args = ["-D", data.as_str(), "-m", "immediate", "-w", "stop"];
-        let program = PathBuf::from(BIN).join("pg_ctl");
-        let _ = if self.as_postgres {
-            Command::new("runuser").args(["-u", "postgres", "--"]).arg(&program).args(args).output()
-        } else {
-            Command::new(&program).args(args).output()
-        };
-    }
+/// A test CA and a server certificate for both names a client may use.
+fn pki() -> Pki {
+    Pki::new(&["localhost", "127.0.0.1"])
 }
 
 fn migrate(dir: &Path, url: &str, ca_file: Option<&Path>) -> (bool, String) {
@@ -120,24 +23,21 @@ fn migrate(dir: &Path, url: &str, ca_file: Option<&Path>) -> (bool, String) {
     }
     let config = dir.join(format!("toolgate-{}.toml", ca_file.is_some()));
     std::fs::write(&config, text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["--config", config.to_str().unwrap(), "migrate"])
-        .env_remove("TOOLGATE_DATABASE_URL")
-        .output()
-        .unwrap();
-    (
-        out.status.success(),
-        format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+    output(
+        Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["--config", config.to_str().unwrap(), "migrate"])
+            .env_remove("TOOLGATE_DATABASE_URL"),
     )
 }
 
 #[test]
 fn postgres_verify_full_trusts_the_ca_file_and_refuses_without_it() {
-    let Some(pg) = Pg::start() else { return };
+    let pki = pki();
+    let Some(pg) = Throwaway::start_tls(&pki) else { return };
     let work = tempfile::tempdir().unwrap();
     let ca = work.path().join("ca.pem");
-    std::fs::write(&ca, &pg.ca_pem).unwrap();
-    let url = format!("postgres://postgres@localhost:{}/postgres?sslmode=verify-full", pg.port);
+    std::fs::write(&ca, &pki.ca_pem).unwrap();
+    let url = format!("postgres://postgres@localhost:{}/postgres?sslmode=verify-full", pg.port());
 
     let (ok, out) = migrate(work.path(), &url, Some(&ca));
     assert!(ok && out.contains("migrations applied"), "{out}");
@@ -148,33 +48,19 @@ fn postgres_verify_full_trusts_the_ca_file_and_refuses_without_it() {
     assert!(lower.contains("certificate") || lower.contains("tls"), "{out}");
 
     // `require` encrypts but does not verify: it connects without the CA.
-    let url = format!("postgres://postgres@127.0.0.1:{}/postgres?sslmode=require", pg.port);
+    let url = format!("postgres://postgres@127.0.0.1:{}/postgres?sslmode=require", pg.port());
     let (ok, out) = migrate(work.path(), &url, None);
     assert!(ok, "{out}");
 }
 
-/// A throwaway `redis-server` with only a TLS port; killed on drop.
-struct TlsRedis(std::process::Child);
-
-impl Drop for TlsRedis {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test]
 async fn rediss_trusts_the_given_ca_and_refuses_an_unknown_one() {
-    let Ok(server) = which("redis-server") else {
-        assert!(
-            std::env::var("TOOLGATE_REQUIRE_REDIS").as_deref() != Ok("1"),
-            "TOOLGATE_REQUIRE_REDIS=1 but redis-server is missing"
-        );
-        eprintln!("skipped: no redis-server");
+    let Some(server) = test_support::gate::which("redis-server") else {
+        test_support::gate::skip(test_support::redis::REQUIRE, "redis-server is missing");
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let (ca_pem, cert_pem, key_pem) = pki();
+    let Pki { ca_pem, cert_pem, key_pem, .. } = pki();
     let file = |name: &str, text: &str| {
         let path = dir.path().join(name);
         std::fs::write(&path, text).unwrap();
@@ -182,28 +68,25 @@ async fn rediss_trusts_the_given_ca_and_refuses_an_unknown_one() {
     };
     let (ca, crt, key) = (file("ca.pem", &ca_pem), file("redis.crt", &cert_pem), file("redis.key", &key_pem));
     let port = free_port();
-    let child = Command::new(server)
-        .args(["--port", "0", "--tls-port", &port.to_string(), "--bind", "127.0.0.1"])
-        .args([
-            "--tls-cert-file",
-            &crt,
-            "--tls-key-file",
-            &key,
-            "--tls-ca-cert-file",
-            &ca,
-            "--tls-auth-clients",
-            "no",
-        ])
-        .args(["--save", "", "--appendonly", "no", "--dir", &dir.path().display().to_string()])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let _server = TlsRedis(child);
-    let started = std::time::Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(started.elapsed() < std::time::Duration::from_secs(10), "redis-server did not start");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let _server = Running::new(
+        Command::new(server)
+            .args(["--port", "0", "--tls-port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args([
+                "--tls-cert-file",
+                &crt,
+                "--tls-key-file",
+                &key,
+                "--tls-ca-cert-file",
+                &ca,
+                "--tls-auth-clients",
+                "no",
+            ])
+            .args(["--save", "", "--appendonly", "no", "--dir", &dir.path().display().to_string()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_for_port(port, "redis-server");
     let url = format!("rediss://localhost:{port}/");
 
     let certs = redis::TlsCertificates { client_tls: None, root_cert: Some(ca_pem.into_bytes()) };
@@ -216,10 +99,4 @@ async fn rediss_trusts_the_given_ca_and_refuses_an_unknown_one() {
     let err = untrusted.get_multiplexed_async_connection().await.expect_err("an unknown CA is refused");
     let text = format!("{err:?}").to_lowercase();
     assert!(text.contains("certificate") || text.contains("unknownissuer"), "{text}");
-}
-
-fn which(program: &str) -> Result<PathBuf, ()> {
-    std::env::var_os("PATH")
-        .and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(program)).find(|p| p.is_file()))
-        .ok_or(())
 }

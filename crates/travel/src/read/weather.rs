@@ -181,8 +181,12 @@ async fn fetch(
     let left = ctx.deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
     let budget = left.map_or(timeout, |left| timeout.min(left.saturating_sub(left / 20)));
     // The provider takes no credentials: the caller's token is never sent to it.
-    let answer = provider.executor.send(prepared, None, budget, &params).await.map_err(|e| {
+    let answer = provider.executor.send(prepared, None, budget, &params).await.map_err(|mut e| {
         tracing::warn!(target: "travel::weather", code = e.code.as_str(), "weather provider request failed");
+        // Counted as the provider's failure, not the travel domain's.
+        if let Some(failure) = &mut e.backend {
+            failure.backend = Some("weather".into());
+        }
         if e.code == ErrorCode::NotFound {
             ToolError::not_found(format!(
                 "the weather provider does not know the city {city:?}; check the spelling or use a nearby larger city"
