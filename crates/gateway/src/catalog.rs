@@ -119,7 +119,7 @@ impl Gateway {
             "Never invent values (dates, ids, amounts): ask the user. Never send user ids, tokens or session ids.",
             "Never state a result before the tool has answered.",
             "If `success` is false, fix what `error.message` names; never repeat a call unchanged; if `error.details.retryable`, tell the user to try later.",
-            "Signals: `need_confirm`: ask the user, then call again with the confirm parameter; `beyond_range`: tell the user, use its suggestion; `unavailable`: tell the user, stop; `duplicate`: already done, do not resubmit; `related_items`: tell the user.",
+            "Signals: `need_confirm`: ask the user, then call again with the confirm parameter; `beyond_range`: tell the user, use its suggestion (call its `use_tool` when it names one); `unavailable`: tell the user, stop; `duplicate`: already done, do not resubmit; `related_items`: tell the user.",
         ] {
             let _ = writeln!(out, "- {rule}");
         }

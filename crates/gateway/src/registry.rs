@@ -114,6 +114,7 @@ pub struct GatewayBuilder {
     limits: Limits,
     limiter: Option<Limiter>,
     audit: Option<Arc<dyn AuditSink>>,
+    later: Vec<String>,
     observer: Option<Arc<dyn CallObserver>>,
 }
 
@@ -169,6 +170,14 @@ impl GatewayBuilder {
         self
     }
 
+    /// Namespaces whose tools are registered after the build, under
+    /// `<namespace>__<tool>` (another MCP server's, listed once it is
+    /// connected): skills may name those tools without being left out.
+    pub fn later_namespaces(mut self, namespaces: impl IntoIterator<Item = String>) -> Self {
+        self.later.extend(namespaces);
+        self
+    }
+
     /// Serve these skills; skills with an orchestration block also become `run_<skill>` tools.
     pub fn skills(mut self, skills: SkillSet) -> Self {
         self.skills = Some(skills);
@@ -184,7 +193,12 @@ impl GatewayBuilder {
             tools.iter().map(|t| (t.spec().name.clone(), t.spec().clone())).collect();
         // A skill whose steps name missing tools (or whose run would exceed its
         // role) is left out; every problem is kept for the operator to read.
-        let skill_problems = skills.check_tools(&|name: &str| lookup.get(name).cloned(), &self.policy);
+        let later = |name: &str| {
+            name.split_once(tool_core::names::NAMESPACE_SEPARATOR)
+                .is_some_and(|(namespace, _)| self.later.iter().any(|n| n == namespace))
+        };
+        let skill_problems =
+            skills.check_tools_with(&|name: &str| lookup.get(name).cloned(), &later, &self.policy);
         for problem in skill_problems.iter().filter(|p| p.is_error()) {
             if let Some(id) = &problem.skill {
                 skills.remove(id);

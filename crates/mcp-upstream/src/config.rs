@@ -28,7 +28,7 @@ pub enum Transport {
 }
 
 /// What the upstream learns about our caller.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum IdentityMode {
     /// Nothing: every call reaches the upstream as toolgate itself (the default).
     #[default]
@@ -36,6 +36,16 @@ pub enum IdentityMode {
     /// The caller's user id, role and tenant in the request's `_meta`, under
     /// [`CALLER_META_KEY`]. Never a token, never an API key.
     Meta,
+    /// The caller's user id as the HTTP header `user` (and the role as
+    /// `role`, when set) on the POST of each of the caller's calls; other
+    /// requests carry neither. HTTP upstreams only; never a credential
+    /// header (see [`crate::check_identity`]).
+    Header {
+        /// The header carrying the user id, e.g. `X-Toolgate-User`.
+        user: String,
+        /// The header carrying the role, if any.
+        role: Option<String>,
+    },
 }
 
 /// The `_meta` key under which [`IdentityMode::Meta`] sends the caller.

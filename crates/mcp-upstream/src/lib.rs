@@ -34,10 +34,15 @@
 //! # Identity
 //!
 //! The upstream learns who calls only as configured ([`IdentityMode`]):
-//! nothing, or user id, role and tenant in `_meta`. The caller's token and
-//! toolgate's API keys never leave; HTTP headers are the configured ones.
+//! nothing; user id, role and tenant in `_meta`; or, over HTTP, the user id
+//! (and role) as headers on the POST of that caller's call only (rmcp's
+//! client shares one session, so a wrapper under it sets them per request).
+//! The caller's token and toolgate's API keys never leave; every other
+//! header is a configured one, and an identity header can never be a
+//! credential one ([`check_identity`]).
 
 mod config;
+mod identity;
 mod link;
 mod spec;
 mod supervisor;
@@ -49,6 +54,7 @@ use gateway::Gateway;
 use tokio::task::JoinHandle;
 
 pub use config::{CALLER_META_KEY, IdentityMode, Transport, UpstreamConfig};
+pub use identity::check_identity;
 pub use spec::local_name;
 
 use crate::link::{Link, State};

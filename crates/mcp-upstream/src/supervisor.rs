@@ -17,9 +17,10 @@ use rmcp::{RoleClient, ServiceExt};
 use tokio::sync::{mpsc, oneshot};
 use tool_core::Tool;
 
+use crate::identity::{self, HeaderClient};
 use crate::link::{Handler, Link, State};
 use crate::tool::UpstreamTool;
-use crate::{Transport, UpstreamConfig, spec};
+use crate::{IdentityMode, Transport, UpstreamConfig, spec};
 
 type Service = RunningService<RoleClient, Handler>;
 
@@ -132,13 +133,15 @@ async fn refresh_peer(
         }
     };
     let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(listed.len());
+    let headers = identity::names_of(config);
     for tool in &listed {
         match spec::spec_for(config, tool) {
             Ok(spec) => tools.push(Arc::new(UpstreamTool {
                 spec,
                 remote: tool.name.to_string(),
                 link: link.clone(),
-                identity: config.identity,
+                meta: config.identity == IdentityMode::Meta,
+                headers: headers.clone(),
             })),
             Err(reason) => tracing::warn!(upstream = %config.name, %reason, "upstream tool left out"),
         }
@@ -190,14 +193,23 @@ async fn connect(config: &UpstreamConfig, handler: Handler) -> Result<Service, S
                 value.set_sensitive(true);
                 custom.insert(name, value);
             }
-            let transport = StreamableHttpClientTransport::with_client(
-                http_client(config)?,
-                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom),
-            );
-            handler.serve(transport).await.map_err(|e| {
+            let transport_config =
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
+            let client = http_client(config)?;
+            let failed = |e: rmcp::service::ClientInitializeError| {
                 certificate_problem(&e, &config.name)
                     .unwrap_or_else(|| format!("the MCP handshake failed: {e}"))
-            })
+            };
+            if identity::header_names(&config.identity, headers)?.is_empty() {
+                let transport = StreamableHttpClientTransport::with_client(client, transport_config);
+                return handler.serve(transport).await.map_err(failed);
+            }
+            // The caller's headers are added per call by the client under the
+            // transport. The client follows no redirect (`http_client`), so a
+            // caller's id never reaches another address than the configured one.
+            let transport =
+                StreamableHttpClientTransport::with_client(HeaderClient { inner: client }, transport_config);
+            handler.serve(transport).await.map_err(failed)
         }
     }
 }

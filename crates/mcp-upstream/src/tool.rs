@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use reqwest::header::HeaderName;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
     CancelledNotificationParam, ClientNotification, ClientRequest, ContentBlock, RequestId, ServerResult,
@@ -14,8 +15,9 @@ use tool_core::{
     ErrorCode, FailureKind, Image, Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec,
 };
 
+use crate::CALLER_META_KEY;
+use crate::identity::CallerHeaders;
 use crate::link::{Link, State};
-use crate::{CALLER_META_KEY, IdentityMode};
 
 /// A tool of an upstream server, registered under our name for it.
 pub(crate) struct UpstreamTool {
@@ -23,7 +25,10 @@ pub(crate) struct UpstreamTool {
     /// Its name on the upstream.
     pub(crate) remote: String,
     pub(crate) link: Arc<Link>,
-    pub(crate) identity: IdentityMode,
+    /// Send the caller in `_meta` ([`crate::IdentityMode::Meta`]).
+    pub(crate) meta: bool,
+    /// Send the caller as these headers ([`crate::IdentityMode::Header`]).
+    pub(crate) headers: Vec<HeaderName>,
 }
 
 #[async_trait::async_trait]
@@ -45,7 +50,7 @@ impl Tool for UpstreamTool {
             _ => None,
         };
         let mut options = PeerRequestOptions::no_options();
-        if self.identity == IdentityMode::Meta {
+        if self.meta {
             let caller = &ctx.caller;
             let mut meta = rmcp::model::RequestMetaObject::default();
             meta.insert(
@@ -54,7 +59,11 @@ impl Tool for UpstreamTool {
             );
             options = options.with_meta(meta);
         }
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
+        let mut request = CallToolRequest::new(request);
+        if !self.headers.is_empty() {
+            request.extensions.insert(CallerHeaders::new(&self.headers, &ctx.caller));
+        }
+        let request = ClientRequest::CallToolRequest(request);
         let handle =
             peer.send_request_with_option(request, options).await.map_err(|e| self.lost(&e, generation))?;
         // Progress the upstream reports for this request goes to our caller;

@@ -57,7 +57,7 @@
 //! | `license`, `compatibility` (≤ 500 chars), `metadata` (string to string), `allowed-tools` | optional | Agent Skills fields, kept in [`Skill::extra`] |
 //! | `title` | optional | the guide's heading; without it, a leading `# ` heading of the body (taken out of the body), else the name |
 //! | `required_role` | optional | the lowest role that sees the skill; default: the lowest role of the hierarchy ([`SkillSet::load_dir_with`]) |
-//! | `steps` | optional | a list of `{title, tool, notes?}`; `tool` is a verb_noun tool name |
+//! | `steps` | optional | a list of `{title, tool, notes?}`; `tool` is a verb_noun tool name, or another MCP server's tool as `<upstream>__<tool>` (e.g. `weather__get_forecast`) |
 //! | `orchestration` | optional | makes the skill a tool, below |
 //!
 //! Any other field is an error (a misspelt field must not pass silently).
@@ -109,6 +109,12 @@
 //! - a step whose tool needs a role above the skill's is a **warning**: the
 //!   guide is still useful to lower roles, and [`render_guide`] marks that
 //!   step "(not available to your role)" for them.
+//!
+//! Another MCP server's tools are listed only once it is connected, after the
+//! skills load: [`SkillSet::check_tools_with`] accepts a missing
+//! `<upstream>__<tool>` when that upstream is configured (an unknown prefix
+//! is the same error as any unknown tool), and the gateway looks the tool up
+//! again for each guide and each run.
 
 mod error;
 mod guide;

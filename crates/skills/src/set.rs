@@ -122,6 +122,20 @@ impl SkillSet {
     ///   the guide still helps those callers and marks that step as not
     ///   available to them.
     pub fn check_tools(&self, tools: &dyn Fn(&str) -> Option<ToolSpec>, policy: &Policy) -> Vec<SkillError> {
+        self.check_tools_with(tools, &|_| false, policy)
+    }
+
+    /// [`SkillSet::check_tools`] for a deployment some of whose tools arrive
+    /// after the check: another MCP server's tools (`<upstream>__<tool>`) are
+    /// listed only once it is connected, which is after the skills load. A
+    /// missing tool for which `later` holds is not a problem; its role cannot
+    /// be compared yet, and the gateway checks it on every call anyway.
+    pub fn check_tools_with(
+        &self,
+        tools: &dyn Fn(&str) -> Option<ToolSpec>,
+        later: &dyn Fn(&str) -> bool,
+        policy: &Policy,
+    ) -> Vec<SkillError> {
         let mut out = Vec::new();
         for skill in self.iter() {
             let at = |field: &str, kind: ErrorKind, message: String| {
@@ -148,6 +162,7 @@ impl SkillSet {
             for (i, step) in skill.steps.iter().enumerate() {
                 let field = format!("steps[{i}].tool");
                 match tools(&step.tool) {
+                    None if later(&step.tool) => {}
                     None => out.push(at(
                         &field,
                         ErrorKind::UnknownTool,
@@ -178,6 +193,7 @@ impl SkillSet {
             for (i, binding) in orch.bindings.iter().enumerate() {
                 let field = format!("orchestration.bindings[{i}].tool");
                 match tools(&binding.tool) {
+                    None if later(&binding.tool) => {}
                     None => out.push(at(
                         &field,
                         ErrorKind::UnknownTool,

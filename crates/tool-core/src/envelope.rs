@@ -27,6 +27,11 @@ pub enum Signal {
         limit: Value,
         /// What to use instead.
         instead: String,
+        /// A tool that serves the request instead, when this deployment has
+        /// one (e.g. another MCP server's `weather__get_forecast`); the model
+        /// may call it with the same request.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        use_tool: Option<String>,
     },
     /// A capability is not available here.
     Unavailable {
@@ -217,9 +222,27 @@ mod tests {
                 requested: json!("2026-12-09"),
                 limit: json!("2026-12-01"),
                 instead: "ask again closer to the date".into(),
+                use_tool: None,
             },
             "beyond_range",
         );
+        check_signal(
+            Signal::BeyondRange {
+                requested: json!("2026-12-09"),
+                limit: json!("2026-12-01"),
+                instead: "call weather__get_forecast".into(),
+                use_tool: Some("weather__get_forecast".into()),
+            },
+            "beyond_range",
+        );
+        let without = serde_json::to_value(Signal::BeyondRange {
+            requested: json!(1),
+            limit: json!(0),
+            instead: "x".into(),
+            use_tool: None,
+        })
+        .unwrap();
+        assert!(without.get("use_tool").is_none(), "absent, not null: {without}");
         check_signal(
             Signal::Unavailable { reason: "no provider".into(), how_to_enable: "set X".into() },
             "unavailable",

@@ -46,7 +46,9 @@ pub struct UpstreamEntry {
     /// Default time limit of one call, in milliseconds.
     #[serde(default = "timeout_ms")]
     pub timeout_ms: u64,
-    /// `none` (default) or `meta`: the caller's user id, role and tenant in each call's `_meta`.
+    /// `none` (default); `meta`: the caller's user id, role and tenant in each
+    /// call's `_meta`; `{ header = "X-Toolgate-User", role_header = "..." }`:
+    /// the caller's user id (and role) as headers of each call (HTTP only).
     #[serde(default)]
     pub identity: Identity,
     /// How long the first connection may take at start, in milliseconds.
@@ -67,15 +69,41 @@ pub enum Value {
     },
 }
 
-/// `identity = "none" | "meta"`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+/// `identity = "none" | "meta" | { header = "...", role_header = "..." }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged, expecting = "\"none\", \"meta\" or { header = \"X-Toolgate-User\" }")]
 pub enum Identity {
+    /// `"none"` or `"meta"`.
+    Mode(IdentityKind),
+    /// The caller as HTTP headers.
+    Header(IdentityHeader),
+}
+
+impl Default for Identity {
+    fn default() -> Self {
+        Identity::Mode(IdentityKind::None)
+    }
+}
+
+/// `identity = "none" | "meta"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IdentityKind {
     /// The upstream learns nothing about the caller.
-    #[default]
     None,
     /// The caller's user id, role and tenant in `_meta`.
     Meta,
+}
+
+/// `identity = { header = "X-Toolgate-User", role_header = "X-Toolgate-Role" }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdentityHeader {
+    /// The header carrying the caller's user id.
+    pub header: String,
+    /// The header carrying the caller's role, if wanted.
+    #[serde(default)]
+    pub role_header: Option<String>,
 }
 
 fn member() -> String {
@@ -132,12 +160,70 @@ impl UpstreamEntry {
         config.trust_annotations = self.trust_annotations;
         config.timeout = Duration::from_millis(self.timeout_ms);
         config.connect_timeout = Duration::from_millis(self.connect_timeout_ms);
-        config.identity = match self.identity {
-            Identity::None => IdentityMode::None,
-            Identity::Meta => IdentityMode::Meta,
+        config.identity = match &self.identity {
+            Identity::Mode(IdentityKind::None) => IdentityMode::None,
+            Identity::Mode(IdentityKind::Meta) => IdentityMode::Meta,
+            Identity::Header(h) => {
+                IdentityMode::Header { user: h.header.clone(), role: h.role_header.clone() }
+            }
         };
+        mcp_upstream::check_identity(&config).map_err(anyhow::Error::msg)?;
         Ok(config)
     }
+}
+
+/// `[weather] upstream_tool` must name a tool of a configured upstream
+/// (`<upstream>__<tool>`): a typo found here stops the start, instead of a
+/// signal pointing every model at a tool that can never exist.
+pub fn check_weather_tool(tool: &str, upstreams: &[UpstreamConfig]) -> Result<()> {
+    let namespace = tool.split_once(tool_core::names::NAMESPACE_SEPARATOR).map(|(ns, _)| ns);
+    match namespace {
+        Some(ns)
+            if tool_core::names::is_namespaced_tool_name(tool) && upstreams.iter().any(|u| u.name == ns) =>
+        {
+            Ok(())
+        }
+        _ => {
+            let names: Vec<&str> = upstreams.iter().map(|u| u.name.as_str()).collect();
+            bail!(
+                "[weather] upstream_tool `{tool}` is not a tool of a configured upstream; write `<upstream>__<tool>` with one of the [[upstreams]] names ({}), e.g. `weather__get_forecast`",
+                if names.is_empty() { "none configured".to_owned() } else { names.join(", ") }
+            )
+        }
+    }
+}
+
+/// Names of upstream tools this deployment relies on (`[weather]
+/// upstream_tool`, skill steps and bindings) that a connected upstream did
+/// not list: each a warning, since the upstream may add the tool later
+/// (`list_changed`). Names of an upstream still down are not judged yet.
+pub fn unlisted_tools(
+    gateway: &gateway::Gateway,
+    upstreams: &mcp_upstream::Upstreams,
+    weather_tool: Option<&str>,
+) -> Vec<String> {
+    let connected: Vec<String> =
+        upstreams.status().into_iter().filter(|s| s.connected).map(|s| s.name).collect();
+    let mut named: Vec<(String, String)> =
+        weather_tool.map(|t| ("[weather] upstream_tool".to_owned(), t.to_owned())).into_iter().collect();
+    for skill in gateway.skill_set().iter() {
+        let steps = skill.steps.iter().map(|s| s.tool.clone());
+        let bound = skill.orchestration.iter().flat_map(|o| o.bindings.iter().map(|b| b.tool.clone()));
+        named.extend(steps.chain(bound).map(|tool| (format!("skill `{}`", skill.id), tool)));
+    }
+    let mut problems = Vec::new();
+    for (user, tool) in named {
+        let Some((ns, _)) = tool.split_once(tool_core::names::NAMESPACE_SEPARATOR) else { continue };
+        if connected.iter().any(|c| c == ns) && gateway.spec(&tool).is_none() {
+            let problem = format!(
+                "{user} names `{tool}`, which upstream `{ns}` does not list; fix the name (calls to it answer NOT_FOUND)"
+            );
+            if !problems.contains(&problem) {
+                problems.push(problem);
+            }
+        }
+    }
+    problems
 }
 
 #[cfg(test)]
@@ -161,6 +247,11 @@ mod tests {
             headers = { Authorization = { env = "STOCK_TOKEN" } }
             required_role = "manager"
             identity = "meta"
+
+            [[upstreams]]
+            name = "crm"
+            url = "http://127.0.0.1:9001/mcp"
+            identity = { header = "X-Toolgate-User", role_header = "X-Toolgate-Role" }
             "#,
         )
         .unwrap();
@@ -181,6 +272,24 @@ mod tests {
         assert_eq!(stock.identity, IdentityMode::Meta);
         // The secret is never printed.
         assert!(!format!("{stock:?}").contains("t-2"));
+        let crm = config.upstreams[2].resolve(&env).unwrap();
+        assert_eq!(
+            crm.identity,
+            IdentityMode::Header { user: "X-Toolgate-User".into(), role: Some("X-Toolgate-Role".into()) }
+        );
+    }
+
+    #[test]
+    fn the_weather_upstream_tool_must_belong_to_a_configured_upstream() {
+        let weather = UpstreamConfig::stdio("weather", vec!["x".into()]);
+        assert!(check_weather_tool("weather__get_forecast", std::slice::from_ref(&weather)).is_ok());
+        for bad in ["stock__get_forecast", "get_forecast", "weather__", "Weather__get_forecast"] {
+            let err = check_weather_tool(bad, std::slice::from_ref(&weather)).unwrap_err().to_string();
+            assert!(err.contains(&format!("`{bad}` is not a tool of a configured upstream")), "{err}");
+            assert!(err.contains("(weather)"), "{err}");
+        }
+        let err = check_weather_tool("weather__get_forecast", &[]).unwrap_err().to_string();
+        assert!(err.contains("none configured"), "{err}");
     }
 
     #[test]
@@ -197,5 +306,17 @@ mod tests {
             "[[upstreams]]\nname = \"w\"\nurl = \"http://h\"\nheaders = { A = { env = \"NOPE\" } }",
             "NOPE",
         );
+        // An identity header is never a credential one, and needs HTTP.
+        check(
+            "[[upstreams]]\nname = \"w\"\nurl = \"http://h\"\nidentity = { header = \"Authorization\" }",
+            "reserved",
+        );
+        check(
+            "[[upstreams]]\nname = \"w\"\ncommand = [\"x\"]\nidentity = { header = \"X-User\" }",
+            "HTTP upstream",
+        );
+        let typo =
+            Config::from_toml("[[upstreams]]\nname = \"w\"\nurl = \"http://h\"\nidentity = \"headers\"");
+        assert!(typo.unwrap_err().to_string().contains("\"none\", \"meta\" or"));
     }
 }

@@ -42,6 +42,9 @@ pub struct App {
     pub skill_problems: Vec<SkillError>,
     /// The upstream MCP servers, kept connected while the app lives.
     pub upstreams: mcp_upstream::Upstreams,
+    /// Upstream tools the configuration or the skills name that their
+    /// connected upstream did not list (warnings; the names answer NOT_FOUND).
+    pub upstream_problems: Vec<String>,
     /// The audit trail, unless `[audit] enabled = false`.
     pub audit: Option<fleet::SqlAudit>,
     /// Where rate-limit counters live (Redis when configured), when any limit is set.
@@ -114,9 +117,17 @@ impl App {
             }
             upstream_configs.push(upstream);
         }
+        if let Some(tool) = &config.weather.upstream_tool {
+            crate::upstreams::check_weather_tool(tool, &upstream_configs)?;
+        }
         let (skill_set, mut skill_problems) = load_skills(config.skills.dir.as_deref(), policy.hierarchy());
-        let mut builder =
-            Gateway::builder().policy(policy).limits(config.limits.clone()).tools(tools).skills(skill_set);
+        // Skills may name upstream tools, which are listed only once connected.
+        let mut builder = Gateway::builder()
+            .policy(policy)
+            .limits(config.limits.clone())
+            .tools(tools)
+            .later_namespaces(upstream_configs.iter().map(|u| u.name.clone()))
+            .skills(skill_set);
         let audit = if config.audit.enabled {
             let audit = fleet::SqlAudit::open(db.clone(), instance_name(config))
                 .await
@@ -157,6 +168,11 @@ impl App {
         // Connected after the gateway exists: their tools join it as they are
         // listed, and a dead upstream only delays the start by its connect timeout.
         let upstreams = mcp_upstream::Upstreams::start(&gateway, upstream_configs).await;
+        let upstream_problems =
+            crate::upstreams::unlisted_tools(&gateway, &upstreams, config.weather.upstream_tool.as_deref());
+        for problem in &upstream_problems {
+            tracing::warn!("{problem}");
+        }
         Ok(Self {
             db,
             gateway,
@@ -166,6 +182,7 @@ impl App {
             fitness_token_ttl: Duration::from_secs(config.fitness.token_ttl_secs.max(60)),
             skill_problems,
             upstreams,
+            upstream_problems,
             audit,
             rate_store,
             redis_rates,
@@ -326,6 +343,9 @@ fn travel_config(config: &Config, ca_pem: Option<&str>) -> travel::TravelConfig 
         .with_weather_timeout(Duration::from_millis(config.weather.timeout_ms.max(1)));
     if let Some(url) = &config.weather.url {
         travel_config = travel_config.with_weather_url(url.clone());
+    }
+    if let Some(tool) = &config.weather.upstream_tool {
+        travel_config = travel_config.with_weather_upstream_tool(tool.clone());
     }
     let secret = std::env::var(travel::ENV_SECRET_KEY).ok().filter(|v| !v.trim().is_empty());
     if let Some(key) = secret {

@@ -74,6 +74,10 @@ pub struct TravelConfig {
     pub plan_store: PlanStoreConfig,
     /// The time limit of one weather provider request ([`WEATHER_TIMEOUT`] by default).
     pub weather_timeout: Duration,
+    /// A tool of this deployment that forecasts further ahead (another MCP
+    /// server's, e.g. `weather__get_forecast`): `query_weather`'s
+    /// `beyond_range` signal for a date past its window names it.
+    pub weather_upstream_tool: Option<String>,
 }
 
 impl Default for TravelConfig {
@@ -83,6 +87,7 @@ impl Default for TravelConfig {
             secret_key: None,
             plan_store: PlanStoreConfig::default(),
             weather_timeout: WEATHER_TIMEOUT,
+            weather_upstream_tool: None,
         }
     }
 }
@@ -103,6 +108,12 @@ impl TravelConfig {
     /// Set the time limit of one weather provider request.
     pub fn with_weather_timeout(mut self, timeout: Duration) -> Self {
         self.weather_timeout = timeout;
+        self
+    }
+
+    /// Name the tool that forecasts past `query_weather`'s window.
+    pub fn with_weather_upstream_tool(mut self, tool: impl Into<String>) -> Self {
+        self.weather_upstream_tool = Some(tool.into());
         self
     }
 

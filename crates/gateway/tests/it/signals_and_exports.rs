@@ -18,6 +18,7 @@ fn signal_of(kind: &str) -> Signal {
             requested: json!("2026-12-31"),
             limit: json!("2026-12-01"),
             instead: "ask again within two days of the date".into(),
+            use_tool: None,
         },
         "unavailable" => Signal::Unavailable { reason: "no provider".into(), how_to_enable: "set X".into() },
         "related_items" => {

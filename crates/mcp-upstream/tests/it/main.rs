@@ -6,5 +6,6 @@
 mod common;
 mod front;
 mod http;
+mod identity;
 mod reach;
 mod stdio;

@@ -11,7 +11,7 @@ mod raw;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use tool_core::names::is_tool_name;
+use tool_core::names::{is_namespaced_tool_name, is_tool_name};
 
 use crate::error::{ErrorKind, SkillError};
 use crate::skill::{AgentSkillsFields, FieldLines, Skill, Step};
@@ -155,12 +155,12 @@ pub(crate) fn parse(text: &str, source: &Path, default_role: &str) -> Result<Ski
                 format!("steps[{i}].title is empty; say what the step does, e.g. \"Find flights\""),
             );
         }
-        if !is_tool_name(&step.tool) {
+        if !is_tool_name(&step.tool) && !is_namespaced_tool_name(&step.tool) {
             cx.error(
                 &[Seg::Key("steps"), Seg::Index(i), Seg::Key("tool")],
                 ErrorKind::Field,
                 format!(
-                    "steps[{i}].tool `{}` is not a tool name; use the tool's verb_noun snake_case name, e.g. `query_travel_order`",
+                    "steps[{i}].tool `{}` is not a tool name; use the tool's verb_noun snake_case name, e.g. `query_travel_order`, or an upstream MCP server's tool as `<upstream>__<tool>`",
                     step.tool
                 ),
             );

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use tool_core::names::is_tool_name;
+use tool_core::names::{is_namespaced_tool_name, is_tool_name};
 
 use super::MAX_ORCHESTRATED_NAME;
 use super::lines::{Checker, Seg};
@@ -80,12 +80,12 @@ pub(super) fn check_orchestration(
     for (i, b) in raw.bindings.into_iter().enumerate() {
         let at = |key: &'static str| [O, Seg::Key("bindings"), Seg::Index(i), Seg::Key(key)];
         cx.note(&at("tool"));
-        if !is_tool_name(&b.tool) {
+        if !is_tool_name(&b.tool) && !is_namespaced_tool_name(&b.tool) {
             cx.error(
                 &at("tool"),
                 ErrorKind::Field,
                 format!(
-                    "orchestration.bindings[{i}].tool `{}` is not a tool name; use the tool's verb_noun snake_case name",
+                    "orchestration.bindings[{i}].tool `{}` is not a tool name; use the tool's verb_noun snake_case name, or an upstream MCP server's tool as `<upstream>__<tool>`",
                     b.tool
                 ),
             );

@@ -182,7 +182,7 @@ fn missing_description_and_every_field_problem_at_once() {
         &[
             "many/SKILL.md:1: missing `description`; add one saying what the skill does and when to use it",
             "many/SKILL.md:4: steps[0].title is empty; say what the step does, e.g. \"Find flights\"",
-            "many/SKILL.md:5: steps[0].tool `Find Flights` is not a tool name; use the tool's verb_noun snake_case name, e.g. `query_travel_order`",
+            "many/SKILL.md:5: steps[0].tool `Find Flights` is not a tool name; use the tool's verb_noun snake_case name, e.g. `query_travel_order`, or an upstream MCP server's tool as `<upstream>__<tool>`",
         ],
     );
 }
@@ -403,6 +403,48 @@ orchestration:
     let policy = Policy::default().with_override("submit_travel_order", "member").unwrap();
     let found = set.check_tools(&registry, &policy);
     assert_eq!(found.len(), 2, "{found:?}");
+}
+
+#[test]
+fn upstream_tools_load_when_their_upstream_is_configured() {
+    let dir = tempfile::tempdir().unwrap();
+    write_skill(
+        dir.path(),
+        "forecast",
+        "\
+---
+name: forecast
+description: Check the long-range forecast.
+required_role: member
+steps:
+  - title: Forecast
+    tool: weather__get_forecast
+  - title: Ghost
+    tool: ghost__get_thing
+orchestration:
+  mode: sequential
+  input_schema: {type: object, properties: {city: {type: string}}}
+  bindings:
+    - tool: weather__get_forecast
+---
+",
+    );
+    let (set, errors) = SkillSet::load_dir(dir.path());
+    assert!(errors.is_empty(), "a namespaced name parses: {errors:?}");
+    // `weather` is a configured upstream whose tools arrive later; `ghost` is not.
+    let later = |name: &str| name.starts_with("weather__");
+    let found = set.check_tools_with(&registry, &later, &Policy::default());
+    assert_eq!(
+        messages(dir.path(), &found),
+        [
+            "forecast/SKILL.md:9: steps[1].tool names `ghost__get_thing`, which is not a registered tool; fix the name or register the tool",
+        ]
+    );
+    assert_eq!(found[0].kind, ErrorKind::UnknownTool);
+    // Without the upstream, its tool is as unknown as any other.
+    let found = set.check_tools(&registry, &Policy::default());
+    assert_eq!(found.len(), 3, "{found:?}");
+    assert!(found.iter().all(|p| p.kind == ErrorKind::UnknownTool && p.is_error()));
 }
 
 #[test]

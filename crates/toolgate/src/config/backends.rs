@@ -63,12 +63,16 @@ pub struct WeatherConfig {
     pub url: Option<String>,
     /// Time limit of one provider request, in milliseconds.
     pub timeout_ms: u64,
+    /// An upstream MCP server's forecast tool, `<upstream>__<tool>` (e.g.
+    /// `weather__get_forecast`), that `query_weather`'s `beyond_range`
+    /// signal names for dates past its own window.
+    pub upstream_tool: Option<String>,
 }
 
 impl Default for WeatherConfig {
     fn default() -> Self {
         let timeout_ms = u64::try_from(travel::WEATHER_TIMEOUT.as_millis()).unwrap_or(8_000);
-        Self { url: None, timeout_ms }
+        Self { url: None, timeout_ms, upstream_tool: None }
     }
 }
 

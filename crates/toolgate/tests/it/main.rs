@@ -13,3 +13,4 @@ mod observe;
 mod page;
 mod serve;
 mod tls;
+mod upstreams;

@@ -45,7 +45,8 @@ within the next two days (e.g. to choose transport or pack). Served: today and t
 Without `date` it answers all three days: `{city, served: true, days: [{date, forecast}, ...]}`. With a `date` in \
 that window it answers `{city, date, served: true, forecast: {...}}` with the provider's forecast (typically \
 condition, temperatures in °C, precipitation). A date outside the window returns success with `served: false` and a \
-`beyond_range` signal giving the last date served and what to do instead; do not retry it. When no weather provider \
+`beyond_range` signal giving the last date served and what to do instead (with `use_tool` when this server has \
+another forecast tool for later dates: call that one); do not retry query_weather. When no weather provider \
 is configured the answer is success with `available: false` and an `unavailable` signal saying how an operator \
 enables it. The provider has a few seconds to answer (8 by default). Example: {\"city\": \"Hangzhou\", \"date\": \
 \"2026-07-15\"}.";
@@ -70,14 +71,22 @@ async fn run(call: Call, input: Input) -> ToolResult {
     if let Some(date) = date {
         if date > last {
             let ask_from = date - Duration::days(DAYS_AHEAD);
+            let use_tool = shared.config.weather_upstream_tool.clone();
+            let instead = match &use_tool {
+                Some(tool) => format!(
+                    "forecasts here cover {today} to {last} only; call `{tool}` for {date} in {city} instead"
+                ),
+                None => format!(
+                    "forecasts cover {today} to {last} only; ask again on or after {ask_from}, or plan with the \
+                     usual climate for the season and tell the user the forecast is not yet available"
+                ),
+            };
             return Ok(ToolOutput::json(json!({"city": city, "date": date.to_string(), "served": false}))
                 .with_signal(Signal::BeyondRange {
                     requested: json!(date.to_string()),
                     limit: json!(last.to_string()),
-                    instead: format!(
-                        "forecasts cover {today} to {last} only; ask again on or after {ask_from}, or plan with the \
-                         usual climate for the season and tell the user the forecast is not yet available"
-                    ),
+                    instead,
+                    use_tool,
                 }));
         }
         if date < today {
@@ -86,6 +95,7 @@ async fn run(call: Call, input: Input) -> ToolResult {
                     requested: json!(date.to_string()),
                     limit: json!(today.to_string()),
                     instead: format!("past weather is not served; ask for a date from {today} to {last}"),
+                    use_tool: None,
                 }));
         }
     }

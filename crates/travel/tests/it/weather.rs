@@ -124,7 +124,7 @@ async fn dates_beyond_the_window_get_a_beyond_range_signal_without_a_request() {
         let out = tools.ok(&u, "query_weather", json!({"city": "Hangzhou", "date": asked})).await;
         assert_eq!(json(&out)["served"], false);
         match &out.signals[..] {
-            [Signal::BeyondRange { requested, limit: l, instead }] => {
+            [Signal::BeyondRange { requested, limit: l, instead, use_tool: None }] => {
                 assert_eq!(requested, &json!(asked));
                 assert_eq!(l, &json!(limit));
                 assert!(!instead.is_empty());
@@ -133,6 +133,29 @@ async fn dates_beyond_the_window_get_a_beyond_range_signal_without_a_request() {
         }
     }
     assert!(seen.lock().unwrap().is_empty(), "nothing out of range was asked of the provider");
+}
+
+#[tokio::test]
+async fn a_configured_upstream_tool_is_named_for_later_dates_only() {
+    let (url, seen) = provider().await;
+    let b = common::sqlite();
+    let config =
+        TravelConfig::default().with_weather_url(url).with_weather_upstream_tool("weather__get_forecast");
+    let tools = Tools::new(b.store().await, config);
+    let u = user("w");
+    let out = tools.ok(&u, "query_weather", json!({"city": "Hangzhou", "date": day(9)})).await;
+    match &out.signals[..] {
+        [Signal::BeyondRange { use_tool: Some(tool), instead, .. }] => {
+            assert_eq!(tool, "weather__get_forecast");
+            assert!(instead.contains("call `weather__get_forecast`"), "{instead}");
+            assert!(instead.contains(&day(9)) && instead.contains("Hangzhou"), "{instead}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Past dates: no forecast tool serves them, so none is named.
+    let out = tools.ok(&u, "query_weather", json!({"city": "Hangzhou", "date": day(-1)})).await;
+    assert!(matches!(&out.signals[..], [Signal::BeyondRange { use_tool: None, .. }]), "{:?}", out.signals);
+    assert!(seen.lock().unwrap().is_empty());
 }
 
 #[tokio::test]
