@@ -20,8 +20,10 @@ local expect = os.getenv("BENCH_EXPECT")
 local threads = {}
 local counter = 0
 local base = 0
-local failed = 0
-local first_failure = nil
+-- Globals, not locals: `done` reads them per thread with `thread:get`,
+-- which sees only a thread's globals (a local reads as nil there).
+failed = 0
+first_failure = nil
 
 function setup(thread)
   thread:set("tid", #threads)
