@@ -101,17 +101,35 @@ impl McpServer {
     /// The caller of a request: the fixed one, or the one the HTTP auth layer
     /// attached. Scoped exposure narrows it to its domains.
     fn caller(&self, extensions: &Extensions) -> Result<Caller, McpError> {
+        self.caller_from(extensions, |auth| auth.map(|a| a.caller.clone()))
+    }
+
+    /// [`caller`](Self::caller) for a request that is answered once: the
+    /// caller moves out of the request instead of being copied.
+    fn take_caller(&self, extensions: &mut Extensions) -> Result<Caller, McpError> {
+        let taken = extensions
+            .get_mut::<axum::http::request::Parts>()
+            .and_then(|p| p.extensions.remove::<Authenticated>())
+            .map(|a| a.caller);
+        self.caller_from(extensions, |_| taken)
+    }
+
+    fn caller_from(
+        &self,
+        extensions: &Extensions,
+        authenticated: impl FnOnce(Option<&Authenticated>) -> Option<Caller>,
+    ) -> Result<Caller, McpError> {
         let mut caller = match &self.inner.caller {
             Some(caller) => caller.clone(),
             None => {
                 let parts = extensions.get::<axum::http::request::Parts>();
-                let Some(auth) = parts.and_then(|p| p.extensions.get::<Authenticated>()) else {
+                let Some(mut caller) = authenticated(parts.and_then(|p| p.extensions.get::<Authenticated>()))
+                else {
                     return Err(McpError::invalid_request(
                         "this request carries no authenticated caller; send `Authorization: Bearer <key>`",
                         None,
                     ));
                 };
-                let mut caller = auth.caller.clone();
                 caller.session_id = parts
                     .and_then(|p| p.headers.get("mcp-session-id"))
                     .and_then(|v| v.to_str().ok())
@@ -162,14 +180,16 @@ impl McpServer {
         let gateway = &self.inner.gateway;
         let direct = self.inner.exposure.is_direct();
         // Dropping this future (on cancellation) drops the tool's future with it.
-        let call = async {
+        // Boxed: the gateway's future is large, and rmcp moves the handler's
+        // future (into a spawned task, through its layers) before it runs.
+        let call = Box::pin(async {
             if direct {
                 let args = unwrap_args(gateway, name, args);
                 gateway.execute(&ctx, name, args, &CallOptions::default()).await
             } else {
                 gateway.call_meta(&ctx, name, args).await
             }
-        };
+        });
         match channel {
             Some(channel) => progress::drive(call, channel, &context.peer, &context.ct).await,
             None => tokio::select! {
@@ -327,9 +347,9 @@ impl ServerHandler for McpServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
+        mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let caller = self.caller(&context.extensions)?;
+        let caller = self.take_caller(&mut context.extensions)?;
         let args = Value::Object(request.arguments.unwrap_or_default());
         match self.run(caller, &request.name, args, &context).await {
             Some(envelope) => Ok(self.tool_result(envelope).into()),

@@ -3,7 +3,7 @@
 //! fresh API keys, demo data, and a client configuration to paste.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -17,15 +17,31 @@ pub const DEMO_USERS: [(&str, &str); 4] =
     [("visitor", "guest"), ("alice", "member"), ("bob", "manager"), ("carol", "admin")];
 
 /// Pass-through tokens for the in-process fitness API: one per user, made
-/// on first use, kept in memory and replaced before it expires. Concurrent
-/// first calls of one user wait for the one token being made (a per-user
-/// lock), so a burst mints one token, not one per call. Deployments with an
-/// external fitness API bring their own credentials instead.
+/// on first use, kept in memory and replaced before it expires. A call whose
+/// user has a fresh token takes two read locks and copies the token; only
+/// when it must be made do concurrent calls of that user wait for the one
+/// being made (a per-user lock), so a burst mints one token, not one per
+/// call. Deployments with an external fitness API bring their own
+/// credentials instead.
 #[derive(Debug)]
 pub struct FitnessCredentials {
     db: fitness_api::Db,
     ttl: Duration,
-    users: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<CachedToken>>>>>,
+    users: RwLock<HashMap<String, Arc<UserToken>>>,
+}
+
+#[derive(Debug, Default)]
+struct UserToken {
+    cached: RwLock<Option<CachedToken>>,
+    /// Held while a token is being made.
+    minting: tokio::sync::Mutex<()>,
+}
+
+impl UserToken {
+    fn fresh(&self) -> Option<Secret> {
+        let cached = self.cached.read().ok()?;
+        cached.as_ref().filter(|c| c.refresh_at > Instant::now()).map(|c| c.token.clone())
+    }
 }
 
 #[derive(Debug)]
@@ -39,20 +55,32 @@ struct CachedToken {
 impl FitnessCredentials {
     /// Tokens of the fitness API whose database is `db`, each valid for `ttl`.
     pub fn new(db: fitness_api::Db, ttl: Duration) -> Self {
-        Self { db, ttl, users: Mutex::new(HashMap::new()) }
+        Self { db, ttl, users: RwLock::new(HashMap::new()) }
     }
 
     async fn token_for(&self, user_id: &str) -> Option<Secret> {
-        let slot = self.users.lock().ok()?.entry(user_id.to_owned()).or_default().clone();
-        let mut cached = slot.lock().await;
-        if let Some(hit) = cached.as_ref().filter(|c| c.refresh_at > Instant::now()) {
-            return Some(hit.token.clone());
+        let known = self.users.read().ok()?.get(user_id).cloned();
+        let slot = match known {
+            Some(slot) => slot,
+            None => self.users.write().ok()?.entry(user_id.to_owned()).or_default().clone(),
+        };
+        if let Some(token) = slot.fresh() {
+            return Some(token);
         }
-        match fitness_api::issue_expiring_token(&self.db, user_id, self.ttl).await {
+        let _minting = slot.minting.lock().await;
+        // Made by the call this one waited for?
+        if let Some(token) = slot.fresh() {
+            return Some(token);
+        }
+        // Boxed: the database call's future is large and this path is rare;
+        // every call's future stays small.
+        match Box::pin(fitness_api::issue_expiring_token(&self.db, user_id, self.ttl)).await {
             Ok(issued) => {
                 let token = Secret::new(issued.token);
                 let refresh_at = Instant::now() + self.ttl.mul_f64(0.9);
-                *cached = Some(CachedToken { token: token.clone(), refresh_at });
+                if let Ok(mut cached) = slot.cached.write() {
+                    *cached = Some(CachedToken { token: token.clone(), refresh_at });
+                }
                 Some(token)
             }
             Err(error) => {

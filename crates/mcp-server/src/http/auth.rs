@@ -2,9 +2,8 @@
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::Response;
 
 use super::{Shared, error_response};
@@ -52,48 +51,46 @@ pub(super) fn unauthorized(message: &str) -> Response {
     response
 }
 
-pub(super) async fn authenticate(
-    State(shared): State<Arc<Shared>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+/// Step 2: the caller of a good key (or the configured anonymous caller)
+/// goes into the request's extensions; `Err` is the `401`/`503` answer.
+pub(super) async fn check(shared: &Shared, request: &mut Request) -> Result<(), Response> {
     let verified = match credential(request.headers()) {
         Credential::Missing => match &shared.state.config.anonymous {
             // Opt-in only (conformance suites and local tools that cannot send headers).
             Some(caller) => {
                 Arc::new(crate::keys::VerifiedKey { id: ANONYMOUS.into(), caller: caller.clone() })
             }
-            None => return unauthorized("send `Authorization: Bearer <API key>`"),
+            None => return Err(unauthorized("send `Authorization: Bearer <API key>`")),
         },
         // Never anonymous: a client that sends credentials meant to be someone.
         Credential::Malformed => {
-            return unauthorized("the Authorization header is not `Bearer <API key>`");
+            return Err(unauthorized("the Authorization header is not `Bearer <API key>`"));
         }
         // Shared with the key cache: the one copy of the caller is made below.
         Credential::Bearer(key) => match shared.state.keys.verify_shared(key).await {
             Ok(Some(verified)) => verified,
-            Ok(None) => return unauthorized("the API key is not valid (unknown, revoked or malformed)"),
+            Ok(None) => return Err(unauthorized("the API key is not valid (unknown, revoked or malformed)")),
             Err(error) => {
                 tracing::error!(%error, "the key store could not check an API key");
-                return error_response(
+                return Err(error_response(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "UNAVAILABLE",
                     "the API key could not be checked right now; try again",
-                );
+                ));
             }
         },
     };
     // The key itself stays in the Authorization header, which no handler reads;
     // backend credentials, if any, come from the deployment's credential hook.
-    let caller = verified.caller.clone();
-    let mut caller = match &shared.state.credentials {
+    let mut caller = verified.caller.clone();
+    // Rate limits count per key and the audit trail names it (the id, never the key).
+    caller.key_id = Some(verified.id.clone());
+    let caller = match &shared.state.credentials {
         Some(hook) => hook.credentials(caller).await,
         None => caller,
     };
-    // Rate limits count per key and the audit trail names it (the id, never the key).
-    caller.key_id = Some(verified.id.clone());
     request.extensions_mut().insert(Authenticated { caller, key_id: verified.id.clone() });
-    next.run(request).await
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,14 +1,20 @@
 //! Step 5 on `POST /mcp`: is the body one well-formed JSON-RPC 2.0 message?
 //! Answered here as JSON-RPC errors with status 400, because rmcp answers
 //! some of these with `415` or a plain-text `500`.
+//!
+//! The body is read once, without building it: the members the check needs
+//! (`jsonrpc`, `id`, `method`) are kept, everything else is walked only to
+//! refuse a member named twice. rmcp then reads the same bytes into its own
+//! types.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 /// A JSON-RPC error answered at the HTTP layer, with status 400.
 pub(super) fn rpc_error(id: Value, code: i32, message: &str) -> Response {
@@ -16,70 +22,210 @@ pub(super) fn rpc_error(id: Value, code: i32, message: &str) -> Response {
     (StatusCode::BAD_REQUEST, Json(body)).into_response()
 }
 
-/// Whether the body is one well-formed JSON-RPC 2.0 message; its id when it is a request.
-pub(super) fn check_message(message: &Value) -> Result<Option<Value>, (Value, i32, String)> {
-    let Value::Object(map) = message else {
-        let what = if message.is_array() {
-            "batches are not supported; send one message per request"
+/// A message that passed step 5.
+#[derive(Debug, PartialEq)]
+pub(super) struct Checked {
+    /// The id, when it is a request.
+    pub(super) id: Option<Value>,
+    /// The method, when it is a request or a notification.
+    pub(super) method: Option<String>,
+}
+
+/// Why a body was refused: the id to answer with, the JSON-RPC code, the message.
+pub(super) type Refusal = (Value, i32, String);
+
+/// Whether the body is one well-formed JSON-RPC 2.0 message: `-32700` for
+/// text that is not JSON, `-32600` for a member named twice in any object
+/// (serde_json would keep the last one silently while another reader keeps
+/// the first, so such a message means different things to different parts),
+/// a batch, or a bad `jsonrpc`, `id`, `method` or `params`.
+pub(super) fn check(bytes: &[u8]) -> Result<Checked, Refusal> {
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let top = Top.deserialize(&mut deserializer).and_then(|top| deserializer.end().map(|()| top));
+    let top = top.map_err(|error| {
+        let text = error.to_string();
+        if text.starts_with(DUPLICATE) {
+            (Value::Null, -32600, format!("invalid request: {text}"))
         } else {
-            "a JSON-RPC message is a JSON object"
-        };
-        return Err((Value::Null, -32600, what.to_owned()));
+            (Value::Null, -32700, format!("parse error: {text}"))
+        }
+    })?;
+    let invalid = |id: Value, why: &str| Err((id, -32600, format!("invalid request: {why}")));
+    let members = match top {
+        TopLevel::Array => {
+            return invalid(Value::Null, "batches are not supported; send one message per request");
+        }
+        TopLevel::Other => return invalid(Value::Null, "a JSON-RPC message is a JSON object"),
+        TopLevel::Object(members) => members,
     };
-    let id = map.get("id").cloned();
-    let invalid = |why: &str| {
-        Err((
-            id.clone().filter(|i| i.is_string() || i.is_number()).unwrap_or(Value::Null),
-            -32600,
-            why.to_owned(),
-        ))
-    };
-    if map.get("jsonrpc") != Some(&json!("2.0")) {
-        return invalid("`jsonrpc` must be \"2.0\"");
+    let Members { jsonrpc, id, method, params, answer } = members;
+    let answer_id = id.clone().filter(|i| i.is_string() || i.is_number()).unwrap_or(Value::Null);
+    if jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+        return invalid(answer_id, "`jsonrpc` must be \"2.0\"");
     }
     if let Some(id) = &id
         && !(id.is_string() || id.is_i64() || id.is_u64())
     {
-        return invalid("`id` must be a string or an integer");
+        return invalid(answer_id, "`id` must be a string or an integer");
     }
-    match map.get("method") {
-        Some(Value::String(_)) => {
-            if map.get("params").is_some_and(|p| !p.is_object()) {
-                return invalid("`params` must be an object");
+    match method {
+        Some(Value::String(method)) => {
+            if params.is_some_and(|p| p != Kind::Object) {
+                return invalid(answer_id, "`params` must be an object");
             }
-            Ok(id)
+            Ok(Checked { id, method: Some(method) })
         }
-        Some(_) => invalid("`method` must be a string"),
-        None if id.is_some() && (map.contains_key("result") || map.contains_key("error")) => Ok(None),
-        None => {
-            invalid("a message needs a `method` (request, notification) or a `result`/`error` (response)")
-        }
+        Some(_) => invalid(answer_id, "`method` must be a string"),
+        None if id.is_some() && answer => Ok(Checked { id: None, method: None }),
+        None => invalid(
+            answer_id,
+            "a message needs a `method` (request, notification) or a `result`/`error` (response)",
+        ),
     }
-}
-
-/// The body as JSON, refusing a member named twice in any object: serde_json
-/// would keep the last one silently while another reader keeps the first, so
-/// such a message means different things to different parts.
-/// `Err((code, message))`: `-32700` for text that is not JSON, `-32600` for duplicates.
-pub(super) fn parse_strict(bytes: &[u8]) -> Result<Value, (i32, String)> {
-    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    let value = StrictValue.deserialize(&mut deserializer).and_then(|v| deserializer.end().map(|()| v));
-    value.map_err(|error| {
-        let text = error.to_string();
-        if text.starts_with(DUPLICATE) {
-            (-32600, format!("invalid request: {text}"))
-        } else {
-            (-32700, format!("parse error: {text}"))
-        }
-    })
 }
 
 const DUPLICATE: &str = "duplicate member";
 
-/// Builds a [`Value`] like serde_json does, but fails on a repeated object member.
-struct StrictValue;
+/// What a value is, as far as the check cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Object,
+    Array,
+    Other,
+}
 
-impl<'de> DeserializeSeed<'de> for StrictValue {
+/// The top-level members the check reads.
+#[derive(Debug, Default)]
+struct Members {
+    jsonrpc: Option<Value>,
+    id: Option<Value>,
+    method: Option<Value>,
+    params: Option<Kind>,
+    /// `result` or `error` is present (a response).
+    answer: bool,
+}
+
+#[derive(Debug)]
+enum TopLevel {
+    Object(Members),
+    Array,
+    Other,
+}
+
+/// Object member names seen so far; a short list is searched in place.
+#[derive(Default)]
+struct Seen<'de>(Vec<Cow<'de, str>>);
+
+impl<'de> Seen<'de> {
+    fn insert<E: de::Error>(&mut self, key: Cow<'de, str>) -> Result<(), E> {
+        if self.0.iter().any(|k| *k == key) {
+            let shown: String = key.chars().take(64).collect();
+            return Err(E::custom(format_args!("{DUPLICATE} `{shown}` in a JSON object")));
+        }
+        self.0.push(key);
+        Ok(())
+    }
+}
+
+/// A member name, borrowed from the body when it has no escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> de::Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+/// Reads the top level: an object's members the check needs, or what else it is.
+struct Top;
+
+impl<'de> DeserializeSeed<'de> for Top {
+    type Value = TopLevel;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<TopLevel, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Top {
+    type Value = TopLevel;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_unit<E>(self) -> Result<TopLevel, E> {
+        Ok(TopLevel::Other)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<TopLevel, A::Error> {
+        Walk.visit_seq(seq).map(|_| TopLevel::Array)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TopLevel, A::Error> {
+        let mut seen = Seen::default();
+        let mut members = Members::default();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            match &*key {
+                "jsonrpc" => members.jsonrpc = Some(map.next_value_seed(Scalar)?),
+                "id" => members.id = Some(map.next_value_seed(Scalar)?),
+                "method" => members.method = Some(map.next_value_seed(Scalar)?),
+                "params" => members.params = Some(map.next_value_seed(Walk)?),
+                "result" | "error" => {
+                    map.next_value_seed(Walk)?;
+                    members.answer = true;
+                }
+                _ => {
+                    map.next_value_seed(Walk)?;
+                }
+            }
+            seen.insert(key)?;
+        }
+        Ok(TopLevel::Object(members))
+    }
+}
+
+/// A member the check keeps: a string or a number as a [`Value`]; any
+/// other value is walked and kept as its kind only (`null`, `{}`, `[]`).
+struct Scalar;
+
+impl<'de> DeserializeSeed<'de> for Scalar {
     type Value = Value;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
@@ -87,7 +233,7 @@ impl<'de> DeserializeSeed<'de> for StrictValue {
     }
 }
 
-impl<'de> Visitor<'de> for StrictValue {
+impl<'de> Visitor<'de> for Scalar {
     type Value = Value;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -114,37 +260,74 @@ impl<'de> Visitor<'de> for StrictValue {
         Ok(Value::String(v.to_owned()))
     }
 
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
     fn visit_unit<E>(self) -> Result<Value, E> {
         Ok(Value::Null)
     }
 
-    fn visit_none<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        Walk.visit_seq(seq).map(|_| Value::Array(Vec::new()))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(StrictValue)? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
+        Walk.visit_map(map).map(|_| Value::Object(serde_json::Map::new()))
+    }
+}
+
+/// Walks a value without keeping it, refusing a member named twice at any
+/// depth (what serde's `IgnoredAny` cannot see).
+struct Walk;
+
+impl<'de> DeserializeSeed<'de> for Walk {
+    type Value = Kind;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Kind, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Walk {
+    type Value = Kind;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut members = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let value = map.next_value_seed(StrictValue)?;
-            if members.contains_key(&key) {
-                let shown: String = key.chars().take(64).collect();
-                return Err(de::Error::custom(format_args!("{DUPLICATE} `{shown}` in a JSON object")));
-            }
-            members.insert(key, value);
+    fn visit_bool<E>(self, _: bool) -> Result<Kind, E> {
+        Ok(Kind::Other)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Kind, E> {
+        Ok(Kind::Other)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Kind, E> {
+        Ok(Kind::Other)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Kind, E> {
+        Ok(Kind::Other)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Kind, E> {
+        Ok(Kind::Other)
+    }
+
+    fn visit_unit<E>(self) -> Result<Kind, E> {
+        Ok(Kind::Other)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Kind, A::Error> {
+        while seq.next_element_seed(Walk)?.is_some() {}
+        Ok(Kind::Array)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Kind, A::Error> {
+        let mut seen = Seen::default();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            map.next_value_seed(Walk)?;
+            seen.insert(key)?;
         }
-        Ok(Value::Object(members))
+        Ok(Kind::Object)
     }
 }
 
@@ -152,12 +335,39 @@ impl<'de> Visitor<'de> for StrictValue {
 mod tests {
     use super::*;
 
+    fn code(body: &str) -> i32 {
+        check(body.as_bytes()).unwrap_err().1
+    }
+
     #[test]
     fn duplicate_members_are_refused_at_any_depth() {
-        assert_eq!(parse_strict(br#"{"a":1,"b":[{"c":2}]}"#).unwrap(), json!({"a":1,"b":[{"c":2}]}));
-        assert_eq!(parse_strict(br#"{"id":1,"id":2}"#).unwrap_err().0, -32600);
-        assert_eq!(parse_strict(br#"{"p":{"x":1,"x":1}}"#).unwrap_err().0, -32600);
-        assert_eq!(parse_strict(br#"{"a":1"#).unwrap_err().0, -32700);
-        assert_eq!(parse_strict(br#"{"a":1} x"#).unwrap_err().0, -32700);
+        let ok = check(br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"b":[{"c":2}]}}"#).unwrap();
+        assert_eq!(ok, Checked { id: Some(json!(1)), method: Some("m".into()) });
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#), -32600);
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"p":{"x":1,"x":1}}}"#), -32600);
+        // The same name written with an escape is the same name.
+        assert_eq!(code(r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"x":1,"\u0078":2}}"#), -32600);
+        assert_eq!(code(r#"{"a":1"#), -32700);
+        assert_eq!(code(r#"{"a":1} x"#), -32700);
+        assert!(check(br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"b":{"a":1}}}"#).is_ok());
+    }
+
+    #[test]
+    fn the_shape_of_a_message_is_checked_with_the_id_to_answer() {
+        let refused = |body: &str| check(body.as_bytes()).unwrap_err();
+        assert_eq!(refused(r#"[{"jsonrpc":"2.0","id":1,"method":"m"}]"#).1, -32600);
+        assert_eq!(refused("3").1, -32600);
+        let (id, code, why) = refused(r#"{"jsonrpc":"1.0","id":"a","method":"m"}"#);
+        assert_eq!((id, code), (json!("a"), -32600));
+        assert!(why.contains("jsonrpc"), "{why}");
+        assert!(refused(r#"{"jsonrpc":"2.0","id":1.5,"method":"m"}"#).2.contains("`id`"));
+        assert_eq!(refused(r#"{"jsonrpc":"2.0","id":{"x":1},"method":"m"}"#).0, Value::Null);
+        assert!(refused(r#"{"jsonrpc":"2.0","id":1,"method":7}"#).2.contains("`method`"));
+        assert!(refused(r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}"#).2.contains("`params`"));
+        assert!(refused(r#"{"jsonrpc":"2.0","id":1}"#).2.contains("needs a `method`"));
+        let note = check(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).unwrap();
+        assert_eq!(note, Checked { id: None, method: Some("notifications/initialized".into()) });
+        let answer = check(br#"{"jsonrpc":"2.0","id":"s-1","result":{}}"#).unwrap();
+        assert_eq!(answer, Checked { id: None, method: None });
     }
 }

@@ -33,11 +33,14 @@
 //! JSON-RPC methods or bad params (JSON-RPC `-32601` / `-32602`).
 //!
 //! One file per step: `origin` (1), `auth` (2), `rate` (2b), `limits` (3),
-//! `session` (4) with `message` (5); [`http_router`] stacks them in this
-//! order. `serve` holds the connection level (cap, header and idle
-//! timeouts, the drain). `ops` serves `/healthz`, `/readyz` and `/metrics`
-//! outside them all (balancers and scrapers name an instance by address and
-//! carry no key).
+//! `session` (4) with `message` (5). Steps 1-3 are plain checks that
+//! [`admit`] runs in this order: one middleware for the page and the API
+//! routes, and called directly by the `/mcp` endpoint, which then runs 4
+//! and 5 and hands the request to rmcp's service (shared, not cloned per
+//! request: the hot path pays for no middleware stack). `serve` holds the
+//! connection level (cap, header and idle timeouts, the drain). `ops`
+//! serves `/healthz`, `/readyz` and `/metrics` outside them all (balancers
+//! and scrapers name an instance by address and carry no key).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -46,10 +49,11 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::Router;
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
-use axum::middleware;
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use gateway::Gateway;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -311,6 +315,10 @@ struct Shared {
     sessions: Option<Arc<LocalSessionManager>>,
     /// Requests refused with `429`.
     http_limited: AtomicU64,
+    /// Steps 4 and 5 of `/mcp`.
+    guard: session::McpGuard,
+    /// rmcp's streamable HTTP service behind them.
+    mcp: session::McpService,
 }
 
 /// The whole HTTP surface as an axum router (see the module docs for the
@@ -333,11 +341,40 @@ pub fn http_router(mut state: HttpState) -> Router {
         .clone()
         .unwrap_or_else(|| state.gateway.policy().hierarchy().highest().to_owned());
     let server = McpServer::new(state.gateway.clone(), state.exposure.clone());
-    let sessions = (state.config.sessions == SessionMode::Stateful).then(|| {
-        let mut manager = LocalSessionManager::default();
-        manager.session_config.keep_alive = Some(state.config.session_idle);
-        Arc::new(manager)
-    });
+    let config = &state.config;
+    let rmcp_config = StreamableHttpServerConfig::default()
+        .with_legacy_session_mode(config.sessions == SessionMode::Stateful)
+        .with_json_response(true)
+        .with_sse_keep_alive(config.sse_keep_alive)
+        .with_cancellation_token(state.shutdown.child_token())
+        .with_max_request_body_bytes(config.max_body_bytes)
+        // Host and Origin are checked for every route by `origin::check`, with one rule set.
+        .disable_allowed_hosts()
+        .disable_allowed_origins();
+    let factory_server = server.clone();
+    let factory = move || Ok(factory_server.clone());
+    let mut guard = session::McpGuard {
+        max_body_bytes: config.max_body_bytes,
+        owners: None,
+        in_flight: Arc::default(),
+        drain: state.drain.clone(),
+    };
+    let (mcp, sessions) = match config.sessions {
+        SessionMode::Stateful => {
+            let mut manager = LocalSessionManager::default();
+            manager.session_config.keep_alive = Some(config.session_idle);
+            let manager = Arc::new(manager);
+            let owners = Arc::new(session::SessionOwners::new(manager.clone(), config));
+            session::close_revoked(&owners, &state.keys, &state.shutdown);
+            guard.owners = Some(owners);
+            let service = StreamableHttpService::new(factory, manager.clone(), rmcp_config);
+            (session::McpService::Stateful(service), Some(manager))
+        }
+        SessionMode::Stateless => {
+            let manager = Arc::new(NeverSessionManager::default());
+            (session::McpService::Stateless(StreamableHttpService::new(factory, manager, rmcp_config)), None)
+        }
+    };
     let shared = Arc::new(Shared {
         state,
         hosts,
@@ -346,41 +383,9 @@ pub fn http_router(mut state: HttpState) -> Router {
         server,
         sessions,
         http_limited: AtomicU64::new(0),
+        guard,
+        mcp,
     });
-
-    let config = &shared.state.config;
-    let rmcp_config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(config.sessions == SessionMode::Stateful)
-        .with_json_response(true)
-        .with_sse_keep_alive(config.sse_keep_alive)
-        .with_cancellation_token(shared.state.shutdown.child_token())
-        .with_max_request_body_bytes(config.max_body_bytes)
-        // Host and Origin are checked for every route by `guard_origin`, with one rule set.
-        .disable_allowed_hosts()
-        .disable_allowed_origins();
-    let factory_server = shared.server.clone();
-    let factory = move || Ok(factory_server.clone());
-    let mut guard = session::McpGuard {
-        max_body_bytes: config.max_body_bytes,
-        owners: None,
-        in_flight: Arc::default(),
-        drain: shared.state.drain.clone(),
-    };
-    let mcp = match config.sessions {
-        SessionMode::Stateful => {
-            let manager = shared.sessions.clone().unwrap_or_default();
-            let owners = Arc::new(session::SessionOwners::new(manager.clone(), config));
-            session::close_revoked(&owners, &shared.state.keys, &shared.state.shutdown);
-            guard.owners = Some(owners);
-            Router::new().nest_service("/mcp", StreamableHttpService::new(factory, manager, rmcp_config))
-        }
-        SessionMode::Stateless => {
-            let manager = Arc::new(NeverSessionManager::default());
-            Router::new().nest_service("/mcp", StreamableHttpService::new(factory, manager, rmcp_config))
-        }
-    };
-    // Layers run outside in: the last `.layer` added is the first to see a request.
-    let mcp = mcp.layer(middleware::from_fn_with_state(Arc::new(guard), session::mcp_guard)); // 4, 5
 
     let protected = Router::new()
         .route("/api/whoami", get(api::whoami))
@@ -393,10 +398,11 @@ pub fn http_router(mut state: HttpState) -> Router {
         .route("/api/audit", get(audit::audit))
         .fallback(api::not_found)
         .with_state(shared.clone())
-        .merge(mcp)
-        .layer(middleware::from_fn_with_state(shared.clone(), limits::body_limit)) // 3
-        .layer(middleware::from_fn_with_state(shared.clone(), rate::http_rate)) // 2b
-        .layer(middleware::from_fn_with_state(shared.clone(), auth::authenticate)); // 2
+        .layer(middleware::from_fn_with_state(shared.clone(), admitted)); // 1-3
+
+    let page = Router::new()
+        .route("/", get(page::index))
+        .layer(middleware::from_fn_with_state(shared.clone(), origin_checked)); // 1
 
     // Balancers and scrapers name the instance by address and carry no key.
     let ops = Router::new()
@@ -406,10 +412,38 @@ pub fn http_router(mut state: HttpState) -> Router {
         .with_state(shared.clone());
 
     Router::new()
-        .route("/", get(page::index))
+        .route("/mcp", any(session::endpoint)) // 1-3 through `admit`, then 4, 5 and rmcp
+        .with_state(shared)
+        .merge(page)
         .merge(protected)
-        .layer(middleware::from_fn_with_state(shared, origin::guard_origin)) // 1
         .merge(ops)
+}
+
+/// Steps 1-3, in this order, for every route but `/` and the ops routes:
+/// Host/Origin, the key (which puts the caller in the request), the
+/// transport's rate limit, the declared body size. `Err` is the answer.
+async fn admit(shared: &Shared, mut request: Request) -> Result<Request, Response> {
+    origin::check(shared, &request)?;
+    auth::check(shared, &mut request).await?;
+    rate::check(shared, request.extensions()).await?;
+    limits::check(shared, &request)?;
+    Ok(request)
+}
+
+/// [`admit`] as a middleware.
+async fn admitted(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    match admit(&shared, request).await {
+        Ok(request) => next.run(request).await,
+        Err(refused) => refused,
+    }
+}
+
+/// Step 1 alone, for the page (which needs no key).
+async fn origin_checked(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+    match origin::check(&shared, &request) {
+        Ok(()) => next.run(request).await,
+        Err(refused) => refused,
+    }
 }
 
 /// A JSON error response of this layer.

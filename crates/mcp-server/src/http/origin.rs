@@ -1,10 +1,7 @@
 //! Step 1 of every request: the Host/Origin check against DNS rebinding.
 
-use std::sync::Arc;
-
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, StatusCode, Uri, header, uri::Authority};
-use axum::middleware::Next;
 use axum::response::Response;
 
 use super::{Shared, error_response};
@@ -59,20 +56,17 @@ pub(super) fn normalize_origin(text: &str) -> Option<String> {
     })
 }
 
-pub(super) async fn guard_origin(
-    State(shared): State<Arc<Shared>>,
-    request: Request,
-    next: Next,
-) -> Response {
+/// Step 1: `Err` is the `400`/`403` answer.
+pub(super) fn check(shared: &Shared, request: &Request) -> Result<(), Response> {
     let mut hosts = request.headers().get_all(header::HOST).iter();
     let (host, second) = (hosts.next(), hosts.next());
     if second.is_some() {
         // Proxies and this check could each read a different one.
-        return error_response(
+        return Err(error_response(
             StatusCode::BAD_REQUEST,
             "BAD_REQUEST",
             "the request has more than one Host header",
-        );
+        ));
     }
     let host = host.map(|v| v.to_str().ok().and_then(|h| h.parse::<Authority>().ok()));
     let target = request.uri().authority().cloned();
@@ -82,11 +76,11 @@ pub(super) async fn guard_origin(
             // An absolute-form target (`POST http://x/mcp`) names the host too; both must agree.
             if !same_authority(&host, &target) || !host_allowed(&shared.hosts, &target) {
                 tracing::warn!(host = %host, target = %target, "refused an absolute-form request for another host");
-                return error_response(
+                return Err(error_response(
                     StatusCode::BAD_REQUEST,
                     "BAD_REQUEST",
                     "the request target names a host this server does not serve",
-                );
+                ));
             }
             Some(host)
         }
@@ -94,19 +88,27 @@ pub(super) async fn guard_origin(
         (None, target) => target,
     };
     let Some(authority) = authority else {
-        return error_response(StatusCode::FORBIDDEN, "FORBIDDEN", "the request has no valid Host header");
+        return Err(error_response(
+            StatusCode::FORBIDDEN,
+            "FORBIDDEN",
+            "the request has no valid Host header",
+        ));
     };
     if !host_allowed(&shared.hosts, &authority) {
         tracing::warn!(host = %authority, "refused a request for a foreign Host (possible DNS rebinding)");
-        return error_response(StatusCode::FORBIDDEN, "FORBIDDEN", "this Host is not served here");
+        return Err(error_response(StatusCode::FORBIDDEN, "FORBIDDEN", "this Host is not served here"));
     }
     if let Some(origin) = request.headers().get(header::ORIGIN)
         && !origin_allowed(&shared, origin)
     {
         tracing::warn!(origin = ?origin, "refused a request from a foreign Origin");
-        return error_response(StatusCode::FORBIDDEN, "FORBIDDEN", "this Origin may not call this server");
+        return Err(error_response(
+            StatusCode::FORBIDDEN,
+            "FORBIDDEN",
+            "this Origin may not call this server",
+        ));
     }
-    next.run(request).await
+    Ok(())
 }
 
 fn same_authority(a: &Authority, b: &Authority) -> bool {

@@ -3,14 +3,11 @@
 //! (seconds) and a JSON body naming `RATE_LIMITED` and `retry_after_ms`.
 //! Tool calls have their own limits in the gateway, answered as envelopes.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::Duration;
 
 use axum::Json;
-use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
+use axum::http::{Extensions, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
@@ -26,23 +23,25 @@ pub struct HttpRate {
     pub interval: Duration,
 }
 
-pub(super) async fn http_rate(State(shared): State<Arc<Shared>>, request: Request, next: Next) -> Response {
+/// Step 2b: `Err` is the `429` answer.
+/// (Takes the extensions, not the request: a body is not `Sync`.)
+pub(super) async fn check(shared: &Shared, extensions: &Extensions) -> Result<(), Response> {
     let (Some(rate), Some(store)) = (&shared.state.config.http_rate, &shared.state.rate_store) else {
-        return next.run(request).await;
+        return Ok(());
     };
-    let Some(key_id) = request.extensions().get::<Authenticated>().map(|a| a.key_id.clone()) else {
-        return next.run(request).await;
+    let Some(auth) = extensions.get::<Authenticated>() else {
+        return Ok(());
     };
-    match store.hit(&format!("http:key:{key_id}"), 1, rate.interval).await {
+    match store.hit(&format!("http:key:{}", auth.key_id), 1, rate.interval).await {
         Ok((count, left_ms)) if count > rate.requests => {
             shared.http_limited.fetch_add(1, Relaxed);
-            too_many(rate, left_ms)
+            Err(too_many(rate, left_ms))
         }
-        Ok(_) => next.run(request).await,
+        Ok(_) => Ok(()),
         Err(error) => {
             // A limit protects; a counter outage must not stop every request.
             tracing::warn!(%error, "rate-limit store did not answer; the request is let through");
-            next.run(request).await
+            Ok(())
         }
     }
 }

@@ -9,20 +9,21 @@ use axum::body::{Body, Bytes};
 use axum::extract::Request;
 use axum::extract::State;
 use axum::http::{Method, StatusCode, header};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
+use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::auth::unauthorized;
 use super::limits::payload_too_large;
-use super::message::{check_message, parse_strict, rpc_error};
-use super::{Drain, HttpConfig};
-use crate::KeyStore;
+use super::message::{self, rpc_error};
+use super::{Drain, HttpConfig, Shared, admit};
 use crate::handler::Authenticated;
+use crate::{KeyStore, McpServer};
 
 /// Who opened a session: user, role, and the key it was opened with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -246,19 +247,55 @@ fn unknown_session(id: Value) -> Response {
 const SHUTTING_DOWN: &str = "the server is shutting down and this call did not finish within the grace period; \
      it may or may not have taken effect: check before repeating a write, or repeat it if it is idempotent";
 
-pub(super) async fn mcp_guard(State(guard): State<Arc<McpGuard>>, request: Request, next: Next) -> Response {
-    let Some(caller) = request.extensions().get::<Authenticated>().map(|a| Owner {
-        user: a.caller.user_id.clone(),
-        role: a.caller.role.clone(),
-        key_id: a.key_id.clone(),
-    }) else {
+/// rmcp's streamable HTTP service, with or without sessions. Called through
+/// [`StreamableHttpService::handle`] on a shared reference: its `tower`
+/// face would clone the service (configuration, cancellation token) per request.
+pub(super) enum McpService {
+    Stateful(StreamableHttpService<McpServer, LocalSessionManager>),
+    Stateless(StreamableHttpService<McpServer, NeverSessionManager>),
+}
+
+impl McpService {
+    async fn handle(&self, request: Request) -> Response {
+        match self {
+            Self::Stateful(service) => service.handle(request).await.map(Body::new),
+            Self::Stateless(service) => service.handle(request).await.map(Body::new),
+        }
+    }
+}
+
+impl std::fmt::Debug for McpService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Stateful(_) => "McpService::Stateful",
+            Self::Stateless(_) => "McpService::Stateless",
+        })
+    }
+}
+
+/// `/mcp`: steps 1-3 ([`admit`]), then 4 and 5, then rmcp.
+pub(super) async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Response {
+    match admit(&shared, request).await {
+        Ok(request) => mcp_guard(&shared.guard, &shared.mcp, request).await,
+        Err(refused) => refused,
+    }
+}
+
+async fn mcp_guard(guard: &McpGuard, mcp: &McpService, request: Request) -> Response {
+    let Some(auth) = request.extensions().get::<Authenticated>() else {
         return unauthorized("send `Authorization: Bearer <API key>`");
     };
+    // Who opens or uses a session; not needed (nor copied) without sessions.
+    let caller = guard.owners.is_some().then(|| Owner {
+        user: auth.caller.user_id.clone(),
+        role: auth.caller.role.clone(),
+        key_id: auth.key_id.clone(),
+    });
     let session = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    if let (Some(owners), Some(session)) = (&guard.owners, &session)
+    if let (Some(owners), Some(session), Some(caller)) = (&guard.owners, &session, &caller)
         && owners
             .owner(session)
-            .is_some_and(|owner| (owner.user, owner.role) != (caller.user.clone(), caller.role.clone()))
+            .is_some_and(|owner| (&owner.user, &owner.role) != (&caller.user, &caller.role))
     {
         // Answered like an unknown session, so it does not reveal that the id exists.
         return unknown_session(Value::Null);
@@ -277,16 +314,12 @@ pub(super) async fn mcp_guard(State(guard): State<Arc<McpGuard>>, request: Reque
         let Ok(bytes) = axum::body::to_bytes(body, guard.max_body_bytes).await else {
             return payload_too_large(guard.max_body_bytes);
         };
-        let message = match parse_strict(&bytes) {
-            Ok(message) => message,
-            Err((code, why)) => return rpc_error(Value::Null, code, &why),
+        let (id, method) = match message::check(&bytes) {
+            Ok(checked) => (checked.id, checked.method),
+            Err((id, code, why)) => return rpc_error(id, code, &why),
         };
-        let id = match check_message(&message) {
-            Ok(id) => id,
-            Err((id, code, why)) => return rpc_error(id, code, &format!("invalid request: {why}")),
-        };
-        if let (Some(owners), None, Some(id)) = (&guard.owners, &session, &id)
-            && message.get("method").and_then(Value::as_str) == Some("initialize")
+        if let (Some(owners), Some(caller), None, Some(id)) = (&guard.owners, &caller, &session, &id)
+            && method.as_deref() == Some("initialize")
         {
             match owners.reserve(&caller.key_id).await {
                 Ok(place) => opening = Some(place),
@@ -314,7 +347,7 @@ pub(super) async fn mcp_guard(State(guard): State<Arc<McpGuard>>, request: Reque
         request
     };
     let response = tokio::select! {
-        response = next.run(request) => response,
+        response = mcp.handle(request) => response,
         // Past the grace period a call that has not answered gets an error, not a cut connection.
         () = guard.drain.expired.cancelled(), if request_id.is_some() => {
             return json_rpc(StatusCode::SERVICE_UNAVAILABLE, request_id.unwrap_or_default(), SERVER_ERROR, SHUTTING_DOWN);
@@ -323,7 +356,9 @@ pub(super) async fn mcp_guard(State(guard): State<Arc<McpGuard>>, request: Reque
     if let Some(owners) = &guard.owners {
         match &session {
             None => {
-                if let Some(new) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+                if let (Some(new), Some(caller)) =
+                    (response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()), caller)
+                {
                     owners.insert(new.to_owned(), caller);
                 }
                 drop(opening);
