@@ -90,8 +90,14 @@ impl SessionOwners {
         }
     }
 
-    fn owner(&self, session: &str) -> Option<Owner> {
-        self.inner.lock().ok()?.by_session.get(session).cloned()
+    /// Whether `session` is open for another user or role than `caller`'s.
+    fn owned_by_other(&self, session: &str, caller: &Owner) -> bool {
+        self.inner.lock().is_ok_and(|inner| {
+            inner
+                .by_session
+                .get(session)
+                .is_some_and(|owner| (&owner.user, &owner.role) != (&caller.user, &caller.role))
+        })
     }
 
     /// Forget sessions rmcp has closed (idle expiry, DELETE, errors).
@@ -293,9 +299,7 @@ async fn mcp_guard(guard: &McpGuard, mcp: &McpService, request: Request) -> Resp
     });
     let session = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
     if let (Some(owners), Some(session), Some(caller)) = (&guard.owners, &session, &caller)
-        && owners
-            .owner(session)
-            .is_some_and(|owner| (&owner.user, &owner.role) != (&caller.user, &caller.role))
+        && owners.owned_by_other(session, caller)
     {
         // Answered like an unknown session, so it does not reveal that the id exists.
         return unknown_session(Value::Null);
@@ -397,7 +401,10 @@ async fn mcp_guard(guard: &McpGuard, mcp: &McpService, request: Request) -> Resp
             json!({"jsonrpc": "2.0", "id": id, "error": {"code": SERVER_ERROR, "message": SHUTTING_DOWN}});
         Bytes::from(format!("event: message\ndata: {error}\n\n"))
     });
-    let state = (body.into_data_stream(), tail, in_flight, false);
+    // Fused: `first_events` may have seen the end already.
+    let mut body = body.into_data_stream().fuse();
+    let head = if sse { first_events(&mut body).await } else { Vec::new() };
+    let state = (body, tail, in_flight, false);
     let stream = futures::stream::unfold(state, move |(mut body, tail, held, done)| {
         let expired = expired.clone();
         async move {
@@ -413,7 +420,72 @@ async fn mcp_guard(guard: &McpGuard, mcp: &McpService, request: Request) -> Resp
             }
         }
     });
+    let stream = futures::stream::iter(head).chain(stream);
     let mut response = Response::from_parts(parts, Body::from_stream(stream));
     response.headers_mut().remove(header::CONTENT_LENGTH);
     response
+}
+
+/// How long the headers of a call's event stream may wait for its first
+/// event after rmcp's priming event.
+const COALESCE: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// The first events of a call's SSE answer: rmcp's priming event (an event
+/// id, no data), and the one after it when it comes within [`COALESCE`]. A
+/// fast call's headers, priming event, answer and end then leave in one
+/// write instead of two (one packet and one wake-up of the client fewer
+/// per call); a slow call's headers wait at most those few milliseconds,
+/// and a progress notification ends the wait like any event.
+async fn first_events<S>(body: &mut S) -> Vec<S::Item>
+where
+    S: futures::Stream + Unpin,
+{
+    let mut head = Vec::with_capacity(2);
+    if let Some(first) = body.next().await {
+        head.push(first);
+        if let Ok(Some(second)) = tokio::time::timeout(COALESCE, body.next()).await {
+            head.push(second);
+        }
+    }
+    head
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use futures::StreamExt;
+
+    use super::{COALESCE, first_events};
+
+    /// Events that arrive after these delays, then the end.
+    fn events(delays: &[u64]) -> impl futures::Stream<Item = u64> + Unpin {
+        let delays = delays.to_vec();
+        Box::pin(futures::stream::iter(delays).then(|ms| async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            ms
+        }))
+    }
+
+    #[tokio::test]
+    async fn the_priming_event_waits_briefly_for_the_answer_and_no_longer() {
+        // A fast answer joins the priming event: one write.
+        let mut fast = events(&[0, 1, 0]);
+        assert_eq!(first_events(&mut fast).await, [0, 1]);
+        assert_eq!(fast.next().await, Some(0), "what follows is left for the stream");
+
+        // A slow one does not hold the headers longer than COALESCE.
+        let started = Instant::now();
+        let mut slow = events(&[0, 300]);
+        assert_eq!(first_events(&mut slow).await, [0]);
+        let waited = started.elapsed();
+        assert!(waited >= COALESCE && waited < Duration::from_millis(200), "{waited:?}");
+        assert_eq!(slow.next().await, Some(300), "the late event is not lost");
+
+        // A stream that ends at once.
+        let mut empty = events(&[]);
+        assert!(first_events(&mut empty).await.is_empty());
+        let mut one = events(&[0]);
+        assert_eq!(first_events(&mut one).await, [0]);
+    }
 }
