@@ -1,7 +1,7 @@
 //! [`HttpExecutor`]: runs one route-table operation as one HTTP request with the caller's token.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use gateway::{RouteHandler, RouteTool};
@@ -125,8 +125,16 @@ pub struct Prepared {
 /// write on its own.
 pub struct HttpExecutor {
     base: Url,
-    client: reqwest::Client,
+    client: Client,
     options: HttpOptions,
+}
+
+/// The executor's client: given, or built at the first call. Building one
+/// reads the system's root certificates (a directory of files), which no
+/// server start should pay for every backend it may never call.
+enum Client {
+    Given(reqwest::Client),
+    Lazy { certs: Vec<reqwest::Certificate>, built: OnceLock<std::result::Result<reqwest::Client, String>> },
 }
 
 impl fmt::Debug for HttpExecutor {
@@ -169,27 +177,49 @@ impl HttpExecutor {
     /// An executor for the backend at `base_url` (`http(s)://host[:port][/prefix]`), with its
     /// own connection pool. No proxy is used and redirects are not followed (a redirect could
     /// carry the caller's token elsewhere).
+    ///
+    /// The base URL, the auth settings and the CA bundle are checked here; the client itself
+    /// is built at the first call (a client that cannot be built then answers `UNAVAILABLE`
+    /// with the reason).
     pub fn new(base_url: &str, options: HttpOptions) -> Result<Self> {
-        let mut builder = reqwest::Client::builder();
-        if let Some(pem) = &options.ca_bundle_pem {
-            builder = builder.tls_certs_merge(crate::tls::parse_ca_bundle(pem)?);
-        }
-        let client = builder
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(options.user_agent.clone())
-            .connect_timeout(options.timeout.min(Duration::from_secs(5)))
-            .tcp_nodelay(true)
-            .build()
-            .map_err(Error::Client)?;
-        Self::with_client(base_url, client, options)
+        let certs = match &options.ca_bundle_pem {
+            Some(pem) => crate::tls::parse_ca_bundle(pem)?,
+            None => Vec::new(),
+        };
+        Self::checked(base_url, Client::Lazy { certs, built: OnceLock::new() }, options)
     }
 
     /// An executor that uses `client` (to share a pool or set TLS roots). Its own timeout,
     /// redirect and proxy settings apply, besides the per-request timeout of `options`.
     pub fn with_client(base_url: &str, client: reqwest::Client, options: HttpOptions) -> Result<Self> {
+        Self::checked(base_url, Client::Given(client), options)
+    }
+
+    fn checked(base_url: &str, client: Client, options: HttpOptions) -> Result<Self> {
         options.auth.check()?;
         Ok(Self { base: check_base(base_url)?, client, options })
+    }
+
+    /// The client, built on first use.
+    fn client(&self) -> std::result::Result<&reqwest::Client, ToolError> {
+        let (certs, built) = match &self.client {
+            Client::Given(client) => return Ok(client),
+            Client::Lazy { certs, built } => (certs, built),
+        };
+        let built = built.get_or_init(|| {
+            reqwest::Client::builder()
+                .tls_certs_merge(certs.iter().cloned())
+                .no_proxy()
+                .redirect(reqwest::redirect::Policy::none())
+                .user_agent(self.options.user_agent.clone())
+                .connect_timeout(self.options.timeout.min(Duration::from_secs(5)))
+                .tcp_nodelay(true)
+                .build()
+                .map_err(|e| Error::Client(e).to_string())
+        });
+        built.as_ref().map_err(|reason| {
+            ToolError::new(ErrorCode::Unavailable, format!("the backend `{}` cannot be called: {reason}", self.options.backend_name))
+        })
     }
 
     /// The base URL.
@@ -309,7 +339,7 @@ impl HttpExecutor {
             Method::Patch => reqwest::Method::PATCH,
             Method::Delete => reqwest::Method::DELETE,
         };
-        let mut request = self.client.request(http_method, prepared.url).timeout(timeout);
+        let mut request = self.client()?.request(http_method, prepared.url).timeout(timeout);
         request = match (&self.options.auth, token) {
             (Auth::Static { header, value }, _) => {
                 let mut value = reqwest::header::HeaderValue::from_str(value.expose())

@@ -118,10 +118,21 @@ fn post(
     request
 }
 
-/// A toolgate database with one member key, made before the clock starts
-/// (key creation is not part of a server's start).
+/// A provisioned toolgate database (`toolgate migrate`) with one member
+/// key, made before the clock starts: the cold start measured is a restart
+/// on a deployment's database, not its first migration or key creation.
 pub(crate) fn prepare_toolgate(programs: &Programs, work: &Path, slug: &str) -> Result<(PathBuf, String)> {
     let db = work.join(format!("{slug}.db"));
+    let migrated = std::process::Command::new(&programs.toolgate)
+        .arg("--db")
+        .arg(format!("sqlite:{}", db.display()))
+        .arg("migrate")
+        .env_remove("TOOLGATE_CONFIG")
+        .output()
+        .context("running toolgate migrate")?;
+    if !migrated.status.success() {
+        bail!("toolgate migrate failed: {}", String::from_utf8_lossy(&migrated.stderr));
+    }
     let output = std::process::Command::new(&programs.toolgate)
         .arg("--db")
         .arg(format!("sqlite:{}", db.display()))
