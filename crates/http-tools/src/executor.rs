@@ -218,7 +218,10 @@ impl HttpExecutor {
                 .map_err(|e| Error::Client(e).to_string())
         });
         built.as_ref().map_err(|reason| {
-            ToolError::new(ErrorCode::Unavailable, format!("the backend `{}` cannot be called: {reason}", self.options.backend_name))
+            ToolError::new(
+                ErrorCode::Unavailable,
+                format!("the backend `{}` cannot be called: {reason}", self.options.backend_name),
+            )
         })
     }
 

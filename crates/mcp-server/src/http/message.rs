@@ -41,8 +41,11 @@ pub(super) type Refusal = (Value, i32, String);
 /// a batch, or a bad `jsonrpc`, `id`, `method` or `params`.
 pub(super) fn check(bytes: &[u8]) -> Result<Checked, Refusal> {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    let top = Top.deserialize(&mut deserializer).and_then(|top| deserializer.end().map(|()| top));
-    let top = top.map_err(|error| {
+    let mut members = Members::default();
+    let top = Walk { top: Some(&mut members) }
+        .deserialize(&mut deserializer)
+        .and_then(|kind| deserializer.end().map(|()| kind));
+    let kind = top.map_err(|error| {
         let text = error.to_string();
         if text.starts_with(DUPLICATE) {
             (Value::Null, -32600, format!("invalid request: {text}"))
@@ -51,13 +54,13 @@ pub(super) fn check(bytes: &[u8]) -> Result<Checked, Refusal> {
         }
     })?;
     let invalid = |id: Value, why: &str| Err((id, -32600, format!("invalid request: {why}")));
-    let members = match top {
-        TopLevel::Array => {
+    match kind {
+        Kind::Array => {
             return invalid(Value::Null, "batches are not supported; send one message per request");
         }
-        TopLevel::Other => return invalid(Value::Null, "a JSON-RPC message is a JSON object"),
-        TopLevel::Object(members) => members,
-    };
+        Kind::Other => return invalid(Value::Null, "a JSON-RPC message is a JSON object"),
+        Kind::Object => {}
+    }
     let Members { jsonrpc, id, method, params, answer } = members;
     let answer_id = id.clone().filter(|i| i.is_string() || i.is_number()).unwrap_or(Value::Null);
     if jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
@@ -94,7 +97,8 @@ enum Kind {
     Other,
 }
 
-/// The top-level members the check reads.
+/// The top-level members the check reads (duplicates are refused before
+/// any of them is used).
 #[derive(Debug, Default)]
 struct Members {
     jsonrpc: Option<Value>,
@@ -105,20 +109,13 @@ struct Members {
     answer: bool,
 }
 
-#[derive(Debug)]
-enum TopLevel {
-    Object(Members),
-    Array,
-    Other,
-}
-
 /// Object member names seen so far; a short list is searched in place.
 #[derive(Default)]
 struct Seen<'de>(Vec<Cow<'de, str>>);
 
 impl<'de> Seen<'de> {
     fn insert<E: de::Error>(&mut self, key: Cow<'de, str>) -> Result<(), E> {
-        if self.0.iter().any(|k| *k == key) {
+        if self.0.contains(&key) {
             let shown: String = key.chars().take(64).collect();
             return Err(E::custom(format_args!("{DUPLICATE} `{shown}` in a JSON object")));
         }
@@ -152,132 +149,14 @@ impl<'de> de::Deserialize<'de> for Key<'de> {
     }
 }
 
-/// Reads the top level: an object's members the check needs, or what else it is.
-struct Top;
-
-impl<'de> DeserializeSeed<'de> for Top {
-    type Value = TopLevel;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<TopLevel, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Top {
-    type Value = TopLevel;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<TopLevel, E> {
-        Ok(TopLevel::Other)
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<TopLevel, E> {
-        Ok(TopLevel::Other)
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<TopLevel, E> {
-        Ok(TopLevel::Other)
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<TopLevel, E> {
-        Ok(TopLevel::Other)
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<TopLevel, E> {
-        Ok(TopLevel::Other)
-    }
-
-    fn visit_unit<E>(self) -> Result<TopLevel, E> {
-        Ok(TopLevel::Other)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<TopLevel, A::Error> {
-        Walk.visit_seq(seq).map(|_| TopLevel::Array)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TopLevel, A::Error> {
-        let mut seen = Seen::default();
-        let mut members = Members::default();
-        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            match &*key {
-                "jsonrpc" => members.jsonrpc = Some(map.next_value_seed(Scalar)?),
-                "id" => members.id = Some(map.next_value_seed(Scalar)?),
-                "method" => members.method = Some(map.next_value_seed(Scalar)?),
-                "params" => members.params = Some(map.next_value_seed(Walk)?),
-                "result" | "error" => {
-                    map.next_value_seed(Walk)?;
-                    members.answer = true;
-                }
-                _ => {
-                    map.next_value_seed(Walk)?;
-                }
-            }
-            seen.insert(key)?;
-        }
-        Ok(TopLevel::Object(members))
-    }
-}
-
-/// A member the check keeps: a string or a number as a [`Value`]; any
-/// other value is walked and kept as its kind only (`null`, `{}`, `[]`).
-struct Scalar;
-
-impl<'de> DeserializeSeed<'de> for Scalar {
-    type Value = Value;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Scalar {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
-        Walk.visit_seq(seq).map(|_| Value::Array(Vec::new()))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Value, A::Error> {
-        Walk.visit_map(map).map(|_| Value::Object(serde_json::Map::new()))
-    }
-}
-
 /// Walks a value without keeping it, refusing a member named twice at any
-/// depth (what serde's `IgnoredAny` cannot see).
-struct Walk;
+/// depth (what serde's `IgnoredAny` cannot see). At the top level it also
+/// keeps the members the check reads.
+struct Walk<'a> {
+    top: Option<&'a mut Members>,
+}
 
-impl<'de> DeserializeSeed<'de> for Walk {
+impl<'de> DeserializeSeed<'de> for Walk<'_> {
     type Value = Kind;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Kind, D::Error> {
@@ -285,7 +164,9 @@ impl<'de> DeserializeSeed<'de> for Walk {
     }
 }
 
-impl<'de> Visitor<'de> for Walk {
+const NESTED: Walk<'static> = Walk { top: None };
+
+impl<'de> Visitor<'de> for Walk<'_> {
     type Value = Kind;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -317,14 +198,29 @@ impl<'de> Visitor<'de> for Walk {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Kind, A::Error> {
-        while seq.next_element_seed(Walk)?.is_some() {}
+        while seq.next_element_seed(NESTED)?.is_some() {}
         Ok(Kind::Array)
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Kind, A::Error> {
         let mut seen = Seen::default();
+        let mut top = self.top;
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            map.next_value_seed(Walk)?;
+            match (&mut top, &*key) {
+                // Kept as they are: a value of another type than the check
+                // wants is refused for its type, whatever it holds.
+                (Some(members), "jsonrpc") => members.jsonrpc = Some(map.next_value()?),
+                (Some(members), "id") => members.id = Some(map.next_value()?),
+                (Some(members), "method") => members.method = Some(map.next_value()?),
+                (Some(members), "params") => members.params = Some(map.next_value_seed(NESTED)?),
+                (Some(members), "result" | "error") => {
+                    map.next_value_seed(NESTED)?;
+                    members.answer = true;
+                }
+                _ => {
+                    map.next_value_seed(NESTED)?;
+                }
+            }
             seen.insert(key)?;
         }
         Ok(Kind::Object)

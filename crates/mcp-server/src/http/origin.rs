@@ -99,7 +99,7 @@ pub(super) fn check(shared: &Shared, request: &Request) -> Result<(), Response> 
         return Err(error_response(StatusCode::FORBIDDEN, "FORBIDDEN", "this Host is not served here"));
     }
     if let Some(origin) = request.headers().get(header::ORIGIN)
-        && !origin_allowed(&shared, origin)
+        && !origin_allowed(shared, origin)
     {
         tracing::warn!(origin = ?origin, "refused a request from a foreign Origin");
         return Err(error_response(
