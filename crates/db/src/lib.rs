@@ -17,6 +17,8 @@
 //! - [`Db::migrate`]: each owning crate's migrations through one runner,
 //!   each with its own bookkeeping table.
 //! - [`classify`]: transient (stale connection, unavailable) versus permanent.
+//! - [`NoFlush`]: commits that need not wait for the
+//!   disk (a cached token, a hint), still atomic and ordered.
 //! - [`redis_client`]: Redis clients trusting `[tls] ca_file`, and
 //!   [`redis_certificate_problem`] to tell a refused certificate from an outage.
 //!
@@ -37,6 +39,7 @@ mod migrate;
 mod pool;
 mod redis_tls;
 mod sqlite;
+mod unflushed;
 
 pub use classify::{Classify, ErrorClass, classify, classify_code};
 pub use config::{DbConfig, Synchronous};
@@ -45,6 +48,7 @@ pub use error::{Error, Result};
 pub use migrate::MigrationSet;
 pub use pool::{Backend, Db, Pool, STALE_ATTEMPTS, redact};
 pub use redis_tls::{redis_certificate_problem, redis_client};
+pub use unflushed::{Lowered, NoFlush};
 
 /// Run `$body` with `$pool` bound to the concrete pool behind a [`Db`]
 /// (`&SqlitePool` or `&PgPool`): the body is written once and compiled for

@@ -9,6 +9,8 @@ use sha2::{Digest, Sha256};
 use crate::db::{Db, on_pool};
 use crate::error::{ApiError, Error, Result};
 use crate::routes::AppState;
+use db::NoFlush as _;
+use sqlx::Connection as _;
 
 /// Longest accepted user id.
 const MAX_USER_ID: usize = 128;
@@ -105,8 +107,12 @@ pub async fn issue_expiring_token(db: &Db, user_id: &str, ttl: std::time::Durati
     let expires_at = now.checked_add_signed(ttl).unwrap_or(chrono::DateTime::<chrono::Utc>::MAX_UTC);
     let token = new_token();
     let hash = token_hash(&token);
+    // A token is cached by its holder and made again when lost, so its
+    // commit does not wait for the disk (it is the first call's largest cost).
     on_pool!(db, |pool| {
-        let mut tx = pool.begin().await?;
+        let mut conn = pool.acquire().await?;
+        let lowered = conn.no_flush().await?;
+        let mut tx = conn.begin().await?;
         sqlx::query("DELETE FROM fit_tokens WHERE expires_at IS NOT NULL AND expires_at <= $1")
             .bind(now.timestamp())
             .execute(&mut *tx)
@@ -122,6 +128,7 @@ pub async fn issue_expiring_token(db: &Db, user_id: &str, ttl: std::time::Durati
             .execute(&mut *tx)
             .await?;
         tx.commit().await?;
+        conn.restore_flush(lowered).await?;
     });
     Ok(ExpiringToken { token, expires_at })
 }

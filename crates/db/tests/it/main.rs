@@ -5,3 +5,4 @@
 mod connect;
 mod restart;
 mod sqlite;
+mod unflushed;

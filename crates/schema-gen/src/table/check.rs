@@ -63,7 +63,7 @@ fn check_shape(shape: &Items, at: &str, problems: &mut Vec<String>) {
         problems.push(format!("{at}: `min_length` {lo} is above `max_length` {hi}"));
     }
     if let Some(pattern) = &shape.pattern
-        && jsonschema::draft202012::new(&json!({ "pattern": pattern })).is_err()
+        && crate::validate::compile(&json!({ "pattern": pattern })).is_err()
     {
         problems.push(format!("{at}: `pattern` {pattern:?} is not a valid regular expression"));
     }

@@ -72,8 +72,16 @@ struct Branch {
 /// its own DFA). Patterns are kept for the life of the process.
 static PATTERNS: LazyLock<jsonschema::PatternCache> = LazyLock::new(jsonschema::PatternCache::new);
 
-fn compile(schema: &Value) -> Result<Compiled, SchemaError> {
+/// Compile `schema` the way every validator of the process is compiled.
+///
+/// Patterns match with regex-automata's lazy DFA, never a fully compiled
+/// one: building full DFAs (which the regex engine does for small patterns
+/// when a dependency turns that feature on) was most of the pattern
+/// compilation at a server's start and kept each DFA in memory, for no
+/// measurable gain on the short strings tools take.
+pub(crate) fn compile(schema: &Value) -> Result<Compiled, SchemaError> {
     jsonschema::draft202012::options()
+        .with_pattern_options(jsonschema::PatternOptions::fancy_regex().dfa_size_limit(0))
         .with_pattern_cache(PATTERNS.clone())
         .should_validate_formats(true)
         .build(schema)

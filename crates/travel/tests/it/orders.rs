@@ -470,3 +470,47 @@ async fn a_retry_after_a_lost_answer_gets_the_order_as_its_success() {
         assert_eq!(raw.count("travel_orders", &u).await, 1, "{b:?}: one order throughout");
     }
 }
+
+/// The `answered` mark is committed without waiting for the disk, and only
+/// it: afterwards every connection of the pool is back at its own
+/// durability (SQLite `synchronous = FULL`, PostgreSQL `synchronous_commit
+/// = on`), so the next order is flushed as before; the mark itself still
+/// works (the repeat is a duplicate).
+#[tokio::test]
+async fn marking_an_order_answered_leaves_every_connection_durable() {
+    for b in backends() {
+        let (store, tools) = b.open().await;
+        let alice = user("alice");
+        for n in 0..6 {
+            let out =
+                tools.ok(&alice, "submit_travel_approval", trip("Oslo", 10 + n, 12 + n, "Durable")).await;
+            assert_eq!(json(&out)["duplicate"], false, "{b:?}");
+        }
+        let repeat = tools.ok(&alice, "submit_travel_approval", trip("Oslo", 10, 12, "Durable")).await;
+        assert_eq!(json(&repeat)["duplicate"], true, "{b:?}: the mark was written");
+        match store.db().pool() {
+            db::Pool::Sqlite(pool) => {
+                let mut held = Vec::new();
+                for _ in 0..pool.size() {
+                    let mut conn = pool.acquire().await.unwrap();
+                    let level: i64 =
+                        sqlx::query_scalar("PRAGMA synchronous").fetch_one(&mut *conn).await.unwrap();
+                    assert_eq!(level, 2, "{b:?}: a connection was left at synchronous {level}");
+                    held.push(conn);
+                }
+                assert!(!held.is_empty());
+            }
+            db::Pool::Postgres(pool) => {
+                let mut held = Vec::new();
+                for _ in 0..pool.size() {
+                    let mut conn = pool.acquire().await.unwrap();
+                    let level: String =
+                        sqlx::query_scalar("SHOW synchronous_commit").fetch_one(&mut *conn).await.unwrap();
+                    assert_eq!(level, "on", "{b:?}");
+                    held.push(conn);
+                }
+                assert!(!held.is_empty());
+            }
+        }
+    }
+}
