@@ -86,9 +86,21 @@ pub(crate) struct Server {
     pub(crate) bearer: Option<String>,
     pub(crate) session: Option<String>,
     pub(crate) cold_start: Duration,
+    /// Every measured start of this server's kind (this one's last).
+    pub(crate) cold_starts: Vec<Duration>,
     pub(crate) rss_idle_kib: u64,
     /// Bytes of one answer.
     pub(crate) answer_bytes: usize,
+}
+
+impl Server {
+    /// Cold start in ms over [`Server::cold_starts`]: (median, min, max).
+    pub(crate) fn cold_start_ms(&self) -> (f64, f64, f64) {
+        let mut ms: Vec<f64> = self.cold_starts.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
+        ms.sort_by(f64::total_cmp);
+        let (min, max) = (ms.first().copied().unwrap_or(0.0), ms.last().copied().unwrap_or(0.0));
+        (ms.get(ms.len() / 2).copied().unwrap_or(0.0), min, max)
+    }
 }
 
 /// The body of a `tools/call` with this id.
@@ -218,6 +230,7 @@ pub(crate) async fn start(programs: &Programs, work: &Path, variant: Variant, cp
         bearer,
         session,
         cold_start,
+        cold_starts: vec![cold_start],
         rss_idle_kib,
         answer_bytes: body.len(),
     })
