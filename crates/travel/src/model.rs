@@ -37,8 +37,8 @@ macro_rules! vocabulary {
 }
 
 vocabulary! {
-    /// The life of a travel order: DRAFT (only inside the submit transaction
-    /// or in seed data), SUBMITTED (approval pending), APPROVED, REJECTED,
+    /// The life of a travel order: DRAFT (only in seed data; a submit writes
+    /// SUBMITTED at once), SUBMITTED (approval pending), APPROVED, REJECTED,
     /// COMPLETED (the trip took place), CANCELLED.
     OrderStatus, "SCREAMING_SNAKE_CASE" {
         Draft => "DRAFT",

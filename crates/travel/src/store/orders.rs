@@ -386,7 +386,7 @@ mod tests {
             crate::model::OrderStatus::ALL.iter().filter(|s| s.is_active()).map(|s| s.as_str()).collect();
         let spelled = format!("('{}')", active.join("', '"));
         assert_eq!(spelled, active!());
-        assert!(super::attempt::INSERT_DRAFT.contains(active!()));
+        assert!(super::attempt::SUBMIT_SQLITE.contains(active!()));
         assert!(super::attempt::SUBMIT_PG.contains(active!()));
         for dir in ["sqlite", "postgres"] {
             let sql = std::fs::read_to_string(format!(

@@ -87,11 +87,11 @@ async fn a_trigger_that_alters_the_written_row_makes_verification_fail() {
             &raw,
             &name,
             format!(
-                "CREATE TRIGGER {name} AFTER UPDATE OF status ON travel_orders \
+                "CREATE TRIGGER {name} AFTER INSERT ON travel_orders \
                  WHEN NEW.user_id = '{u}' AND NEW.status = 'SUBMITTED' \
                  BEGIN UPDATE travel_orders SET destination = 'Tampered' WHERE id = NEW.id; END;"
             ),
-            // PostgreSQL writes the order SUBMITTED in its insert; SQLite moves it there by an update.
+            // Both backends write the order SUBMITTED in its insert.
             format!("IF NEW.user_id = '{u}' THEN NEW.destination := 'Tampered'; END IF; RETURN NEW;"),
             "BEFORE INSERT OR UPDATE",
             "travel_orders",

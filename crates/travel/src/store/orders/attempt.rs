@@ -1,15 +1,21 @@
 //! One attempt of a submit, per backend, and the read-back that follows it.
 //!
-//! SQLite runs in-process, where a statement costs no round trip: one
-//! `BEGIN IMMEDIATE` transaction inserts the DRAFT order, its PENDING
-//! approval, and moves the order to SUBMITTED; after the commit the row is
-//! read back and marked answered.
+//! Both backends write the order already SUBMITTED, with the approval id the
+//! caller chose, and its PENDING approval only when the order was inserted
+//! (no DRAFT step: nothing sees the order between the two inserts), then
+//! mark the order answered and read it back in one statement
+//! (`UPDATE … RETURNING`), a commit that does not wait for the disk.
+//!
+//! SQLite runs in-process, where a statement costs no network round trip
+//! but each one is a hop to the connection's worker thread: `BEGIN
+//! IMMEDIATE`, the two inserts sent as one query, `COMMIT`, then the mark
+//! with its pragmas around it. Before, the same was ten statements (a DRAFT
+//! insert moved to SUBMITTED, and a separate read-back).
 //!
 //! On PostgreSQL every statement is a network round trip, so a submit is two:
-//! one statement writes the order (already SUBMITTED, with the approval id,
-//! which the caller chose) and its approval in a data-modifying CTE, atomic
-//! without `BEGIN`/`COMMIT` (a statement is its own transaction; the foreign
-//! key from the approval to the order is checked at the end of the
+//! one statement writes the order and its approval in a data-modifying CTE,
+//! atomic without `BEGIN`/`COMMIT` (a statement is its own transaction; the
+//! foreign key from the approval to the order is checked at the end of the
 //! statement); then one statement marks it answered and returns the row as
 //! stored. Before, the same was six (`BEGIN`, insert, approval and status,
 //! `COMMIT`, read-back, mark answered).
@@ -67,24 +73,30 @@ pub(super) trait SubmitOn {
     ) -> impl Future<Output = Result<Option<OrderRow>>> + Send + 'a;
 }
 
-pub(super) const INSERT_DRAFT: &str = concat!(
+/// The whole write on SQLite: the order and, only when it was inserted
+/// (`changes()` of the statement before), its approval; two statements sent
+/// to the connection's worker as one query, inside `BEGIN IMMEDIATE`. Rows
+/// affected: 2 written, 0 an identical active order exists.
+pub(super) const SUBMIT_SQLITE: &str = concat!(
     "INSERT INTO travel_orders \
-     (id, user_id, fingerprint, destination, departure_city, departure_date, return_date, purpose, status, created_at, updated_at, answered) \
-     VALUES ($9, $1, $2, $3, $4, $5, $6, $7, 'DRAFT', $8, $8, FALSE) \
+     (id, user_id, fingerprint, destination, departure_city, departure_date, return_date, purpose, status, \
+      approval_id, process_instance_id, created_at, updated_at, answered) \
+     VALUES ($9, $1, $2, $3, $4, $5, $6, $7, 'SUBMITTED', $10, $11, $8, $8, FALSE) \
      ON CONFLICT (user_id, fingerprint) WHERE status IN ",
     active!(),
-    " DO NOTHING RETURNING id"
+    " DO NOTHING; \
+     INSERT INTO travel_approvals (id, order_id, user_id, process_instance_id, status, created_at, updated_at) \
+     SELECT $10, $9, $1, $11, 'PENDING', $8, $8 WHERE changes() = 1"
 );
 
-const INSERT_APPROVAL: &str = "INSERT INTO travel_approvals \
-     (id, order_id, user_id, process_instance_id, status, created_at, updated_at) \
-     VALUES ($5, $1, $2, $3, 'PENDING', $4, $4)";
-
-const MOVE_TO_SUBMITTED: &str = "UPDATE travel_orders \
-     SET status = 'SUBMITTED', approval_id = $1, process_instance_id = $2, updated_at = $3 \
-     WHERE id = $4 AND status = 'DRAFT'";
-
-const MARK_ANSWERED: &str = "UPDATE travel_orders SET answered = TRUE WHERE id = $1 AND user_id = $2";
+/// Marks the order answered and returns it as stored, with its approval's
+/// status (SQLite's `RETURNING` names only the updated table; the approval
+/// is a scalar subquery).
+const READ_BACK_SQLITE: &str = "UPDATE travel_orders SET answered = TRUE WHERE id = $1 AND user_id = $2 \
+     RETURNING id, user_id, fingerprint, destination, departure_city, departure_date, return_date, purpose, \
+     status, approval_id, process_instance_id, \
+     (SELECT a.status FROM travel_approvals a WHERE a.id = travel_orders.approval_id) AS approval_status, \
+     created_at, updated_at";
 
 /// The whole write in one statement: the order (no DRAFT step: nothing can
 /// see it between the two inserts) and, only when it was inserted, its approval.
@@ -121,60 +133,41 @@ impl SubmitOn for SqlitePool {
     async fn write_submit<'a>(&'a self, new: &'a NewOrder, fresh: Fresh<'a>) -> Result<Attempt> {
         let mut conn = self.acquire().await?;
         let mut tx = conn.begin_write_on().await?;
-        let written: sqlx::Result<Option<u64>> = async {
-            let inserted = sqlx::query_scalar::<_, i64>(INSERT_DRAFT)
-                .bind(&new.user_id)
-                .bind(&new.fingerprint)
-                .bind(&new.destination)
-                .bind(&new.departure_city)
-                .bind(new.departure_date)
-                .bind(new.return_date)
-                .bind(&new.purpose)
-                .bind(fresh.now)
-                .bind(fresh.id)
-                .fetch_optional(&mut *tx)
-                .await?;
-            if inserted.is_none() {
-                return Ok(None);
-            }
-            sqlx::query(INSERT_APPROVAL)
-                .bind(fresh.id)
-                .bind(&new.user_id)
-                .bind(fresh.process_instance_id)
-                .bind(fresh.now)
-                .bind(fresh.approval_id)
-                .execute(&mut *tx)
-                .await?;
-            let moved = sqlx::query(MOVE_TO_SUBMITTED)
-                .bind(fresh.approval_id)
-                .bind(fresh.process_instance_id)
-                .bind(fresh.now)
-                .bind(fresh.id)
-                .execute(&mut *tx)
-                .await?;
-            Ok(Some(moved.rows_affected()))
-        }
-        .await;
+        let written = sqlx::query(SUBMIT_SQLITE)
+            .bind(&new.user_id)
+            .bind(&new.fingerprint)
+            .bind(&new.destination)
+            .bind(&new.departure_city)
+            .bind(new.departure_date)
+            .bind(new.return_date)
+            .bind(&new.purpose)
+            .bind(fresh.now)
+            .bind(fresh.id)
+            .bind(fresh.approval_id)
+            .bind(fresh.process_instance_id)
+            .execute(&mut *tx)
+            .await
+            .map(|done| done.rows_affected());
         match written {
             Err(e) if ids::is_id_collision(&e) => {
                 tx.rollback().await?;
                 Ok(Attempt::IdCollision)
             }
             Err(e) => Err(e.into()),
-            Ok(None) => {
+            Ok(0) => {
                 tx.rollback().await?;
                 Ok(Attempt::Exists)
             }
-            Ok(Some(1)) => {
+            Ok(2) => {
                 // From here on the order may exist: a failure is an unknown outcome, not "nothing changed".
                 tx.commit().await.map_err(StoreError::OutcomeUnknown)?;
-                // The read-back on the same connection: one pool acquire, a fresh query after the commit.
+                // The read-back on the same connection: one pool acquire, a fresh statement after the commit.
                 let stored = read_back_sqlite(&mut conn, &new.user_id, fresh.id).await?;
                 Ok(Attempt::Created(stored.map(Box::new)))
             }
-            Ok(Some(_)) => {
+            Ok(_) => {
                 tx.rollback().await?;
-                Err(StoreError::Inconsistent("the new order left DRAFT before it was submitted"))
+                Err(StoreError::Inconsistent("the new order was written without its approval"))
             }
         }
     }
@@ -185,38 +178,44 @@ impl SubmitOn for SqlitePool {
     }
 }
 
+/// Mark the order answered and read it back in one statement; the mark's
+/// commit does not wait for the disk (as on PostgreSQL, see [`READ_BACK_PG`];
+/// in-process, the pragmas around it cost no round trip). When the mark
+/// fails (say the write lock stays busy), the order is read back unmarked: a
+/// retry would only answer it as recovered.
 async fn read_back_sqlite(
     conn: &mut PoolConnection<sqlx::Sqlite>,
     user_id: &str,
     id: i64,
 ) -> Result<Option<OrderRow>> {
-    let stored = sqlx::query_as::<_, OrderRow>(order_by_id!())
-        .bind(id)
-        .bind(user_id)
-        .fetch_optional(&mut **conn)
-        .await
-        .map_err(StoreError::OutcomeUnknown)?;
-    if stored.is_some()
-        && let Err(e) = mark_answered_sqlite(conn, user_id, id).await
-    {
-        // The order is stored; a retry would only answer it as recovered.
-        tracing::warn!(target: "travel::store", error = %e, "could not mark the order answered");
-    }
-    Ok(stored)
-}
-
-/// The mark's commit does not wait for the disk (as on PostgreSQL, see
-/// [`READ_BACK_PG`]); in-process, the two pragmas around it cost no round trip.
-async fn mark_answered_sqlite(
-    conn: &mut PoolConnection<sqlx::Sqlite>,
-    user_id: &str,
-    id: i64,
-) -> sqlx::Result<()> {
     use db::NoFlush as _;
-    let lowered = conn.no_flush().await?;
-    let marked = sqlx::query(MARK_ANSWERED).bind(id).bind(user_id).execute(&mut **conn).await;
-    conn.restore_flush(lowered).await?;
-    marked.map(drop)
+    let marked = match conn.no_flush().await {
+        Ok(lowered) => {
+            let marked = sqlx::query_as::<_, OrderRow>(READ_BACK_SQLITE)
+                .bind(id)
+                .bind(user_id)
+                .fetch_optional(&mut **conn)
+                .await;
+            if let Err(e) = conn.restore_flush(lowered).await {
+                // The connection is closed when dropped, never handed out weaker.
+                tracing::warn!(target: "travel::store", error = %e, "could not restore a connection's durability");
+            }
+            marked
+        }
+        Err(e) => Err(e),
+    };
+    match marked {
+        Ok(stored) => Ok(stored),
+        Err(e) => {
+            tracing::warn!(target: "travel::store", error = %e, "could not mark the order answered");
+            sqlx::query_as::<_, OrderRow>(order_by_id!())
+                .bind(id)
+                .bind(user_id)
+                .fetch_optional(&mut **conn)
+                .await
+                .map_err(StoreError::OutcomeUnknown)
+        }
+    }
 }
 
 impl SubmitOn for PgPool {
