@@ -27,24 +27,17 @@ struct Cli {
 /// malloc/free were about a fifth of the server's CPU per `tools/call`
 /// (issue 16); mimalloc's thread-local free lists make them a few
 /// instructions each.
+///
+/// Built with its `no_thp` feature: mimalloc then turns transparent huge
+/// pages off for the process when it initializes, before `main`, instead of
+/// asking for them for its arena. With them, an idle server's few MiB of
+/// heap sat in 2 MiB pages (issue 16 measured 51 MiB idle RSS, 20 of it
+/// anonymous, then 4 MiB of huge pages still taken before a `prctl` in
+/// `main` could refuse them); nothing measurable was lost per call.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// mimalloc asks for transparent huge pages for its arena, so an idle
-/// server's few MiB of heap sat in 2 MiB pages: 18 MiB resident for about 3
-/// MiB in use (issue 16 measured 51 MiB idle RSS, 20 of it anonymous). Off
-/// for this process before the heap grows; nothing measurable was lost per
-/// call.
-fn no_huge_pages() {
-    #[cfg(target_os = "linux")]
-    if let Err(error) = rustix::thread::disable_transparent_huge_pages(true) {
-        // Only memory is at stake; the server runs the same.
-        eprintln!("note: transparent huge pages stay on ({error})");
-    }
-}
-
 fn main() -> ExitCode {
-    no_huge_pages();
     let cli = Cli::parse();
     logs::init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
