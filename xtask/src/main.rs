@@ -3,6 +3,7 @@
 //! - `cargo xtask codegen [--check]`: write (or check) the generated schemas and docs.
 //! - `cargo xtask layers`: check that crate dependencies only point down the layers.
 //! - `cargo xtask bench mcp`: toolgate against FastMCP over streamable HTTP (writes docs/bench-mcp.md).
+//! - `cargo xtask link-order`: profile what a release toolgate runs first (writes crates/toolgate/link-order.txt).
 
 mod bench;
 mod codegen;
@@ -24,8 +25,10 @@ fn main() -> Result<()> {
             Ok(())
         }
         ["bench", rest @ ..] => bench::run(rest),
+        ["link-order", rest @ ..] => bench::link_order::run(rest),
         _ => bail!(
-            "usage: cargo xtask codegen [--check] | cargo xtask layers | cargo xtask bench mcp [options]"
+            "usage: cargo xtask codegen [--check] | cargo xtask layers | cargo xtask bench mcp [options] | \
+             cargo xtask link-order [--no-build]"
         ),
     }
 }

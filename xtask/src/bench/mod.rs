@@ -17,6 +17,7 @@
 //! the Python registry, and takes minutes.
 
 mod bare;
+pub(crate) mod link_order;
 mod proc;
 mod report;
 mod servers;

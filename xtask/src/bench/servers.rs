@@ -108,7 +108,7 @@ pub(crate) fn call_body(variant: Variant, id: u64) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{}}}"#, variant.call_params())
 }
 
-fn post(
+pub(crate) fn post(
     client: &reqwest::Client,
     url: &str,
     bearer: Option<&str>,
@@ -133,9 +133,9 @@ fn post(
 /// A provisioned toolgate database (`toolgate migrate`) with one member
 /// key, made before the clock starts: the cold start measured is a restart
 /// on a deployment's database, not its first migration or key creation.
-pub(crate) fn prepare_toolgate(programs: &Programs, work: &Path, slug: &str) -> Result<(PathBuf, String)> {
+pub(crate) fn prepare_toolgate(toolgate: &Path, work: &Path, slug: &str) -> Result<(PathBuf, String)> {
     let db = work.join(format!("{slug}.db"));
-    let migrated = std::process::Command::new(&programs.toolgate)
+    let migrated = std::process::Command::new(toolgate)
         .arg("--db")
         .arg(format!("sqlite:{}", db.display()))
         .arg("migrate")
@@ -145,7 +145,7 @@ pub(crate) fn prepare_toolgate(programs: &Programs, work: &Path, slug: &str) -> 
     if !migrated.status.success() {
         bail!("toolgate migrate failed: {}", String::from_utf8_lossy(&migrated.stderr));
     }
-    let output = std::process::Command::new(&programs.toolgate)
+    let output = std::process::Command::new(toolgate)
         .arg("--db")
         .arg(format!("sqlite:{}", db.display()))
         .args(["keys", "create", "--user", "alice", "--role", "member"])
@@ -173,7 +173,7 @@ pub(crate) async fn start(programs: &Programs, work: &Path, variant: Variant, cp
             (command, None)
         }
         Kind::Toolgate => {
-            let (db, key) = prepare_toolgate(programs, work, &slug)?;
+            let (db, key) = prepare_toolgate(&programs.toolgate, work, &slug)?;
             let mut command = Command::new("taskset");
             command.arg("-c").arg(cpu.to_string()).arg(&programs.toolgate);
             command.arg("--db").arg(format!("sqlite:{}", db.display()));
@@ -237,7 +237,7 @@ pub(crate) async fn start(programs: &Programs, work: &Path, variant: Variant, cp
 }
 
 /// Read stdout until `... serving MCP at http://HOST:PORT/mcp`; drain the rest.
-async fn serving_url(stdout: tokio::process::ChildStdout, what: &str) -> Result<String> {
+pub(crate) async fn serving_url(stdout: tokio::process::ChildStdout, what: &str) -> Result<String> {
     let mut lines = BufReader::new(stdout).lines();
     let found = tokio::time::timeout(Duration::from_secs(60), async {
         while let Some(line) = lines.next_line().await? {
@@ -262,7 +262,11 @@ async fn serving_url(stdout: tokio::process::ChildStdout, what: &str) -> Result<
 }
 
 /// `initialize`, then `notifications/initialized`; the session id.
-async fn open_session(client: &reqwest::Client, url: &str, bearer: Option<&str>) -> Result<String> {
+pub(crate) async fn open_session(
+    client: &reqwest::Client,
+    url: &str,
+    bearer: Option<&str>,
+) -> Result<String> {
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": PROTOCOL, "capabilities": {},
         "clientInfo": {"name": "toolgate-bench", "version": env!("CARGO_PKG_VERSION")}}});

@@ -38,6 +38,21 @@ pub(super) fn programs(root: &Path, build: bool, fastmcp: bool) -> Result<Progra
             bail!("`{tool}` is not installed (Debian: apt-get install wrk util-linux)");
         }
     }
+    let toolgate = release_toolgate(root, build)?;
+    let python = root.join("target/bench-venv/bin/python");
+    if fastmcp {
+        ensure_venv(root, &python)?;
+    }
+    Ok(Programs {
+        toolgate,
+        xtask: std::env::current_exe().context("this program's path")?,
+        python,
+        fastmcp_script: root.join("bench/fastmcp_server.py"),
+    })
+}
+
+/// The release `toolgate` binary, built first when `build`.
+pub(super) fn release_toolgate(root: &Path, build: bool) -> Result<PathBuf> {
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
     let toolgate = target.join("release/toolgate");
     if build {
@@ -55,16 +70,7 @@ pub(super) fn programs(root: &Path, build: bool, fastmcp: bool) -> Result<Progra
     if !toolgate.exists() {
         bail!("{} is missing: run `cargo build --release -p toolgate` first", toolgate.display());
     }
-    let python = root.join("target/bench-venv/bin/python");
-    if fastmcp {
-        ensure_venv(root, &python)?;
-    }
-    Ok(Programs {
-        toolgate,
-        xtask: std::env::current_exe().context("this program's path")?,
-        python,
-        fastmcp_script: root.join("bench/fastmcp_server.py"),
-    })
+    Ok(toolgate)
 }
 
 /// FastMCP (pinned) in `target/bench-venv`, installed from the Python registry when missing.
