@@ -342,7 +342,13 @@ impl HttpExecutor {
             Method::Patch => reqwest::Method::PATCH,
             Method::Delete => reqwest::Method::DELETE,
         };
-        let mut request = self.client()?.request(http_method, prepared.url).timeout(timeout);
+        // The budget runs from here: building the client at the executor's first call counts
+        // against it, so that the answer stays this executor's, never the gateway's timer.
+        let budget_ends = Instant::now() + timeout;
+        let client = self.client()?;
+        let mut request = client
+            .request(http_method, prepared.url)
+            .timeout(budget_ends.saturating_duration_since(Instant::now()));
         request = match (&self.options.auth, token) {
             (Auth::Static { header, value }, _) => {
                 let mut value = reqwest::header::HeaderValue::from_str(value.expose())
