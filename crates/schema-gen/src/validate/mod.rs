@@ -6,7 +6,7 @@
 //! meant, never the union error "not valid under any of the schemas".
 
 use std::collections::HashMap;
-use std::sync::LazyLock;
+use std::sync::{LazyLock, Mutex};
 
 use jsonschema::Validator as Compiled;
 use serde_json::Value;
@@ -88,10 +88,34 @@ pub(crate) fn compile(schema: &Value) -> Result<Compiled, SchemaError> {
         .map_err(|e| SchemaError { message: e.to_string() })
 }
 
+/// Compiled schemas by their JSON text. A tool's schema is compiled by the
+/// tool itself and again by each registry that lists it (the gateway's, a
+/// dynamic source's): the repeats were a tenth of a server's start. A clone
+/// shares the compiled tree. Bounded, so that a source whose schemas keep
+/// changing cannot grow it without end: past the bound, schemas are compiled
+/// each time as before.
+static COMPILED: LazyLock<Mutex<HashMap<String, Compiled>>> = LazyLock::new(Mutex::default);
+const COMPILED_MAX: usize = 1024;
+
+fn compile_shared(schema: &Value) -> Result<Compiled, SchemaError> {
+    let key = schema.to_string();
+    if let Some(hit) = COMPILED.lock().ok().and_then(|cache| cache.get(&key).cloned()) {
+        return Ok(hit);
+    }
+    let compiled = compile(schema)?;
+    if let Ok(mut cache) = COMPILED.lock()
+        && cache.len() < COMPILED_MAX
+    {
+        cache.insert(key, compiled.clone());
+    }
+    Ok(compiled)
+}
+
 impl Validator {
-    /// Compile `schema` (draft 2020-12, formats checked).
+    /// Compile `schema` (draft 2020-12, formats checked); a schema compiled
+    /// before in this process is shared, not compiled again.
     pub fn new(schema: &Value) -> Result<Self, SchemaError> {
-        let compiled = compile(schema)?;
+        let compiled = compile_shared(schema)?;
         let dispatch = Dispatch::detect(schema);
         Ok(Self { schema: schema.clone(), compiled, dispatch })
     }
@@ -178,7 +202,7 @@ impl Dispatch {
                 }
             }
             let doc = Value::Object(doc);
-            let branch = Branch { compiled: compile(&doc).ok()?, doc };
+            let branch = Branch { compiled: compile_shared(&doc).ok()?, doc };
             compiled.push(branch);
         }
         Some(Dispatch { key: key.to_string(), ops, index, branches: compiled })
@@ -274,7 +298,26 @@ fn finish(mut errors: Vec<FieldError>, instance: &Value) -> Vec<FieldError> {
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
+
+    #[test]
+    fn a_schema_compiled_twice_is_compiled_once_and_a_failure_is_not_kept() {
+        let schema =
+            json!({"type": "object", "properties": {"shared_once": {"type": "string", "pattern": "^a+$"}}});
+        let first = Validator::new(&schema).unwrap();
+        assert!(COMPILED.lock().unwrap().contains_key(&schema.to_string()));
+        let second = Validator::new(&schema).unwrap();
+        for v in [&first, &second] {
+            assert!(v.is_valid(&json!({"shared_once": "aaa"})));
+            assert_eq!(v.validate(&json!({"shared_once": "b"})).unwrap_err()[0].pointer, "/shared_once");
+        }
+        let broken = json!({"type": "string", "pattern": "(unclosed"});
+        assert!(Validator::new(&broken).is_err());
+        assert!(!COMPILED.lock().unwrap().contains_key(&broken.to_string()));
+        assert!(Validator::new(&broken).is_err(), "a schema that failed fails again");
+    }
 
     #[test]
     fn validator_is_send_and_sync() {
