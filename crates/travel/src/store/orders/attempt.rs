@@ -129,22 +129,29 @@ const READ_BACK_PG: &str = "WITH o AS (UPDATE travel_orders SET answered = TRUE 
      o.purpose, o.status, o.approval_id, o.process_instance_id, a.status AS approval_status, o.created_at, \
      o.updated_at FROM o LEFT JOIN travel_approvals a ON a.id = o.approval_id";
 
+/// The parameters of [`SUBMIT_SQLITE`] and [`SUBMIT_PG`], `$1` to `$11`, in order.
+macro_rules! bind_submit {
+    ($query:expr, $new:expr, $fresh:expr) => {
+        $query
+            .bind(&$new.user_id)
+            .bind(&$new.fingerprint)
+            .bind(&$new.destination)
+            .bind(&$new.departure_city)
+            .bind($new.departure_date)
+            .bind($new.return_date)
+            .bind(&$new.purpose)
+            .bind($fresh.now)
+            .bind($fresh.id)
+            .bind($fresh.approval_id)
+            .bind($fresh.process_instance_id)
+    };
+}
+
 impl SubmitOn for SqlitePool {
     async fn write_submit<'a>(&'a self, new: &'a NewOrder, fresh: Fresh<'a>) -> Result<Attempt> {
         let mut conn = self.acquire().await?;
         let mut tx = conn.begin_write_on().await?;
-        let written = sqlx::query(SUBMIT_SQLITE)
-            .bind(&new.user_id)
-            .bind(&new.fingerprint)
-            .bind(&new.destination)
-            .bind(&new.departure_city)
-            .bind(new.departure_date)
-            .bind(new.return_date)
-            .bind(&new.purpose)
-            .bind(fresh.now)
-            .bind(fresh.id)
-            .bind(fresh.approval_id)
-            .bind(fresh.process_instance_id)
+        let written = bind_submit!(sqlx::query(SUBMIT_SQLITE), new, fresh)
             .execute(&mut *tx)
             .await
             .map(|done| done.rows_affected());
@@ -222,18 +229,7 @@ impl SubmitOn for PgPool {
     async fn write_submit<'a>(&'a self, new: &'a NewOrder, fresh: Fresh<'a>) -> Result<Attempt> {
         // Acquired apart, so that a failure to connect is never taken for one of the statement.
         let mut conn = self.acquire().await?;
-        let written = sqlx::query_scalar::<_, i64>(SUBMIT_PG)
-            .bind(&new.user_id)
-            .bind(&new.fingerprint)
-            .bind(&new.destination)
-            .bind(&new.departure_city)
-            .bind(new.departure_date)
-            .bind(new.return_date)
-            .bind(&new.purpose)
-            .bind(fresh.now)
-            .bind(fresh.id)
-            .bind(fresh.approval_id)
-            .bind(fresh.process_instance_id)
+        let written = bind_submit!(sqlx::query_scalar::<_, i64>(SUBMIT_PG), new, fresh)
             .fetch_optional(&mut *conn)
             .await;
         match written {
