@@ -76,12 +76,16 @@ macro_rules! on_pool {
         }
         loop {
             __attempt += 1;
-            let __result: ::std::result::Result<_, $err> = async {
+            // Boxed: sqlx's futures are large (acquiring a PostgreSQL
+            // connection alone is about 14 KB), and a future that holds one
+            // inline is copied whole each time it moves (into a tool's box,
+            // into a spawned task). On the heap, every caller stays small.
+            let __result: ::std::result::Result<_, $err> = ::std::boxed::Box::pin(async {
                 ::std::result::Result::Ok(match __db.pool() {
                     $crate::Pool::Sqlite($pool) => $body,
                     $crate::Pool::Postgres($pool) => $body,
                 })
-            }
+            })
             .await;
             match __result {
                 ::std::result::Result::Ok(__value) => break __value,

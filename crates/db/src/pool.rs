@@ -220,6 +220,12 @@ impl Db {
         if !self.is_down() {
             return Ok(());
         }
+        // Boxed: the probe holds a PostgreSQL connect, a large future, and
+        // every call awaits this one; only an outage pays for the box.
+        Box::pin(self.probe()).await
+    }
+
+    async fn probe(&self) -> Result<(), sqlx::Error> {
         let Pool::Postgres(pool) = &self.pool else { return Ok(()) };
         let _one_at_a_time = self.health.probing.lock().await;
         if !self.is_down() {
