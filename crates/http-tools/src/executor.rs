@@ -327,6 +327,20 @@ impl HttpExecutor {
         params: &Value,
         progress: &dyn ProgressSink,
     ) -> ToolResult {
+        // Boxed: the exchange's future (reqwest's, the streamed body's) is
+        // several kilobytes, and a tool that holds it inline, even on a path
+        // that never sends, is copied whole each time its future moves.
+        Box::pin(self.exchange(prepared, token, timeout, params, progress)).await
+    }
+
+    async fn exchange(
+        &self,
+        prepared: Prepared,
+        token: Option<&str>,
+        timeout: Duration,
+        params: &Value,
+        progress: &dyn ProgressSink,
+    ) -> ToolResult {
         let method = prepared.method;
         let sent = Sent {
             method: method.as_str(),
