@@ -7,6 +7,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
+use futures::future::Either;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -84,9 +85,13 @@ where
 {
     let shared = shared.clone();
     let typed = schema_gen::tool_fn(spec.with_domain(crate::DOMAIN), move |ctx: ToolContext, input: I| {
-        let user = caller_user(&ctx).map(str::to_owned);
-        let fut = user.map(|user| run(Call { shared: shared.clone(), user, ctx }, input));
-        async move { fut?.await }
+        // No async block around `run`: one holding its future (and the
+        // `Result` it came in) would lay it out three times over, and the
+        // whole is copied each time the call's future moves.
+        match caller_user(&ctx).map(str::to_owned) {
+            Ok(user) => Either::Left(run(Call { shared: shared.clone(), user, ctx }, input)),
+            Err(refused) => Either::Right(std::future::ready(Err(refused))),
+        }
     });
     match rules {
         Some(rules) => Arc::new(typed.with_rules(rules)),
