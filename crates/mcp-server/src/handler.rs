@@ -191,7 +191,10 @@ impl McpServer {
             }
         });
         match channel {
-            Some(channel) => progress::drive(call, channel, &context.peer, &context.ct).await,
+            // Boxed as well: progress is rare, and its driver (notification
+            // futures included) would otherwise make every call's future
+            // larger by its size.
+            Some(channel) => Box::pin(progress::drive(call, channel, &context.peer, &context.ct)).await,
             None => tokio::select! {
                 biased;
                 () = context.ct.cancelled() => None,

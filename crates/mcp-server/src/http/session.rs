@@ -262,10 +262,12 @@ pub(super) enum McpService {
 }
 
 impl McpService {
+    /// Boxed: rmcp's request future is several kilobytes, and held inline
+    /// it would be copied with every layer's future that wraps it.
     async fn handle(&self, request: Request) -> Response {
         match self {
-            Self::Stateful(service) => service.handle(request).await.map(Body::new),
-            Self::Stateless(service) => service.handle(request).await.map(Body::new),
+            Self::Stateful(service) => Box::pin(service.handle(request)).await.map(Body::new),
+            Self::Stateless(service) => Box::pin(service.handle(request)).await.map(Body::new),
         }
     }
 }
