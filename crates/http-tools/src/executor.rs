@@ -330,113 +330,105 @@ impl HttpExecutor {
         // Boxed: the exchange's future (reqwest's, the streamed body's) is
         // several kilobytes, and a tool that holds it inline, even on a path
         // that never sends, is copied whole each time its future moves.
-        Box::pin(self.exchange(prepared, token, timeout, params, progress)).await
-    }
-
-    async fn exchange(
-        &self,
-        prepared: Prepared,
-        token: Option<&str>,
-        timeout: Duration,
-        params: &Value,
-        progress: &dyn ProgressSink,
-    ) -> ToolResult {
-        let method = prepared.method;
-        let sent = Sent {
-            method: method.as_str(),
-            path: &prepared.path,
-            read: method.is_read(),
-            backend: &self.options.backend_name,
-            preview_chars: self.options.preview_chars,
-        };
-        let http_method = match method {
-            Method::Get => reqwest::Method::GET,
-            Method::Post => reqwest::Method::POST,
-            Method::Put => reqwest::Method::PUT,
-            Method::Patch => reqwest::Method::PATCH,
-            Method::Delete => reqwest::Method::DELETE,
-        };
-        // The budget runs from here: building the client at the executor's first call counts
-        // against it, so that the answer stays this executor's, never the gateway's timer.
-        let budget_ends = Instant::now() + timeout;
-        let client = self.client()?;
-        let mut request = client
-            .request(http_method, prepared.url)
-            .timeout(budget_ends.saturating_duration_since(Instant::now()));
-        request = match (&self.options.auth, token) {
-            (Auth::Static { header, value }, _) => {
-                let mut value = reqwest::header::HeaderValue::from_str(value.expose())
-                    .unwrap_or_else(|_| reqwest::header::HeaderValue::from_static(""));
-                value.set_sensitive(true);
-                request.header(header.as_str(), value)
-            }
-            (_, Some(token)) => request.bearer_auth(token),
-            (_, None) => request,
-        };
-        if let Some(body) = &prepared.body {
-            request = request.json(body);
-        }
-        let started = Instant::now();
-        let outcome = async {
-            let mut response = request.send().await?;
-            let status = response.status();
-            let total = response.content_length().map(|n| n as f64);
-            let mut body = Vec::new();
-            let mut next_report = PROGRESS_STEP_BYTES;
-            while let Some(chunk) = response.chunk().await? {
-                if body.len() + chunk.len() > self.options.max_response_bytes {
-                    return Ok((status, None));
+        Box::pin(async move {
+            let method = prepared.method;
+            let sent = Sent {
+                method: method.as_str(),
+                path: &prepared.path,
+                read: method.is_read(),
+                backend: &self.options.backend_name,
+                preview_chars: self.options.preview_chars,
+            };
+            let http_method = match method {
+                Method::Get => reqwest::Method::GET,
+                Method::Post => reqwest::Method::POST,
+                Method::Put => reqwest::Method::PUT,
+                Method::Patch => reqwest::Method::PATCH,
+                Method::Delete => reqwest::Method::DELETE,
+            };
+            // The budget runs from here: building the client at the executor's first call counts
+            // against it, so that the answer stays this executor's, never the gateway's timer.
+            let budget_ends = Instant::now() + timeout;
+            let client = self.client()?;
+            let mut request = client
+                .request(http_method, prepared.url)
+                .timeout(budget_ends.saturating_duration_since(Instant::now()));
+            request = match (&self.options.auth, token) {
+                (Auth::Static { header, value }, _) => {
+                    let mut value = reqwest::header::HeaderValue::from_str(value.expose())
+                        .unwrap_or_else(|_| reqwest::header::HeaderValue::from_static(""));
+                    value.set_sensitive(true);
+                    request.header(header.as_str(), value)
                 }
-                body.extend_from_slice(&chunk);
-                if body.len() >= next_report {
-                    next_report = body.len() + PROGRESS_STEP_BYTES;
-                    let message = format!(
-                        "receiving the answer of {} to {} {}: {} KiB so far",
-                        sent.backend,
-                        sent.method,
-                        sent.path,
-                        body.len() / 1024
+                (_, Some(token)) => request.bearer_auth(token),
+                (_, None) => request,
+            };
+            if let Some(body) = &prepared.body {
+                request = request.json(body);
+            }
+            let started = Instant::now();
+            let outcome = async {
+                let mut response = request.send().await?;
+                let status = response.status();
+                let total = response.content_length().map(|n| n as f64);
+                let mut body = Vec::new();
+                let mut next_report = PROGRESS_STEP_BYTES;
+                while let Some(chunk) = response.chunk().await? {
+                    if body.len() + chunk.len() > self.options.max_response_bytes {
+                        return Ok((status, None));
+                    }
+                    body.extend_from_slice(&chunk);
+                    if body.len() >= next_report {
+                        next_report = body.len() + PROGRESS_STEP_BYTES;
+                        let message = format!(
+                            "receiving the answer of {} to {} {}: {} KiB so far",
+                            sent.backend,
+                            sent.method,
+                            sent.path,
+                            body.len() / 1024
+                        );
+                        progress.report(body.len() as f64, total, Some(&message));
+                    }
+                }
+                Ok::<_, reqwest::Error>((status, Some(body)))
+            }
+            .await;
+            let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+            match outcome {
+                Ok((status, Some(body))) => {
+                    tracing::debug!(
+                        method = sent.method,
+                        path = sent.path,
+                        status = status.as_u16(),
+                        elapsed_ms,
+                        "backend answered"
                     );
-                    progress.report(body.len() as f64, total, Some(&message));
+                    map_answer(&sent, status, &body, params).map(ToolOutput::json)
+                }
+                Ok((status, None)) => Err(ToolError::new(
+                    ErrorCode::ExecutionError,
+                    format!(
+                        "{} answered more than {} bytes to {} {}; ask for less (e.g. a shorter date range).",
+                        sent.backend, self.options.max_response_bytes, sent.method, sent.path
+                    ),
+                )
+                .with_details(
+                    serde_json::json!({ "status": status.as_u16(), "method": sent.method, "path": sent.path }),
+                )),
+                Err(error) => {
+                    tracing::debug!(
+                        method = sent.method,
+                        path = sent.path,
+                        elapsed_ms,
+                        timeout = error.is_timeout(),
+                        connect = error.is_connect(),
+                        "backend did not answer"
+                    );
+                    Err(map_failure(&sent, &error, timeout.as_millis()))
                 }
             }
-            Ok::<_, reqwest::Error>((status, Some(body)))
-        }
-        .await;
-        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-        match outcome {
-            Ok((status, Some(body))) => {
-                tracing::debug!(
-                    method = sent.method,
-                    path = sent.path,
-                    status = status.as_u16(),
-                    elapsed_ms,
-                    "backend answered"
-                );
-                map_answer(&sent, status, &body, params).map(ToolOutput::json)
-            }
-            Ok((status, None)) => Err(ToolError::new(
-                ErrorCode::ExecutionError,
-                format!(
-                    "{} answered more than {} bytes to {} {}; ask for less (e.g. a shorter date range).",
-                    sent.backend, self.options.max_response_bytes, sent.method, sent.path
-                ),
-            )
-            .with_details(
-                serde_json::json!({ "status": status.as_u16(), "method": sent.method, "path": sent.path }),
-            )),
-            Err(error) => {
-                tracing::debug!(
-                    method = sent.method,
-                    path = sent.path,
-                    elapsed_ms,
-                    timeout = error.is_timeout(),
-                    connect = error.is_connect(),
-                    "backend did not answer"
-                );
-                Err(map_failure(&sent, &error, timeout.as_millis()))
-            }
-        }
+        })
+        .await
     }
 }
 
