@@ -104,7 +104,9 @@ impl CallMetrics {
     }
 
     pub(crate) fn finished(&self, tool: usize, role: &str, code: Option<ErrorCode>, seconds: f64) {
-        let outcome = code.map_or(0, |c| ErrorCode::ALL.iter().position(|x| *x == c).map_or(0, |i| i + 1));
+        // Slot 0 is OK; a code's slot is its index in `ErrorCode::ALL` (declared
+        // with the enum, so every code has one).
+        let outcome = code.map_or(0, |c| c.index() + 1);
         let slot = (tool * self.roles.len() + self.role_slot(role)) * OUTCOMES + outcome;
         self.calls[slot].fetch_add(1, Relaxed);
         let histogram = &self.latency[tool];
@@ -122,7 +124,7 @@ impl CallMetrics {
         );
         out.push_str("# TYPE toolgate_calls_total counter\n");
         let mut rate_limited = 0u64;
-        let limited = ErrorCode::ALL.iter().position(|c| *c == ErrorCode::RateLimited).map(|i| i + 1);
+        let limited = ErrorCode::RateLimited.index() + 1;
         for (t, tool) in self.tools.iter().enumerate() {
             // A dynamic slot not taken yet has counted nothing.
             let Some(tool) = tool.get() else { continue };
@@ -132,7 +134,7 @@ impl CallMetrics {
                     if n == 0 {
                         continue;
                     }
-                    if Some(o) == limited {
+                    if o == limited {
                         rate_limited += n;
                     }
                     let outcome = if o == 0 { "OK" } else { ErrorCode::ALL[o - 1].as_str() };
@@ -211,6 +213,21 @@ mod tests {
         assert!(!out.contains("tool=\"a_tool\""), "untouched series are left out");
         assert!(!out.contains("tool=\"(other)\""), "untouched series are left out");
         assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+
+    #[test]
+    fn every_code_is_counted_under_its_own_name() {
+        let m = CallMetrics::new(&["a_tool".into()], &["member".into()]);
+        for code in ErrorCode::ALL {
+            m.finished(0, "member", Some(code), 0.001);
+        }
+        let mut out = String::new();
+        m.render(&mut out);
+        for code in ErrorCode::ALL {
+            let row = format!("toolgate_calls_total{{tool=\"a_tool\",role=\"member\",outcome=\"{code}\"}} 1\n");
+            assert!(out.contains(&row), "{code} is not counted under its name:\n{out}");
+        }
+        assert!(!out.contains("outcome=\"OK\""), "no failure is counted as OK:\n{out}");
     }
 
     #[test]

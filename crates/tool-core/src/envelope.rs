@@ -259,7 +259,8 @@ mod tests {
 
     #[test]
     fn every_error_code_serializes_to_its_wire_name() {
-        for code in ErrorCode::ALL {
+        for (i, code) in ErrorCode::ALL.into_iter().enumerate() {
+            assert_eq!(code.index(), i, "{code}: ALL is in declaration order");
             let v = serde_json::to_value(code).unwrap();
             assert_eq!(v, json!(code.as_str()));
             let back: ErrorCode = serde_json::from_value(v).unwrap();

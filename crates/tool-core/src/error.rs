@@ -5,78 +5,68 @@ use serde_json::Value;
 
 use crate::Signal;
 
-/// The standard error codes. Serialized in SCREAMING_SNAKE_CASE, e.g. `INVALID_PARAMS`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ErrorCode {
+/// Declares [`ErrorCode`], its wire names and [`ErrorCode::ALL`] from one
+/// list, so a code cannot be left out of `ALL` (the metrics lay out one slot
+/// per code by its index).
+macro_rules! error_codes {
+    ($( $(#[doc = $doc:literal])* $variant:ident = $wire:literal, )+) => {
+        /// The standard error codes. Serialized in SCREAMING_SNAKE_CASE, e.g. `INVALID_PARAMS`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+        pub enum ErrorCode {
+            $( $(#[doc = $doc])* $variant, )+
+        }
+
+        impl ErrorCode {
+            /// Every code, in declaration order: `ALL[code.index()] == code`.
+            pub const ALL: [ErrorCode; [$(ErrorCode::$variant),+].len()] = [$(ErrorCode::$variant),+];
+
+            /// The wire name, e.g. `"INVALID_PARAMS"`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( ErrorCode::$variant => $wire, )+
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
     /// No tool of that name is visible to the caller.
-    ToolNotFound,
+    ToolNotFound = "TOOL_NOT_FOUND",
     /// No skill of that id is visible to the caller.
-    SkillNotFound,
+    SkillNotFound = "SKILL_NOT_FOUND",
     /// The parameters do not match the tool's schema or rules.
-    InvalidParams,
+    InvalidParams = "INVALID_PARAMS",
     /// The caller's role is below the role the tool needs.
-    PermissionDenied,
+    PermissionDenied = "PERMISSION_DENIED",
     /// The call did not finish within its time limit.
-    Timeout,
+    Timeout = "TIMEOUT",
     /// Every allowed attempt failed with a retryable error.
-    RetryExhausted,
+    RetryExhausted = "RETRY_EXHAUSTED",
     /// The tool ran and failed.
-    ExecutionError,
+    ExecutionError = "EXECUTION_ERROR",
     /// The tool's output was not the JSON it had to be.
-    ParseError,
+    ParseError = "PARSE_ERROR",
     /// The record asked for does not exist (or is not the caller's).
-    NotFound,
+    NotFound = "NOT_FOUND",
     /// The record is in a state that does not allow the change.
-    Conflict,
+    Conflict = "CONFLICT",
     /// A backend the tool needs is not reachable or not configured.
-    Unavailable,
+    Unavailable = "UNAVAILABLE",
     /// The write committed but reading it back did not match.
-    VerifyFailed,
+    VerifyFailed = "VERIFY_FAILED",
     /// A bug on our side; the message says nothing more.
-    InternalError,
+    InternalError = "INTERNAL_ERROR",
     /// The caller sent more calls than its rate limit allows; `details.retry_after_ms`
     /// says how long to wait before trying again.
-    RateLimited,
+    RateLimited = "RATE_LIMITED",
 }
 
 impl ErrorCode {
-    /// Every code, in declaration order.
-    pub const ALL: [ErrorCode; 14] = [
-        ErrorCode::ToolNotFound,
-        ErrorCode::SkillNotFound,
-        ErrorCode::InvalidParams,
-        ErrorCode::PermissionDenied,
-        ErrorCode::Timeout,
-        ErrorCode::RetryExhausted,
-        ErrorCode::ExecutionError,
-        ErrorCode::ParseError,
-        ErrorCode::NotFound,
-        ErrorCode::Conflict,
-        ErrorCode::Unavailable,
-        ErrorCode::VerifyFailed,
-        ErrorCode::InternalError,
-        ErrorCode::RateLimited,
-    ];
-
-    /// The wire name, e.g. `"INVALID_PARAMS"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::ToolNotFound => "TOOL_NOT_FOUND",
-            ErrorCode::SkillNotFound => "SKILL_NOT_FOUND",
-            ErrorCode::InvalidParams => "INVALID_PARAMS",
-            ErrorCode::PermissionDenied => "PERMISSION_DENIED",
-            ErrorCode::Timeout => "TIMEOUT",
-            ErrorCode::RetryExhausted => "RETRY_EXHAUSTED",
-            ErrorCode::ExecutionError => "EXECUTION_ERROR",
-            ErrorCode::ParseError => "PARSE_ERROR",
-            ErrorCode::NotFound => "NOT_FOUND",
-            ErrorCode::Conflict => "CONFLICT",
-            ErrorCode::Unavailable => "UNAVAILABLE",
-            ErrorCode::VerifyFailed => "VERIFY_FAILED",
-            ErrorCode::InternalError => "INTERNAL_ERROR",
-            ErrorCode::RateLimited => "RATE_LIMITED",
-        }
+    /// The code's position in [`ErrorCode::ALL`].
+    pub const fn index(self) -> usize {
+        self as usize
     }
 
     /// Whether a failure with this code is, by default, worth trying again
