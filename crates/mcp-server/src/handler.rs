@@ -55,7 +55,14 @@ pub(crate) struct Authenticated {
 #[derive(Clone, Debug)]
 pub struct McpServer {
     inner: Arc<Inner>,
+    life: Arc<SessionLife>,
 }
+
+/// Held by every clone of one session's [`McpServer`]: when rmcp drops the
+/// session's handler (the session was closed or expired), the sender goes
+/// and the session's background tasks see their receiver end.
+#[derive(Debug, Default)]
+struct SessionLife(tokio::sync::watch::Sender<()>);
 
 #[derive(Clone, Debug)]
 struct Inner {
@@ -71,7 +78,17 @@ impl McpServer {
     pub fn new(gateway: Gateway, exposure: Exposure) -> Self {
         let meta_tools = gateway.meta_specs().iter().filter_map(mcp_tool).collect();
         let info = Implementation::new("toolgate", env!("CARGO_PKG_VERSION"));
-        Self { inner: Arc::new(Inner { gateway, exposure, caller: None, info, meta_tools }) }
+        Self {
+            inner: Arc::new(Inner { gateway, exposure, caller: None, info, meta_tools }),
+            life: Arc::default(),
+        }
+    }
+
+    /// A handler for a new session: the same server, with a lifetime of its
+    /// own, so what the session starts ends with it (not with the template
+    /// the factory clones).
+    pub(crate) fn for_session(&self) -> Self {
+        Self { inner: self.inner.clone(), life: Arc::default() }
     }
 
     /// Serve every request as this caller (stdio, or an embedding that
@@ -315,18 +332,29 @@ impl ServerHandler for McpServer {
     /// In direct and scoped modes the tool list follows the gateway's (tools
     /// of upstream MCP servers come and go): each change is announced to this
     /// session with `notifications/tools/list_changed`. The watcher ends with
-    /// the session's transport.
+    /// the session (when rmcp drops its handler), not at the next change:
+    /// short sessions must not leave a task each behind.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         if !self.inner.exposure.is_direct() {
             return;
         }
         let mut changes = self.inner.gateway.tools_changed();
         changes.mark_unchanged();
+        let mut ended = self.life.0.subscribe();
         let peer = context.peer.clone();
         tokio::spawn(async move {
-            while changes.changed().await.is_ok() {
-                if peer.is_transport_closed() || peer.notify_tool_list_changed().await.is_err() {
-                    break;
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => {
+                        if changed.is_err()
+                            || peer.is_transport_closed()
+                            || peer.notify_tool_list_changed().await.is_err()
+                        {
+                            break;
+                        }
+                    }
+                    // Nothing is ever sent: this resolves when the session's handler is dropped.
+                    _ = ended.changed() => break,
                 }
             }
         });

@@ -352,7 +352,7 @@ pub fn http_router(mut state: HttpState) -> Router {
         .disable_allowed_hosts()
         .disable_allowed_origins();
     let factory_server = server.clone();
-    let factory = move || Ok(factory_server.clone());
+    let factory = move || Ok(factory_server.for_session());
     let mut guard = session::McpGuard {
         max_body_bytes: config.max_body_bytes,
         owners: None,
@@ -402,6 +402,7 @@ pub fn http_router(mut state: HttpState) -> Router {
 
     let page = Router::new()
         .route("/", get(page::index))
+        .route("/favicon.ico", get(page::favicon))
         .layer(middleware::from_fn_with_state(shared.clone(), origin_checked)); // 1
 
     // Balancers and scrapers name the instance by address and carry no key.

@@ -8,4 +8,5 @@ mod http;
 mod interop;
 mod keys;
 mod stdio;
+mod watchers;
 mod web;

@@ -21,6 +21,19 @@ use crate::chat;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/web/page_check.cjs");
 
+/// Browsers fetch the icon on their own, without the page's key: it is not
+/// an API route, so it is no 401 (one in every browser's console before).
+#[tokio::test]
+async fn the_icon_is_served_without_a_key_and_the_api_still_needs_one() {
+    let server = crate::common::TestServer::default().await;
+    let icon = server.get(None, "/favicon.ico").await;
+    assert_eq!(icon.status, 200, "{}", icon.text);
+    assert_eq!(icon.headers["content-type"], "image/svg+xml");
+    assert!(icon.text.starts_with("<svg"), "{}", icon.text);
+    assert_eq!(server.get(None, "/api/tools").await.status, 401);
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn the_page_shows_tools_skills_the_live_trace_the_console_and_the_chat() {
     let Some(browser) = test_support::browser::find() else { return };
