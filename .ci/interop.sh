@@ -12,17 +12,23 @@ python="${TOOLGATE_PYTHON:?run .ci/tools.sh first}"
 conformance="${TOOLGATE_CONFORMANCE:?run .ci/tools.sh first}"
 work=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
 trap cleanup EXIT
 
-# A demo server on an ephemeral loopback port; prints its base URL.
+# A demo server on an ephemeral loopback port; sets demo_url to its base URL.
+# Called directly, never inside $( ): a subshell's pids+=() would not reach
+# the cleanup trap, and the server would outlive this script.
 start_demo() {
   local name=$1; shift
   "$bin" --db "sqlite:$work/$name.db" serve --demo --listen 127.0.0.1:0 "$@" >"$work/$name.out" 2>"$work/$name.err" &
   pids+=($!)
   for _ in $(seq 1 100); do
     if grep -q 'serving MCP at' "$work/$name.out" 2>/dev/null; then
-      sed -n 's#.*serving MCP at \(http://[^/]*\)/mcp.*#\1#p' "$work/$name.out"
+      demo_url=$(sed -n 's#.*serving MCP at \(http://[^/]*\)/mcp.*#\1#p' "$work/$name.out")
       return 0
     fi
     sleep 0.1
@@ -36,7 +42,8 @@ tool_args=(--ok-tool query_weather --ok-params '{"city": "Oslo"}'
            --denied-tool query_travel_order --denied-params '{}'
            --progress-tool '')
 
-url=$(start_demo sdk)
+start_demo sdk
+url=$demo_url
 key=$(awk '$1 == "visitor" && $2 == "guest" {print $3}' "$work/sdk.out")
 echo "--- Python SDK over streamable HTTP ($url)"
 "$python" "$root/crates/mcp-server/tests/python/client_check.py" "${tool_args[@]}" http "$url/mcp" "$key"
@@ -46,7 +53,8 @@ echo "--- Python SDK over stdio"
 
 # The suite sends no Authorization header: this server lets header-less
 # requests act as a guest (loopback only); a bad key is still refused.
-url=$(start_demo conformance --allow-anonymous guest)
+start_demo conformance --allow-anonymous guest
+url=$demo_url
 echo "--- MCP conformance suite (server mode) against $url/mcp"
 status=0
 "$conformance" server --url "$url/mcp" --expected-failures "$root/.ci/conformance-expected-failures.yml" \
