@@ -108,6 +108,21 @@ pub(crate) async fn run(
     if META_TOOLS.contains(&name) {
         return gateway.call_meta(ctx, name, args).await;
     }
+    // Meta mode offers three functions; a business tool called by its own
+    // name is answered with how to call it, and does not run. A name the
+    // caller cannot see goes on to `execute`, which answers it as unknown.
+    if exposure == Exposure::Meta
+        && gateway.discover(&ctx.caller, &Filter::default()).iter().any(|s| s.name == name)
+    {
+        let error = ToolError::new(
+            ErrorCode::ToolNotFound,
+            format!(
+                "`{name}` is not one of your functions: call every business tool through `{EXECUTE_TOOL}`, \
+                 e.g. {{\"tool_name\": \"{name}\", \"parameters\": {{...}}}}"
+            ),
+        );
+        return Envelope::err(error, Metadata::now(name, 0.0, 0));
+    }
     let opts = CallOptions { openai_strict: exposure == Exposure::Direct, ..CallOptions::default() };
     gateway.execute(ctx, name, args, &opts).await
 }

@@ -114,6 +114,7 @@ impl Gateway {
         let mut out = String::new();
         out.push_str("# Working with tools\n\nRules:\n");
         for rule in [
+            "Call every business tool through `execute_tool`, never directly.",
             "If a skill matches the task, call `get_skill_guide` first and follow its steps.",
             "Find tools with `get_tool_schema` (`query`, `domain`, `tag`, `effect`); read a tool's contract (`tool_name`) before calling it.",
             "Never invent values (dates, ids, amounts): ask the user. Never send user ids, tokens or session ids.",

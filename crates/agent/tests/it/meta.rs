@@ -110,3 +110,33 @@ async fn a_guest_running_the_same_script_is_told_permission_denied() {
     }
     assert!(orders(&gateway, "gus").await.is_empty());
 }
+
+#[tokio::test]
+async fn a_business_tool_called_by_its_own_name_in_meta_mode_is_answered_with_execute_tool_and_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = travel_gateway(&dir).await;
+    let trip = json!({"destination": "Shanghai", "departure_city": "Beijing", "departure_date": day(10),
+                      "return_date": day(12), "purpose": "customer workshop"});
+    let server = ModelServer::start(vec![
+        calls(&[("d1", "submit_travel_approval", trip.clone())]),
+        calls(&[("e1", "execute_tool", json!({"tool_name": "submit_travel_approval", "parameters": trip}))]),
+        text("Submitted."),
+    ])
+    .await;
+    let agent = Agent::new(gateway.clone(), config(&server)).unwrap();
+    let (outcome, _events) = run(&agent, Caller::new("mia", "member"), "I need to go to Shanghai.").await;
+    assert_eq!(outcome.unwrap().stop_reason, StopReason::Answer);
+    let fed = tool_messages(&server.messages(2));
+    assert_eq!(fed.len(), 2, "{fed:?}");
+    assert!(
+        fed[0].1.starts_with("Error TOOL_NOT_FOUND") && fed[0].1.contains("through `execute_tool`"),
+        "{}",
+        fed[0].1
+    );
+    // The corrected call made the one order; the direct one ran nothing.
+    assert!(!fed[1].1.starts_with("Error") && !fed[1].1.contains("duplicate"), "{}", fed[1].1);
+    assert_eq!(orders(&gateway, "mia").await.len(), 1);
+    // The rule is in the catalog the model read.
+    let system = server.messages(0)[0]["content"].as_str().unwrap().to_owned();
+    assert!(system.contains("through `execute_tool`, never directly"), "{system}");
+}
