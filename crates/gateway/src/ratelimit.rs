@@ -7,6 +7,7 @@
 //! crate and implements the same trait, so the fleet shares one budget.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -97,6 +98,46 @@ const CONCURRENCY_RETRY_MS: u64 = 250;
 pub(crate) struct Limiter {
     pub(crate) limits: RateLimits,
     pub(crate) store: Arc<dyn RateStore>,
+    health: Arc<StoreHealth>,
+}
+
+/// The store as the limiter sees it: every check it failed is counted
+/// (`toolgate_rate_store_errors_total`), and an outage is logged once when it
+/// begins and once when the store answers again, not once per call.
+#[derive(Debug, Default)]
+struct StoreHealth {
+    errors: AtomicU64,
+    down: AtomicBool,
+}
+
+impl StoreHealth {
+    fn failed(&self, error: &RateStoreError) {
+        self.errors.fetch_add(1, Relaxed);
+        if !self.down.swap(true, Relaxed) {
+            tracing::warn!(
+                %error,
+                "the rate-limit store does not answer; calls are let through unlimited until it does \
+                 (each such call counts in toolgate_rate_store_errors_total)"
+            );
+        }
+    }
+
+    fn answered(&self) {
+        if self.down.load(Relaxed) && self.down.swap(false, Relaxed) {
+            tracing::info!("the rate-limit store answers again; limits apply again");
+        }
+    }
+}
+
+/// Append `toolgate_rate_store_errors_total` (0 without a limiter) in Prometheus text format.
+pub(crate) fn render_store_errors(limiter: Option<&Limiter>, out: &mut String) {
+    use std::fmt::Write as _;
+    out.push_str(
+        "# HELP toolgate_rate_store_errors_total Rate-limit checks the store did not answer (the call was let through).\n",
+    );
+    out.push_str("# TYPE toolgate_rate_store_errors_total counter\n");
+    let errors = limiter.map_or(0, |l| l.health.errors.load(Relaxed));
+    let _ = writeln!(out, "toolgate_rate_store_errors_total {errors}");
 }
 
 /// Concurrency slots held by a running call; given back when dropped.
@@ -130,6 +171,10 @@ pub fn subject(caller: &Caller) -> String {
 }
 
 impl Limiter {
+    pub(crate) fn new(limits: RateLimits, store: Arc<dyn RateStore>) -> Self {
+        Self { limits, store, health: Arc::default() }
+    }
+
     /// Count one call of `tool`; `RATE_LIMITED` with `retry_after_ms` when over a limit.
     pub(crate) async fn admit(&self, caller: &Caller, tool: &str) -> Result<Permit, ToolError> {
         let who = subject(caller);
@@ -178,10 +223,12 @@ impl Limiter {
         what: impl FnOnce() -> String,
     ) -> Result<(), ToolError> {
         match self.store.hit(key, cost, interval).await {
-            Ok((count, left_ms)) if count > limit => Err(refused(what(), left_ms.max(1))),
-            Ok(_) => Ok(()),
+            Ok((count, left_ms)) => {
+                self.health.answered();
+                if count > limit { Err(refused(what(), left_ms.max(1))) } else { Ok(()) }
+            }
             Err(error) => {
-                tracing::warn!(%error, "rate-limit store did not answer; the call is let through");
+                self.health.failed(&error);
                 Ok(())
             }
         }
@@ -196,12 +243,16 @@ impl Limiter {
     ) -> Result<(), ToolError> {
         match self.store.enter(&key, limit, LEASE).await {
             Ok(true) => {
+                self.health.answered();
                 permit.held.push(key);
                 Ok(())
             }
-            Ok(false) => Err(refused(what(), CONCURRENCY_RETRY_MS)),
+            Ok(false) => {
+                self.health.answered();
+                Err(refused(what(), CONCURRENCY_RETRY_MS))
+            }
             Err(error) => {
-                tracing::warn!(%error, "rate-limit store did not answer; the call is let through");
+                self.health.failed(&error);
                 Ok(())
             }
         }

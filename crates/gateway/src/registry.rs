@@ -142,7 +142,7 @@ impl GatewayBuilder {
     /// Enforce these rate limits, counted in `store` (a [`crate::MemoryRateStore`]
     /// for one instance, a shared store for a fleet). Without limits set, nothing is counted.
     pub fn rate_limits(mut self, limits: RateLimits, store: Arc<dyn RateStore>) -> Self {
-        self.limiter = (!limits.is_empty()).then_some(Limiter { limits, store });
+        self.limiter = (!limits.is_empty()).then(|| Limiter::new(limits, store));
         self
     }
 
@@ -334,11 +334,13 @@ impl Gateway {
     }
 
     /// Append the call metrics (calls by tool, role and outcome; latency per
-    /// tool; calls in flight; rate-limit refusals; backend failures) in
+    /// tool; calls in flight; rate-limit refusals; backend failures; rate-limit
+    /// checks the store did not answer) in
     /// Prometheus text format.
     pub fn render_metrics(&self, out: &mut String) {
         self.inner.metrics.render(out);
         self.inner.backend_errors.render(out);
+        crate::ratelimit::render_store_errors(self.inner.limiter.as_ref(), out);
     }
 
     /// Subscribe to trace events (one per execution).

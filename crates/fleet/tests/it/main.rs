@@ -6,4 +6,5 @@
 
 mod audit;
 mod common;
+mod outage;
 mod ratelimit;
