@@ -310,6 +310,21 @@ fn cancelled() -> McpError {
     McpError::new(RpcCode::INVALID_REQUEST, "the request was cancelled by the client", None)
 }
 
+/// Every list is answered in one page and never hands out a `nextCursor`,
+/// so any cursor a client sends is one this server did not issue: an
+/// invalid parameter (-32602), as the spec's pagination section says.
+fn no_cursor(request: Option<&PaginatedRequestParams>, method: &str) -> Result<(), McpError> {
+    match request.and_then(|r| r.cursor.as_ref()) {
+        None => Ok(()),
+        Some(_) => Err(McpError::invalid_params(
+            format!(
+                "invalid cursor: {method} answers every item in one page and issues no cursor; send the request without one"
+            ),
+            None,
+        )),
+    }
+}
+
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
         let capabilities =
@@ -368,9 +383,10 @@ impl ServerHandler for McpServer {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        no_cursor(request.as_ref(), "tools/list")?;
         let caller = self.caller(&context.extensions)?;
         Ok(ListToolsResult::with_all_items(self.tools_for(&caller)))
     }
@@ -408,9 +424,10 @@ impl ServerHandler for McpServer {
 
     async fn list_prompts(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
+        no_cursor(request.as_ref(), "prompts/list")?;
         let caller = self.caller(&context.extensions)?;
         Ok(ListPromptsResult::with_all_items(self.prompt_list(&caller)))
     }

@@ -370,7 +370,11 @@ async fn mcp_guard(guard: &McpGuard, mcp: &McpService, request: Request) -> Resp
                 drop(opening);
             }
             Some(session) if method == Method::DELETE && response.status().is_success() => {
-                owners.remove(session)
+                owners.remove(session);
+                // rmcp answers 202; a DELETE that ended the session has nothing
+                // more to say, and SDK clients expect 200 or 204 (the Python
+                // SDK logs a 202 as a failed termination).
+                return StatusCode::NO_CONTENT.into_response();
             }
             Some(session) if response.status() == StatusCode::NOT_FOUND => {
                 // rmcp's answer is a bare text 404; a client deserves JSON that says what happened.
