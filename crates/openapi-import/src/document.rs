@@ -7,7 +7,7 @@ use std::fmt;
 use schema_gen::{Field, FieldType, Route, RouteTable};
 use serde_json::{Map, Value, json};
 
-use crate::auth::AuthHint;
+use crate::auth::{AuthHint, toml_value};
 use crate::operation::{Op, snake_case};
 use crate::{Error, Result};
 
@@ -42,9 +42,26 @@ pub struct Skipped {
 }
 
 impl fmt::Display for Skipped {
+    /// One line: the path and reason come from the document, so their line breaks and control
+    /// characters are shown escaped (a path cannot print a line of its own).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} {}: {}", self.method, self.path, self.reason)
+        write!(f, "{} {}: {}", self.method, one_line(&self.path), one_line(&self.reason))
     }
+}
+
+/// Document text as one terminal line: control, line-separator and bidirectional-format
+/// characters escaped (`\n`, `\u{202e}`), everything else as it is.
+pub(crate) fn one_line(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let format = matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}');
+        if c.is_control() || format {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The result of an import.
@@ -54,8 +71,12 @@ pub struct Import {
     pub title: String,
     /// A short name for the API, for the `[[domains]]` entry.
     pub name: String,
-    /// `servers[0].url`, when it is absolute.
+    /// `servers[0].url` (its variables replaced by their defaults), when it is a plain
+    /// absolute `http(s)://` URL.
     pub base_url: Option<String>,
+    /// Why `servers[0].url` was left out although the document has an absolute one: it is
+    /// not a plain http(s) URL. The reason holds no document text.
+    pub base_url_refused: Option<&'static str>,
     /// The tables, each checked.
     pub tables: Vec<RouteTable>,
     /// The operations left out.
@@ -71,26 +92,60 @@ impl Import {
     }
 
     /// The `[[domains]]` entry to paste into toolgate.toml, `routes` pointing at `routes_dir`.
+    ///
+    /// Every value is written by the `toml` serializer (a name, URL or header from the
+    /// document cannot end its string), and the comment lines carry no document text except
+    /// names made only of RFC 9110 token characters.
     pub fn domain_snippet(&self, routes_dir: &str) -> String {
         let base = self.base_url.clone().unwrap_or_else(|| "https://CHANGE-ME.example".to_owned());
-        let mut out = format!(
-            "[[domains]]\nname = \"{}\"\nbase_url = \"{base}\"\nroutes = \"{}\"\nauth = {}\ntimeout_ms = 10000\n",
-            self.name,
-            routes_dir.replace('\\', "/"),
-            self.auth.to_toml()
-        );
+        let mut out = String::from("[[domains]]\n");
+        for (key, value) in [
+            ("name", toml_value(&self.name)),
+            ("base_url", toml_value(&base)),
+            ("routes", toml_value(&routes_dir.replace('\\', "/"))),
+            ("auth", self.auth.to_toml()),
+            ("timeout_ms", toml_value(&10_000)),
+        ] {
+            out.push_str(key);
+            out.push_str(" = ");
+            out.push_str(&value);
+            out.push('\n');
+        }
         match &self.auth {
             AuthHint::Static { env, note, .. } => {
-                out.push_str(&format!(
-                    "# set {env} in the environment{}\n",
-                    note.as_ref().map(|n| format!(": {n}")).unwrap_or_default()
-                ));
+                comment(
+                    &mut out,
+                    &format!(
+                        "set {env} in the environment{}",
+                        note.as_ref().map(|n| format!(": {n}")).unwrap_or_default()
+                    ),
+                );
             }
-            AuthHint::None { note: Some(note) } => out.push_str(&format!("# {note}\n")),
-            _ => {}
+            AuthHint::None { note: Some(note) } => comment(&mut out, note),
+            AuthHint::BearerFromCaller => {
+                let env = format!("{}_API_KEY", self.name.to_ascii_uppercase());
+                let example =
+                    AuthHint::Static { header: "Authorization".into(), env: env.clone(), note: None };
+                comment(
+                    &mut out,
+                    "a bearer/OAuth API needs a credential made for this backend (a caller's token for toolgate or another system is not sent);",
+                );
+                comment(
+                    &mut out,
+                    &format!(
+                        "one for every caller: auth = {} with {env} holding `Bearer <token>`",
+                        example.to_toml()
+                    ),
+                );
+            }
+            AuthHint::None { note: None } => {}
         }
-        if self.base_url.is_none() {
-            out.push_str("# the document names no absolute server URL: set base_url\n");
+        match (self.base_url_refused, &self.base_url) {
+            (Some(reason), _) => {
+                comment(&mut out, &format!("servers[0].url was left out: {reason}; set base_url"))
+            }
+            (None, None) => comment(&mut out, "the document names no absolute server URL: set base_url"),
+            (None, Some(_)) => {}
         }
         out
     }
@@ -99,7 +154,7 @@ impl Import {
     pub fn summary(&self) -> String {
         let mut out = format!(
             "{}: {} tool(s), {} operation(s) imported, {} skipped\n",
-            self.title,
+            one_line(&self.title),
             self.tables.len(),
             self.ops(),
             self.skipped.len()
@@ -114,6 +169,9 @@ impl Import {
         }
         for s in &self.skipped {
             out.push_str(&format!("  skipped {s}\n"));
+        }
+        if let Some(reason) = self.base_url_refused {
+            out.push_str(&format!("  left out servers[0].url: {reason}\n"));
         }
         out
     }
@@ -194,13 +252,59 @@ pub fn import(text: &str, options: &Options) -> Result<Import> {
     if tables.is_empty() {
         return Err(Error::Nothing { skipped });
     }
-    let base_url = doc
-        .pointer("/servers/0")
-        .and_then(server_url)
-        .filter(|u| u.starts_with("http://") || u.starts_with("https://"))
-        .map(|u| u.trim_end_matches('/').to_owned());
+    let (mut base_url, mut base_url_refused) = (None, None);
+    if let Some(url) = doc.pointer("/servers/0").and_then(server_url) {
+        match plain_url(&url) {
+            Ok(()) => base_url = Some(url.trim_end_matches('/').to_owned()),
+            Err(reason) => base_url_refused = reason,
+        }
+    }
     let auth = AuthHint::from_document(&doc, &name);
-    Ok(Import { title, name, base_url, tables, skipped, auth })
+    Ok(Import { title, name, base_url, base_url_refused, tables, skipped, auth })
+}
+
+/// A comment line: `# ` and the text, any control character (a line break above all) made `?`.
+fn comment(out: &mut String, text: &str) {
+    out.push_str("# ");
+    out.extend(text.chars().map(|c| if c.is_control() { '?' } else { c }));
+    out.push('\n');
+}
+
+/// Whether `url` is a plain absolute `http(s)://host[:port][/path]` URL. `Err(None)`: not an
+/// absolute URL at all (a relative server, left to the user as before); `Err(Some(reason))`:
+/// an absolute one that is refused, the reason naming no document text.
+fn plain_url(url: &str) -> Result<(), Option<&'static str>> {
+    let Some(rest) = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://")) else {
+        return Err(if url.contains("://") {
+            Some("only http:// and https:// URLs can be a base_url")
+        } else {
+            None
+        });
+    };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let host_char = |b: u8| b.is_ascii_alphanumeric() || b".-:[]".contains(&b);
+    // RFC 3986 `pchar` and `/`: unreserved, percent-encoded, sub-delims, `:` and `@`.
+    let path_char = |b: u8| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=:@/".contains(&b);
+    // Told apart below: userinfo, a query or fragment, an unreplaced variable.
+    let told = |b: u8| b"@?#{}".contains(&b);
+    if !authority.bytes().all(|b| host_char(b) || told(b)) || !path.bytes().all(|b| path_char(b) || told(b)) {
+        return Err(Some(
+            "it has a character a plain URL does not have (a quote, space, line break, control or non-ASCII character)",
+        ));
+    }
+    if url.contains(['{', '}']) {
+        return Err(Some("it has a server variable without a default"));
+    }
+    if authority.contains('@') {
+        return Err(Some("it carries credentials (`user@`), which a base_url may not"));
+    }
+    if url.contains(['?', '#']) {
+        return Err(Some("it has a query or a fragment, which a base_url may not"));
+    }
+    if authority.is_empty() {
+        return Err(Some("it has no host"));
+    }
+    Ok(())
 }
 
 /// `servers[0].url` with its variables replaced by their defaults.

@@ -2,5 +2,6 @@
 //! third-party documents kept as fixtures, and the cases that must be skipped or refused.
 
 mod cases;
+mod hostile;
 mod roundtrip;
 mod third_party;

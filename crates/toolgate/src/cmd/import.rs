@@ -44,12 +44,18 @@ pub(crate) fn run(kind: Kind) -> Result<ExitCode> {
         }
     };
     std::fs::create_dir_all(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
+    // A comment line: a line break (or any control character) in the file's name cannot end it.
+    let spec_name: String = args
+        .spec
+        .file_name()
+        .map(|n| n.to_string_lossy().chars().map(|c| if c.is_control() { '?' } else { c }).collect())
+        .unwrap_or_default();
     for table in &import.tables {
         let path = args.out.join(format!("{}.toml", table.tool));
+        // Every string from the document goes through the serializer.
         let text = toml::to_string(table).with_context(|| format!("writing table {}", table.tool))?;
         let header = format!(
-            "# Imported from {} by `toolgate import openapi`; edit freely (descriptions are what the model reads).\n",
-            args.spec.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+            "# Imported from {spec_name} by `toolgate import openapi`; edit freely (descriptions are what the model reads).\n"
         );
         std::fs::write(&path, header + &text).with_context(|| format!("writing {}", path.display()))?;
     }

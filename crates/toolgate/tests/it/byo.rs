@@ -277,3 +277,82 @@ async fn sdk_reads_and_writes_with_a_key_scoped_to_the_declared_domain(
     assert_eq!(stored[before]["text"], "call the plumber");
     assert_eq!(result["write"]["payload"]["id"], stored[before]["id"]);
 }
+
+/// A document written to attack whoever pastes the importer's output: its header name, server
+/// URL, title and descriptions try to close their string and append an `[[upstreams]]` table
+/// that `serve` would run; so does the document's file name, in the written tables' header.
+#[test]
+fn a_hostile_document_prints_an_entry_of_exactly_its_keys_and_writes_tables_of_its_strings() {
+    const INJECT: &str =
+        "\"\n[[upstreams]]\nname = \"evil\"\ncommand = [\"sh\", \"-c\", \"touch /tmp/pwned\"]\n#";
+    let spec_text = json!({
+        "openapi": "3.0.3", "info": {"title": format!("Notes{INJECT}"), "version": "1"},
+        "servers": [{"url": format!("https://notes.example{INJECT}")}],
+        "security": [{"key": []}],
+        "components": {"securitySchemes": {"key": {"type": "apiKey", "in": "header", "name": format!("X-Key{INJECT}")}}},
+        "paths": {
+            "/notes/{id}": {"get": {"operationId": "getNote", "tags": ["notes"], "summary": format!("One note{INJECT}"),
+                "description": format!("'''{INJECT}\"\"\"{INJECT}"),
+                "parameters": [{"name": "id", "in": "path", "required": true, "description": format!("Id{INJECT}"),
+                                "schema": {"type": "integer"}}]}},
+            format!("/x{INJECT}"): {"put": {"requestBody": {"content": {"multipart/form-data": {}}}}}
+        }
+    })
+    .to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let spec = dir.path().join("spec\nx = 1.json");
+    std::fs::write(&spec, &spec_text).unwrap();
+    let routes = dir.path().join("routes");
+    let (ok, out) =
+        toolgate(&["import", "openapi", spec.to_str().unwrap(), "--out", routes.to_str().unwrap()], &[]);
+    assert!(ok, "{out}");
+    assert!(
+        out.lines().all(|l| !l.starts_with("[[upstreams]]") && !l.starts_with("command")),
+        "no line of the document's own: {out}"
+    );
+    assert_eq!(out.lines().filter(|l| l.starts_with('[')).collect::<Vec<_>>(), ["[[domains]]"], "{out}");
+
+    // The entry, pasted, is one `[[domains]]` table of the expected keys, nothing else.
+    let snippet = &out[out.find("[[domains]]").unwrap()..];
+    let parsed: toml::Table = toml::from_str(snippet).unwrap_or_else(|e| panic!("{e}\n{snippet}"));
+    assert_eq!(parsed.keys().collect::<Vec<_>>(), ["domains"], "{snippet}");
+    let entry = parsed["domains"].as_array().unwrap()[0].as_table().unwrap();
+    let mut keys: Vec<&str> = entry.keys().map(String::as_str).collect();
+    keys.sort_unstable();
+    assert_eq!(keys, ["auth", "base_url", "name", "routes", "timeout_ms"], "{snippet}");
+    assert_eq!(entry["name"].as_str(), Some("notes_upstreams_name_evil_comman"), "the title in snake_case");
+    assert_eq!(entry["base_url"].as_str(), Some("https://CHANGE-ME.example"), "the refused URL left out");
+    assert_eq!(entry["routes"].as_str(), Some(routes.to_str().unwrap()));
+    assert_eq!(entry["auth"].to_string(), r#"{ kind = "none" }"#, "the refused header left out");
+    assert!(
+        snippet.contains("# servers[0].url was left out: ")
+            && snippet.contains("not a plain HTTP header name"),
+        "{snippet}"
+    );
+
+    // `check` reads the pasted file as one domain and no upstream.
+    let config = dir.path().join("toolgate.toml");
+    let db = format!("sqlite:{}", dir.path().join("tg.db").display());
+    std::fs::write(&config, format!("[database]\nurl = \"{db}\"\n\n{snippet}")).unwrap();
+    let (ok, checked) = toolgate(&["--config", config.to_str().unwrap(), "check"], &[]);
+    assert!(
+        ok && checked.starts_with("ok: domain `notes_upstreams_name_evil_comman`: 1 table(s)"),
+        "{checked}"
+    );
+    let pasted: toml::Table = toml::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    assert_eq!(pasted.keys().collect::<Vec<_>>(), ["database", "domains"], "no [[upstreams]]");
+
+    // Each written table parses back to the strings the document holds.
+    let expected = openapi_import::import(&spec_text, &openapi_import::Options::default()).unwrap();
+    assert_eq!(expected.tables.len(), 1);
+    for table in &expected.tables {
+        let text = std::fs::read_to_string(routes.join(format!("{}.toml", table.tool))).unwrap();
+        assert!(text.starts_with("# Imported from spec?x = 1.json by"), "{text}");
+        let raw: toml::Table = toml::from_str(&text).unwrap();
+        assert!(!raw.contains_key("upstreams") && !raw.contains_key("x"), "{text}");
+        assert_eq!(&schema_gen::RouteTable::from_toml_str(&text).unwrap(), table);
+        let route = &table.routes[0];
+        assert_eq!(route.summary, "One note\"");
+        assert_eq!(route.fields[0].description.as_deref(), Some(format!("Id{INJECT}").as_str()));
+    }
+}
