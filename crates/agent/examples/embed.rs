@@ -21,7 +21,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         });
     let gateway = Gateway::builder().tool(Arc::new(weather)).build()?;
     let agent = Agent::new(gateway, AgentConfig::new(url, model))?;
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = agent::event_channel();
     let request = RunRequest { caller: Caller::new("demo", "guest"), message, conversation_id: None };
     let run = tokio::spawn(async move { agent.run(request, &tx, Default::default()).await });
     while let Some(event) = rx.recv().await {

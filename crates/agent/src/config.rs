@@ -29,6 +29,13 @@ pub enum ToolCalling {
     Text,
 }
 
+/// Default of [`AgentConfig::max_turn_bytes`]: 4 MiB of text and tool-call arguments per model turn.
+pub const DEFAULT_MAX_TURN_BYTES: usize = 4 * 1024 * 1024;
+/// Default of [`AgentConfig::max_line_bytes`]: 1 MiB per line (or event) of the model's stream.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 1024 * 1024;
+/// Default of [`AgentConfig::max_tool_calls`]: tool calls run per model turn.
+pub const DEFAULT_MAX_TOOL_CALLS: usize = 16;
+
 /// Everything the agent needs to know about its model and its limits.
 #[derive(Clone)]
 pub struct AgentConfig {
@@ -55,6 +62,15 @@ pub struct AgentConfig {
     pub model_retries: u32,
     /// Longest tool result the model reads, in characters (the rest is cut).
     pub max_result_chars: usize,
+    /// Most bytes of text plus tool-call arguments in one model turn; past
+    /// it the turn ends as a model error (`too_large`) and the run stops.
+    pub max_turn_bytes: usize,
+    /// Longest line (and SSE event) of the model's stream, in bytes; a
+    /// longer one is refused as a model error (`too_large`) before it is buffered whole.
+    pub max_line_bytes: usize,
+    /// Most tool calls run from one model turn; the calls past it are not
+    /// run and are answered with an error telling the model so.
+    pub max_tool_calls: usize,
     /// Send `stream_options.include_usage` (OpenAI, vLLM, llama.cpp and Ollama
     /// accept it; turn it off for a server that refuses unknown fields).
     pub stream_usage: bool,
@@ -72,13 +88,17 @@ impl std::fmt::Debug for AgentConfig {
             .field("exposure", &self.exposure)
             .field("tool_calling", &self.tool_calling)
             .field("deadline", &self.deadline)
+            .field("max_turn_bytes", &self.max_turn_bytes)
+            .field("max_line_bytes", &self.max_line_bytes)
+            .field("max_tool_calls", &self.max_tool_calls)
             .finish_non_exhaustive()
     }
 }
 
 impl AgentConfig {
     /// A configuration with the defaults: meta exposure, native calls, 12
-    /// steps, a 5-minute deadline, 60 s idle timeout, 2 retries.
+    /// steps, a 5-minute deadline, 60 s idle timeout, 2 retries, and the
+    /// `DEFAULT_MAX_*` stream and tool-call limits.
     pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
         Self {
             base_url: base_url.into(),
@@ -92,6 +112,9 @@ impl AgentConfig {
             idle_timeout: Duration::from_secs(60),
             model_retries: 2,
             max_result_chars: 4000,
+            max_turn_bytes: DEFAULT_MAX_TURN_BYTES,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            max_tool_calls: DEFAULT_MAX_TOOL_CALLS,
             stream_usage: true,
             instructions: None,
         }

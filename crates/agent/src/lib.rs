@@ -20,16 +20,20 @@ mod calls;
 mod config;
 mod event;
 pub mod model;
+mod redact;
 mod run;
 mod store;
 
 use gateway::Gateway;
 use tool_core::Caller;
 
-pub use config::{AgentConfig, Exposure, ToolCalling};
+pub use config::{
+    AgentConfig, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_TURN_BYTES, Exposure,
+    ToolCalling,
+};
 pub use event::{Event, StopReason, Usage};
 pub use model::{ChatClient, ModelError, ModelErrorKind};
-pub use run::{MAX_MESSAGE_CHARS, Outcome, RunRequest};
+pub use run::{EVENT_BUFFER, MAX_MESSAGE_CHARS, Outcome, RunRequest, event_channel};
 pub use store::{ConversationStore, MIGRATIONS_TABLE, StoreError, StoredMessage};
 /// Cancels a run (re-exported so that callers need no tokio-util of their own).
 pub use tokio_util::sync::CancellationToken;
@@ -103,8 +107,11 @@ impl Agent {
 
     /// Run one message to its end and return the outcome, without events.
     pub async fn ask(&self, caller: Caller, message: &str) -> Result<Outcome, AgentError> {
-        let (events, _ignored) = tokio::sync::mpsc::unbounded_channel();
+        let (events, mut ignored) = event_channel();
         let request = RunRequest { caller, message: message.to_owned(), conversation_id: None };
-        self.run(request, &events, CancellationToken::new()).await
+        // The channel is bounded: read it (and drop what is read) while the run works.
+        let run = async move { self.run(request, &events, CancellationToken::new()).await };
+        let drain = async { while ignored.recv().await.is_some() {} };
+        tokio::join!(run, drain).0
     }
 }

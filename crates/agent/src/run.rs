@@ -8,15 +8,26 @@ use std::collections::HashMap;
 use futures::future::join_all;
 use gateway::fallback::{self, FallbackError};
 use serde_json::{Value, json};
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::{Receiver, Sender};
 use tokio::time::{Instant, timeout_at};
 use tokio_util::sync::CancellationToken;
-use tool_core::{Caller, Envelope, ToolContext};
+use tool_core::{Caller, Envelope, ErrorCode, Metadata, ToolContext, ToolError};
 
 use crate::calls;
-use crate::model::{Message, ToolCall};
+use crate::model::{Message, ModelErrorKind, ToolCall};
+use crate::redact::{Secrets, attribute, neutralise_tags};
 use crate::store::NewMessage;
 use crate::{Agent, AgentError, Event, StopReason, Usage};
+
+/// Events a run's channel holds before the run waits for its consumer.
+pub const EVENT_BUFFER: usize = 64;
+
+/// A channel for [`Agent::run`]'s events. It is bounded ([`EVENT_BUFFER`]):
+/// a consumer that stops reading stalls the run (and so the model's
+/// stream) instead of letting events pile up in memory.
+pub fn event_channel() -> (Sender<Event>, Receiver<Event>) {
+    tokio::sync::mpsc::channel(EVENT_BUFFER)
+}
 
 /// Longest user message accepted, in characters.
 pub const MAX_MESSAGE_CHARS: usize = 32_000;
@@ -57,7 +68,7 @@ struct Pending {
 struct Run<'a> {
     agent: &'a Agent,
     ctx: ToolContext,
-    events: &'a UnboundedSender<Event>,
+    events: &'a Sender<Event>,
     conversation_id: String,
     history: Vec<Message>,
     unsaved: Vec<NewMessage>,
@@ -65,17 +76,20 @@ struct Run<'a> {
     usage: Usage,
     failures: HashMap<String, u32>,
     steps: u32,
+    /// What the run's calls and results hold under secret-named keys: kept out of the store.
+    secrets: Secrets,
 }
 
 impl Agent {
-    /// Run the loop for one user message. Events go to `events` as they
-    /// happen; a closed receiver or a cancelled `cancel` stops the run
-    /// (stop reason `cancelled`). Errors before the loop starts (an unknown
+    /// Run the loop for one user message. Events go to `events` (see
+    /// [`event_channel`]) as they happen, waiting while it is full; a closed
+    /// receiver or a cancelled `cancel` stops the run (stop reason
+    /// `cancelled`). Errors before the loop starts (an unknown
     /// conversation, an empty message) are returned, not streamed.
     pub async fn run(
         &self,
         request: RunRequest,
-        events: &UnboundedSender<Event>,
+        events: &Sender<Event>,
         cancel: CancellationToken,
     ) -> Result<Outcome, AgentError> {
         let message = request.message.trim();
@@ -117,6 +131,7 @@ impl Agent {
             usage: Usage::default(),
             failures: HashMap::new(),
             steps: 0,
+            secrets: Secrets::default(),
         };
         run.push(Message::text("user", message), None, None);
         let deadline = Instant::now() + self.config.deadline;
@@ -129,7 +144,7 @@ impl Agent {
         let (stop, answer) = tokio::select! {
             biased;
             () = cancelled => (StopReason::Cancelled, String::new()),
-            ended = timeout_at(deadline, run.steps(&tools)) => match ended {
+            ended = timeout_at(deadline, run.steps(&tools, deadline)) => match ended {
                 Ok(ended) => ended,
                 Err(_) => (StopReason::Deadline, String::new()),
             },
@@ -143,21 +158,31 @@ impl Agent {
             usage: run.usage,
             steps: run.steps,
         };
-        let _ = events.send(Event::Final {
+        let last = Event::Final {
             conversation_id: outcome.conversation_id.clone(),
             answer: outcome.answer.clone(),
             stop_reason: outcome.stop_reason,
             usage: outcome.usage,
             steps: outcome.steps,
-        });
+        };
+        // The run is over: a consumer that still does not read gets no more time than a quiet model.
+        let _ = events.send_timeout(last, self.config.idle_timeout).await;
         Ok(outcome)
     }
 }
 
 impl Run<'_> {
+    /// Add a message to the conversation. What is stored has the values of
+    /// secret-named keys redacted, and those values wherever they recur;
+    /// what the model reads in this run keeps them.
     fn push(&mut self, message: Message, envelope: Option<Value>, usage: Option<Value>) {
-        self.history.push(message.clone());
-        self.unsaved.push(NewMessage { message, envelope, usage });
+        if let Some(envelope) = &envelope {
+            self.secrets.learn(envelope);
+        }
+        let stored = self.secrets.message(&message);
+        let envelope = envelope.map(|e| self.secrets.value(&e));
+        self.history.push(message);
+        self.unsaved.push(NewMessage { message: stored, envelope, usage });
     }
 
     async fn save(&mut self) -> Result<(), AgentError> {
@@ -171,39 +196,48 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn emit(&self, event: Event) {
-        let _ = self.events.send(event);
+    async fn emit(&self, event: Event) {
+        // A closed receiver is seen by the run's select, which stops it.
+        let _ = self.events.send(event).await;
     }
 
     /// The turns, until a stop; returns the stop and the answer.
-    async fn steps(&mut self, tools: &[Value]) -> (StopReason, String) {
+    async fn steps(&mut self, tools: &[Value], deadline: Instant) -> (StopReason, String) {
         let max_steps = self.agent.config.max_steps;
         for step in 1..=max_steps {
             self.steps = step;
-            let events = self.events.clone();
-            let mut on_token = move |text: &str| {
-                let _ = events.send(Event::Token { text: text.to_owned() });
-            };
-            let turn = match self.agent.client.complete(&self.history, tools, &mut on_token).await {
+            let turn = match self.agent.client.complete(&self.history, tools, self.events, deadline).await {
                 Ok(turn) => turn,
                 Err(e) => {
                     tracing::warn!(kind = e.kind.as_str(), status = ?e.status, "model request failed");
-                    self.emit(Event::Error { code: "MODEL_ERROR".into(), message: e.to_string() });
+                    self.emit(Event::Error { code: "MODEL_ERROR".into(), message: e.to_string() }).await;
                     self.steps = step - 1;
-                    return (StopReason::ModelError, String::new());
+                    // A Retry-After past the deadline ends the run as the deadline would.
+                    let stop = if e.kind == ModelErrorKind::Deadline {
+                        StopReason::Deadline
+                    } else {
+                        StopReason::ModelError
+                    };
+                    return (stop, String::new());
                 }
             };
             if let Some(usage) = turn.usage {
                 self.usage.add(usage);
             }
             let usage = turn.usage.map(|u| json!(u));
+            // The calls' secret-named values are known before the turn is stored.
+            turn.tool_calls.iter().for_each(|c| self.secrets.learn_arguments(&c.arguments));
+            let parsed = turn.tool_calls.is_empty().then(|| fallback::parse_all(&turn.content));
+            if let Some(Ok(parsed)) = &parsed {
+                parsed.iter().for_each(|c| self.secrets.learn(&c.parameters));
+            }
             let assistant = Message {
                 tool_calls: turn.tool_calls.clone(),
                 ..Message::text("assistant", turn.content.clone())
             };
             self.push(assistant, None, usage);
-            let (pending, native) = if turn.tool_calls.is_empty() {
-                match fallback::parse_all(&turn.content) {
+            let (pending, native) = if let Some(parsed) = parsed {
+                match parsed {
                     Ok(parsed) => (
                         parsed
                             .into_iter()
@@ -221,6 +255,7 @@ impl Run<'_> {
                     ),
                     Err(FallbackError::Malformed(why)) if fallback::has_call_markup(&turn.content) => {
                         let key = format!("malformed:{why}");
+                        let why = neutralise_tags(&why);
                         self.push(Message::text("user", format!("<tool_response>\nError PARSE_ERROR: your tool call could not be read: {why}. Write it again as <tool_call>{{\"name\": ..., \"arguments\": {{...}}}}</tool_call>.\n</tool_response>")), None, None);
                         if self.failed_again(key) {
                             return (StopReason::RepeatedFailure, String::new());
@@ -254,9 +289,13 @@ impl Run<'_> {
 
     /// Run one turn's calls: consecutive reads together, each write alone, in
     /// order. Returns whether a call failed the same way it failed before.
-    async fn run_calls(&mut self, pending: Vec<Pending>, native: bool) -> bool {
+    /// The calls past `max_tool_calls` are not run: each is answered with
+    /// an error that tells the model so.
+    async fn run_calls(&mut self, mut pending: Vec<Pending>, native: bool) -> bool {
         let gateway = &self.agent.gateway;
         let exposure = self.agent.config.exposure;
+        let (asked, cap) = (pending.len(), self.agent.config.max_tool_calls);
+        let over_cap = if asked > cap { pending.split_off(cap) } else { Vec::new() };
         let mut results: Vec<(ToolCall, Envelope)> = Vec::with_capacity(pending.len());
         let mut batch: Vec<Pending> = Vec::new();
         let mut queue = pending.into_iter().peekable();
@@ -275,7 +314,8 @@ impl Run<'_> {
                     id: p.call.id.clone(),
                     tool: p.call.name.clone(),
                     parameters,
-                });
+                })
+                .await;
             }
             let ctx = &self.ctx;
             let events = self.events;
@@ -284,27 +324,46 @@ impl Run<'_> {
                 // trace tells apart two calls of one tool in one run.
                 let ctx = ctx.clone().with_trace_id(format!("{}/{}", ctx.trace_id, p.call.id));
                 let envelope = calls::run(gateway, &ctx, exposure, &p.call.name, p.args.clone()).await;
-                let _ = events.send(Event::ToolCallFinished {
-                    id: p.call.id.clone(),
-                    tool: p.call.name.clone(),
-                    success: envelope.success,
-                    code: calls::code(&envelope),
-                    signals: envelope.signals.iter().map(|s| s.kind().to_owned()).collect(),
-                    duration_ms: envelope.metadata.duration_ms,
-                    result: calls::event_text(&envelope),
-                });
+                let _ = events
+                    .send(Event::ToolCallFinished {
+                        id: p.call.id.clone(),
+                        tool: p.call.name.clone(),
+                        success: envelope.success,
+                        code: calls::code(&envelope),
+                        signals: envelope.signals.iter().map(|s| s.kind().to_owned()).collect(),
+                        duration_ms: envelope.metadata.duration_ms,
+                        result: calls::event_text(&envelope),
+                    })
+                    .await;
                 envelope
             }))
             .await;
             results.extend(batch.drain(..).map(|p| p.call).zip(envelopes));
         }
+        let ran = results.len();
+        if !over_cap.is_empty() {
+            tracing::warn!(asked, cap, "a model turn asked for more tool calls than max_tool_calls");
+        }
+        results.extend(over_cap.into_iter().map(|p| {
+            let error = ToolError::new(
+                ErrorCode::RateLimited,
+                format!(
+                    "not run: this turn asked for {asked} tool calls and at most {cap} run per turn \
+                     ([agent] max_tool_calls), so only the first {cap} ran. Ask again for the ones \
+                     still needed, at most {cap} at a time"
+                ),
+            )
+            .with_details(json!({"max_tool_calls": cap, "asked": asked}));
+            (p.call.clone(), Envelope::err(error, Metadata::now(&p.call.name, 0.0, 0)))
+        }));
         let max = self.agent.config.max_result_chars;
         let mut repeated = false;
         let mut text_block = String::new();
         let mut text_envelopes = Vec::new();
-        for (call, envelope) in results {
+        for (i, (call, envelope)) in results.into_iter().enumerate() {
             let text = calls::model_text(gateway, &envelope, max);
-            if !envelope.success {
+            // A call past the cap did not fail: it was not run.
+            if !envelope.success && i < ran {
                 let key = format!("{}:{}", call.name, canonical(&call.arguments));
                 repeated |= self.failed_again(key);
             }
@@ -312,8 +371,15 @@ impl Run<'_> {
             if native {
                 self.push(Message::tool(&call.id, text), stored, None);
             } else {
-                text_block
-                    .push_str(&format!("<tool_response name=\"{}\">\n{text}\n</tool_response>\n", call.name));
+                // A result cannot end its block (or open another): its tags are neutralised.
+                text_block.push_str(&format!(
+                    "<tool_response name=\"{}\">\n{}\n</tool_response>\n",
+                    attribute(&call.name),
+                    neutralise_tags(&text)
+                ));
+                if let Some(stored) = &stored {
+                    self.secrets.learn(stored);
+                }
                 text_envelopes.push(stored.unwrap_or(Value::Null));
             }
         }

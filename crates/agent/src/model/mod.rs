@@ -5,15 +5,20 @@
 mod error;
 mod stream;
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
+use tokio::sync::mpsc::Sender;
+use tokio::time::Instant;
 use tool_core::Secret;
 
 pub use error::{ModelError, ModelErrorKind};
 use stream::{Assembler, SseDecoder};
 
-use crate::{AgentConfig, Usage};
+use crate::{AgentConfig, Event, Usage};
+
+/// Most bytes of an HTTP error body read (the message shown is cut far shorter).
+const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// A tool call the model asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,6 +119,8 @@ pub struct ChatClient {
     temperature: Option<f32>,
     retries: u32,
     stream_usage: bool,
+    max_turn_bytes: usize,
+    max_line_bytes: usize,
 }
 
 impl std::fmt::Debug for ChatClient {
@@ -144,32 +151,39 @@ impl ChatClient {
             temperature: config.temperature,
             retries: config.model_retries,
             stream_usage: config.stream_usage,
+            max_turn_bytes: config.max_turn_bytes,
+            max_line_bytes: config.max_line_bytes,
         })
     }
 
-    /// One model turn. `on_token` gets the text as it streams. Transient
-    /// failures are retried (with a growing pause) while nothing was streamed.
+    /// One model turn. Its text goes to `tokens` as [`Event::Token`]s while
+    /// it streams; a consumer that does not read stalls the stream (the
+    /// channel is bounded), it does not make it buffer. Transient failures
+    /// are retried while nothing was streamed, after what the provider's
+    /// `Retry-After` asks or else a growing pause; a `Retry-After` that
+    /// would pass `deadline` ends the turn at once (kind `Deadline`).
     pub async fn complete(
         &self,
         messages: &[Message],
         tools: &[Value],
-        on_token: &mut (dyn FnMut(&str) + Send),
+        tokens: &Sender<Event>,
+        deadline: Instant,
     ) -> Result<AssistantTurn, ModelError> {
         let body = self.request_body(messages, tools);
         let mut attempt = 0;
         loop {
             let mut streamed = false;
-            let result = self
-                .attempt(&body, &mut |t: &str| {
-                    streamed = true;
-                    on_token(t);
-                })
-                .await;
+            let result = self.attempt(&body, tokens, &mut streamed).await;
             match result {
                 Err(e) if e.is_transient() && !streamed && attempt < self.retries => {
                     attempt += 1;
-                    tracing::warn!(kind = e.kind.as_str(), status = ?e.status, attempt, "model request failed, retrying");
-                    tokio::time::sleep(Duration::from_millis(250 * u64::from(attempt))).await;
+                    let pause = e.retry_after.unwrap_or(Duration::from_millis(250 * u64::from(attempt)));
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if e.retry_after.is_some() && pause >= left {
+                        return Err(past_deadline(&e, pause, left));
+                    }
+                    tracing::warn!(kind = e.kind.as_str(), status = ?e.status, attempt, pause_ms = pause.as_millis() as u64, "model request failed, retrying");
+                    tokio::time::sleep(pause).await;
                 }
                 other => return other,
             }
@@ -198,7 +212,8 @@ impl ChatClient {
     async fn attempt(
         &self,
         body: &Value,
-        on_token: &mut (dyn FnMut(&str) + Send),
+        tokens: &Sender<Event>,
+        streamed: &mut bool,
     ) -> Result<AssistantTurn, ModelError> {
         let key = self.api_key.as_ref().map(Secret::expose);
         let mut request = self.http.post(&self.url).json(body);
@@ -208,31 +223,53 @@ impl ChatClient {
         let mut response = request.send().await.map_err(|e| transport(&e).scrub(key))?;
         let status = response.status().as_u16();
         if status >= 400 {
-            let text = response.text().await.unwrap_or_default();
-            return Err(ModelError::from_status(status, &text).scrub(key));
+            let retry_after = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| error::parse_retry_after(v, SystemTime::now()));
+            let text = read_capped(&mut response, MAX_ERROR_BODY).await.unwrap_or_default().0;
+            let mut e = ModelError::from_status(status, &text).scrub(key);
+            e.retry_after = retry_after;
+            return Err(e);
         }
-        let mut assembler = Assembler::default();
+        let mut assembler = Assembler::new(self.max_turn_bytes);
         let json_body = response
             .headers()
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.starts_with("application/json"));
+        let mut emit = async |text: String| {
+            *streamed = true;
+            // A closed receiver is seen by the run, which stops.
+            let _ = tokens.send(Event::Token { text }).await;
+        };
         if json_body {
             // A server that ignored `stream` answers one JSON object.
-            let text = response.text().await.map_err(|e| transport(&e).scrub(key))?;
+            let cap = self.max_turn_bytes.saturating_add(self.max_line_bytes);
+            let (text, whole) =
+                read_capped(&mut response, cap).await.map_err(|e| transport(&e).scrub(key))?;
+            if !whole {
+                return Err(ModelError::new(
+                    ModelErrorKind::TooLarge,
+                    format!(
+                        "the model's JSON answer is longer than {cap} bytes ([agent] max_turn_bytes + max_line_bytes); it was refused"
+                    ),
+                ));
+            }
             if let Some(text) = assembler.apply(&text).map_err(|e| e.scrub(key))? {
-                on_token(&text);
+                emit(text).await;
             }
             assembler.done = true;
             return assembler.finish();
         }
-        let mut decoder = SseDecoder::default();
+        let mut decoder = SseDecoder::new(self.max_line_bytes);
         loop {
             let chunk = response.chunk().await.map_err(|e| transport(&e).scrub(key))?;
             let Some(chunk) = chunk else { break };
-            for payload in decoder.push(&chunk) {
+            for payload in decoder.push(&chunk).map_err(|e| e.scrub(key))? {
                 if let Some(text) = assembler.apply(&payload).map_err(|e| e.scrub(key))? {
-                    on_token(&text);
+                    emit(text).await;
                 }
             }
             if assembler.done {
@@ -242,10 +279,40 @@ impl ChatClient {
         if let Some(payload) = decoder.finish()
             && let Some(text) = assembler.apply(&payload).map_err(|e| e.scrub(key))?
         {
-            on_token(&text);
+            emit(text).await;
         }
         assembler.finish()
     }
+}
+
+/// At most `cap` bytes of the body (as text), and whether that was all of it.
+async fn read_capped(response: &mut reqwest::Response, cap: usize) -> Result<(String, bool), reqwest::Error> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        let room = cap - bytes.len();
+        if chunk.len() > room {
+            bytes.extend_from_slice(&chunk[..room]);
+            return Ok((String::from_utf8_lossy(&bytes).into_owned(), false));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok((String::from_utf8_lossy(&bytes).into_owned(), true))
+}
+
+/// The error that ends a turn whose `Retry-After` asks for more time than the run has.
+fn past_deadline(e: &ModelError, pause: Duration, left: Duration) -> ModelError {
+    let mut out = ModelError::new(
+        ModelErrorKind::Deadline,
+        format!(
+            "the model answered {} and asks to retry after {:.1} s (Retry-After), but the run's deadline is {:.1} s away; stopped now instead of waiting past it",
+            e.status.map_or_else(|| e.kind.as_str().to_owned(), |s| format!("HTTP {s}")),
+            pause.as_secs_f64(),
+            left.as_secs_f64()
+        ),
+    );
+    out.status = e.status;
+    out.retry_after = e.retry_after;
+    out
 }
 
 /// A transport failure: timeouts and refused connections are transient.

@@ -6,42 +6,95 @@
 //! arguments in one delta, some omit `index`, some send arguments as an
 //! object, some send the name again in every delta.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::error::{ModelError, ModelErrorKind};
 use super::{AssistantTurn, ToolCall};
 use crate::Usage;
 
-/// Splits a byte stream into SSE event payloads.
-#[derive(Debug, Default)]
+/// Splits a byte stream into SSE event payloads, in time linear in the
+/// bytes (each byte is looked at for a newline once), refusing a line or an
+/// event longer than `max_line` bytes before buffering more of it.
+#[derive(Debug)]
 pub(crate) struct SseDecoder {
     buffer: Vec<u8>,
+    /// How much of `buffer` is known to hold no newline.
+    scanned: usize,
     data: Vec<String>,
+    data_bytes: usize,
+    max_line: usize,
 }
 
 impl SseDecoder {
+    pub(crate) fn new(max_line: usize) -> Self {
+        Self { buffer: Vec::new(), scanned: 0, data: Vec::new(), data_bytes: 0, max_line }
+    }
+
     /// Feed bytes; returns the payloads of the events they completed.
-    pub(crate) fn push(&mut self, bytes: &[u8]) -> Vec<String> {
-        self.buffer.extend_from_slice(bytes);
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<Vec<String>, ModelError> {
+        let mut buffer = std::mem::take(&mut self.buffer);
+        buffer.extend_from_slice(bytes);
         let mut out = Vec::new();
-        while let Some(pos) = self.buffer.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = self.buffer.drain(..=pos).collect();
-            let line = String::from_utf8_lossy(&line);
-            let line = line.trim_end_matches(['\n', '\r']);
-            if line.is_empty() {
-                if !self.data.is_empty() {
-                    out.push(self.data.join("\n"));
-                    self.data.clear();
-                }
-            } else if let Some(rest) = line.strip_prefix("data:") {
-                self.data.push(rest.strip_prefix(' ').unwrap_or(rest).to_owned());
-            } else if let Some(rest) = line.strip_prefix("error:") {
-                // llama.cpp's server reports a failure mid-stream this way.
-                self.data.push(format!("{{\"error\": {}}}", rest.trim()));
-            }
-            // `event:`, `id:`, `retry:` and `:` comments carry nothing we need.
+        let mut start = 0;
+        let mut from = self.scanned;
+        while let Some(at) = buffer[from..].iter().position(|&b| b == b'\n') {
+            let end = from + at;
+            self.line(&buffer[start..end], &mut out)?;
+            start = end + 1;
+            from = start;
         }
-        out
+        if start > 0 {
+            // What is left follows the last newline, so it came with these bytes.
+            buffer.drain(..start);
+        }
+        if buffer.len() > self.max_line {
+            return Err(self.too_long("line"));
+        }
+        self.scanned = buffer.len();
+        self.buffer = buffer;
+        Ok(out)
+    }
+
+    fn line(&mut self, line: &[u8], out: &mut Vec<String>) -> Result<(), ModelError> {
+        if line.len() > self.max_line {
+            return Err(self.too_long("line"));
+        }
+        let line = String::from_utf8_lossy(line);
+        let line = line.trim_end_matches(['\n', '\r']);
+        let data = if line.is_empty() {
+            if !self.data.is_empty() {
+                out.push(self.data.join("\n"));
+                self.data.clear();
+                self.data_bytes = 0;
+            }
+            return Ok(());
+        } else if let Some(rest) = line.strip_prefix("data:") {
+            rest.strip_prefix(' ').unwrap_or(rest).to_owned()
+        } else if let Some(rest) = line.strip_prefix("error:") {
+            // llama.cpp's server reports a failure mid-stream this way.
+            format!("{{\"error\": {}}}", rest.trim())
+        } else {
+            // `event:`, `id:`, `retry:` and `:` comments carry nothing we need.
+            return Ok(());
+        };
+        self.data_bytes += data.len() + 1;
+        if self.data_bytes > self.max_line {
+            return Err(self.too_long("event"));
+        }
+        self.data.push(data);
+        Ok(())
+    }
+
+    fn too_long(&self, what: &str) -> ModelError {
+        ModelError::new(
+            ModelErrorKind::TooLarge,
+            format!(
+                "the model's stream sent an SSE {what} longer than {} bytes ([agent] max_line_bytes); it was refused unread",
+                self.max_line
+            ),
+        )
     }
 
     /// The payload left when the stream ends without a final blank line.
@@ -62,17 +115,53 @@ struct PartialCall {
     arguments: String,
 }
 
-/// Builds one assistant turn from the stream's chunks.
-#[derive(Debug, Default)]
+/// Builds one assistant turn from the stream's chunks, refusing a turn whose
+/// text and tool calls pass `max_turn` bytes.
+#[derive(Debug)]
 pub(crate) struct Assembler {
     content: String,
     calls: Vec<PartialCall>,
+    /// Slots of `calls` by the model's index and by id, so a turn of many
+    /// calls is assembled in linear time.
+    by_index: HashMap<u64, usize>,
+    by_id: HashMap<String, usize>,
     finish_reason: Option<String>,
     usage: Option<Usage>,
     pub(crate) done: bool,
+    size: usize,
+    max_turn: usize,
 }
 
 impl Assembler {
+    pub(crate) fn new(max_turn: usize) -> Self {
+        Self {
+            content: String::new(),
+            calls: Vec::new(),
+            by_index: HashMap::new(),
+            by_id: HashMap::new(),
+            finish_reason: None,
+            usage: None,
+            done: false,
+            size: 0,
+            max_turn,
+        }
+    }
+
+    /// Count `bytes` more of the turn; refuse once past the limit.
+    fn grow(&mut self, bytes: usize) -> Result<(), ModelError> {
+        self.size += bytes;
+        if self.size > self.max_turn {
+            return Err(ModelError::new(
+                ModelErrorKind::TooLarge,
+                format!(
+                    "the model's turn passed {} bytes of text and tool calls ([agent] max_turn_bytes) and was stopped there; ask for a shorter answer or fewer, smaller tool calls",
+                    self.max_turn
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Apply one SSE payload; returns the text it added (for `token` events).
     pub(crate) fn apply(&mut self, payload: &str) -> Result<Option<String>, ModelError> {
         let payload = payload.trim();
@@ -81,7 +170,8 @@ impl Assembler {
             return Ok(None);
         }
         let chunk: Value = serde_json::from_str(payload).map_err(|e| {
-            let start: String = payload.chars().take(120).collect();
+            // Cut again to 500 characters once secrets are out (`ModelError::scrub`).
+            let start: String = payload.chars().take(2000).collect();
             ModelError::new(ModelErrorKind::Malformed, format!("a stream chunk is not JSON ({e}): {start}"))
         })?;
         if !chunk.is_object() {
@@ -111,11 +201,12 @@ impl Assembler {
         let delta = if choice["delta"].is_object() { &choice["delta"] } else { &choice["message"] };
         if let Some(calls) = delta["tool_calls"].as_array() {
             for (position, call) in calls.iter().enumerate() {
-                self.apply_call(position, call);
+                self.apply_call(position, call)?;
             }
         }
         match delta["content"].as_str() {
             Some(text) if !text.is_empty() => {
+                self.grow(text.len())?;
                 self.content.push_str(text);
                 Ok(Some(text.to_owned()))
             }
@@ -123,15 +214,13 @@ impl Assembler {
         }
     }
 
-    fn apply_call(&mut self, position: usize, call: &Value) {
+    fn apply_call(&mut self, position: usize, call: &Value) -> Result<(), ModelError> {
         let id = call["id"].as_str().unwrap_or_default();
         let index = call["index"].as_u64();
         let existing = match index {
-            Some(index) => self.calls.iter().position(|c| c.index == index),
+            Some(index) => self.by_index.get(&index).copied(),
             // No index: a new call when it brings a new id (or a name), else the last one.
-            None if !id.is_empty() && self.calls.iter().any(|c| c.id == id) => {
-                self.calls.iter().position(|c| c.id == id)
-            }
+            None if !id.is_empty() && self.by_id.contains_key(id) => self.by_id.get(id).copied(),
             None if !id.is_empty() || call["function"]["name"].is_string() => None,
             None => self.calls.len().checked_sub(1),
         };
@@ -140,23 +229,35 @@ impl Assembler {
             None => {
                 let index = index.unwrap_or((self.calls.len() + position) as u64);
                 self.calls.push(PartialCall { index, ..PartialCall::default() });
-                self.calls.len() - 1
+                let slot = self.calls.len() - 1;
+                self.by_index.entry(index).or_insert(slot);
+                slot
             }
         };
+        let name = call["function"]["name"].as_str().filter(|n| self.calls[slot].name != *n);
+        let arguments = match &call["function"]["arguments"] {
+            Value::String(piece) => Some(piece.clone()),
+            Value::Null => None,
+            object => Some(object.to_string()),
+        };
+        let new_id = !id.is_empty() && self.calls[slot].id != id;
+        self.grow(
+            name.map_or(0, str::len)
+                + arguments.as_ref().map_or(0, String::len)
+                + if new_id { id.len() } else { 0 },
+        )?;
         let partial = &mut self.calls[slot];
-        if !id.is_empty() {
+        if new_id {
             partial.id = id.to_owned();
+            self.by_id.insert(id.to_owned(), slot);
         }
-        if let Some(name) = call["function"]["name"].as_str()
-            && partial.name != name
-        {
+        if let Some(name) = name {
             partial.name.push_str(name);
         }
-        match &call["function"]["arguments"] {
-            Value::String(piece) => partial.arguments.push_str(piece),
-            Value::Null => {}
-            object => partial.arguments.push_str(&object.to_string()),
+        if let Some(arguments) = arguments {
+            partial.arguments.push_str(&arguments);
         }
+        Ok(())
     }
 
     /// The turn, once the stream ended; a stream cut before any end marker is malformed.
@@ -199,12 +300,12 @@ mod tests {
     use super::*;
 
     fn assemble(stream: &str) -> Result<(AssistantTurn, String), ModelError> {
-        let mut decoder = SseDecoder::default();
-        let mut asm = Assembler::default();
+        let mut decoder = SseDecoder::new(1 << 20);
+        let mut asm = Assembler::new(1 << 20);
         let mut tokens = String::new();
         // Feed in small pieces: chunk borders fall anywhere.
         for piece in stream.as_bytes().chunks(7) {
-            for payload in decoder.push(piece) {
+            for payload in decoder.push(piece)? {
                 if let Some(t) = asm.apply(&payload)? {
                     tokens.push_str(&t);
                 }
@@ -276,9 +377,10 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn any_bytes_give_a_turn_or_an_error_never_a_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
-            let mut decoder = SseDecoder::default();
-            let mut asm = Assembler::default();
-            for payload in decoder.push(&bytes).into_iter().chain(decoder.finish()) {
+            let mut decoder = SseDecoder::new(64);
+            let mut asm = Assembler::new(64);
+            let Ok(payloads) = decoder.push(&bytes) else { return Ok(()) };
+            for payload in payloads.into_iter().chain(decoder.finish()) {
                 if asm.apply(&payload).is_err() {
                     return Ok(());
                 }
@@ -288,7 +390,7 @@ mod tests {
 
         #[test]
         fn any_json_chunk_is_accepted_or_refused(value in arb_json()) {
-            let mut asm = Assembler::default();
+            let mut asm = Assembler::new(1 << 20);
             let _ = asm.apply(&value.to_string());
             let _ = asm.apply(&serde_json::json!({"choices": [{"delta": value.clone(), "message": value}]}).to_string());
             let _ = asm.finish();

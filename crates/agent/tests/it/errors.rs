@@ -91,7 +91,7 @@ async fn a_client_that_goes_away_cancels_the_run() {
     let server =
         ModelServer::start_with(Vec::new(), Some(Reply::Endless { every: Duration::from_millis(20) })).await;
     let agent = Agent::new(test_gateway(1), config(&server)).unwrap();
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = agent::event_channel();
     let request = RunRequest { caller: member(), message: "Hi".into(), conversation_id: None };
     let run = tokio::spawn(async move { agent.run(request, &tx, CancellationToken::new()).await });
     // Read the first token, then go away.
@@ -138,4 +138,32 @@ async fn a_model_that_goes_quiet_times_out_and_is_retried_once() {
     assert_eq!(outcome.unwrap().stop_reason, StopReason::ModelError);
     assert!(error_message(&events).starts_with("MODEL_ERROR: model timeout"), "{}", error_message(&events));
     assert_eq!(server.received().len(), 2, "a timeout is transient: one retry (model_retries = 1)");
+}
+
+/// Every substring of `key` of 8 characters that appears in `text`.
+fn key_pieces(text: &str, key: &str) -> Vec<String> {
+    (0..=key.len() - 8).map(|i| key[i..i + 8].to_owned()).filter(|piece| text.contains(piece)).collect()
+}
+
+#[tokio::test]
+async fn a_key_across_the_message_cut_never_reaches_events_in_part() {
+    // 34 characters, as in the report; placed across the 500th character of a
+    // provider message and across the 300th of a body that is not JSON.
+    const LONG_KEY: &str = "sk-live-7Hq2Zp9Xw4Lm0Rt6Yb3Nc8Vd1K";
+    assert_eq!(LONG_KEY.len(), 34);
+    let json = format!(
+        "{{\"error\": {{\"message\": \"{}{LONG_KEY} was refused\"}}}}",
+        "m".repeat(500 - LONG_KEY.len() / 2)
+    );
+    let raw = format!("{}{LONG_KEY} was refused", "r".repeat(300 - LONG_KEY.len() / 2));
+    for (status, body) in [(400, json), (401, raw)] {
+        let server = ModelServer::start(vec![Reply::Status(status, body)]).await;
+        let agent = Agent::new(test_gateway(1), config(&server).api_key(Secret::new(LONG_KEY))).unwrap();
+        let (outcome, events) = run(&agent, member(), "Hi").await;
+        assert_eq!(outcome.unwrap().stop_reason, StopReason::ModelError);
+        let message = error_message(&events);
+        assert!(message.contains("[redacted]"), "the key was replaced before the cut: {message}");
+        let all = serde_json::to_string(&events).unwrap();
+        assert_eq!(key_pieces(&all, LONG_KEY), Vec::<String>::new(), "HTTP {status}: {all}");
+    }
 }

@@ -4,9 +4,11 @@
 #![allow(unreachable_pub, missing_debug_implementations)]
 
 mod errors;
+mod limits;
 mod meta;
 mod model_server;
 mod native;
+mod scope;
 mod store;
 mod text_calls;
 
@@ -100,15 +102,18 @@ pub async fn run_in(
     message: &str,
     conversation_id: Option<String>,
 ) -> (Result<Outcome, AgentError>, Vec<Event>) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = agent::event_channel();
     let request = RunRequest { caller, message: message.to_owned(), conversation_id };
-    let outcome = agent.run(request, &tx, CancellationToken::new()).await;
-    drop(tx);
-    let mut events = Vec::new();
-    while let Some(e) = rx.recv().await {
-        events.push(e);
-    }
-    (outcome, events)
+    // The channel is bounded: read it while the run works.
+    let run = async move { agent.run(request, &tx, CancellationToken::new()).await };
+    let read = async {
+        let mut events = Vec::new();
+        while let Some(e) = rx.recv().await {
+            events.push(e);
+        }
+        events
+    };
+    tokio::join!(run, read)
 }
 
 /// The events' names, tokens folded into one `token`.

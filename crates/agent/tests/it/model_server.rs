@@ -4,8 +4,9 @@
 //! records every request it received, so tests can check what the agent sent.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::Body;
@@ -13,6 +14,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use futures::StreamExt;
 use serde_json::{Value, json};
 
 /// What one turn answers.
@@ -22,17 +24,25 @@ pub enum Reply {
     Sse(Vec<Value>),
     /// An HTTP error with this body.
     Status(u16, String),
+    /// An HTTP error with this `Retry-After` header.
+    RetryAfter(u16, String),
+    /// One SSE line that never ends: `data: {"choices":...,"content":"xxx...`
+    /// in 64 KiB pieces, without a newline, for ever.
+    EndlessLine,
+    /// Content chunks of 16 KiB each, as fast as they are taken, for ever.
+    Flood,
     /// One chunk per `every`, without end.
     Endless { every: Duration },
     /// One `application/json` completion (a server that ignores `stream`).
     Json(Value),
 }
 
-/// A received request: its JSON body and its `Authorization` header.
+/// A received request: its JSON body, its `Authorization` header and when it came.
 #[derive(Debug, Clone)]
 pub struct Received {
     pub body: Value,
     pub authorization: Option<String>,
+    pub at: Instant,
 }
 
 #[derive(Default)]
@@ -41,6 +51,8 @@ struct Script {
     /// Answered when the script is used up (a model that never stops).
     repeat: Option<Reply>,
     received: Vec<Received>,
+    /// Bytes of `EndlessLine` and `Flood` bodies the server handed to the connection.
+    sent: Arc<AtomicUsize>,
 }
 
 /// The running server.
@@ -57,7 +69,12 @@ impl ModelServer {
 
     /// After `turns`, answer `repeat` forever.
     pub async fn start_with(turns: Vec<Reply>, repeat: Option<Reply>) -> Self {
-        let script = Arc::new(Mutex::new(Script { turns: turns.into(), repeat, received: Vec::new() }));
+        let script = Arc::new(Mutex::new(Script {
+            turns: turns.into(),
+            repeat,
+            received: Vec::new(),
+            sent: Arc::default(),
+        }));
         let app = Router::new().route("/v1/chat/completions", post(answer)).with_state(script.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
@@ -69,6 +86,11 @@ impl ModelServer {
 
     pub fn received(&self) -> Vec<Received> {
         self.script.lock().unwrap().received.clone()
+    }
+
+    /// Bytes of endless lines sent so far.
+    pub fn sent(&self) -> usize {
+        self.script.lock().unwrap().sent.load(Ordering::SeqCst)
     }
 
     /// The messages of request `i`.
@@ -88,10 +110,10 @@ impl ModelServer {
 async fn answer(State(script): State<Arc<Mutex<Script>>>, headers: HeaderMap, body: String) -> Response {
     let body: Value = serde_json::from_str(&body).expect("the agent sent JSON");
     let authorization = headers.get(header::AUTHORIZATION).map(|v| v.to_str().unwrap().to_owned());
-    let reply = {
+    let (reply, sent) = {
         let mut script = script.lock().unwrap();
-        script.received.push(Received { body, authorization });
-        script.turns.pop_front().or_else(|| script.repeat.clone())
+        script.received.push(Received { body, authorization, at: Instant::now() });
+        (script.turns.pop_front().or_else(|| script.repeat.clone()), script.sent.clone())
     };
     match reply {
         None => (StatusCode::INTERNAL_SERVER_ERROR, "{\"error\": {\"message\": \"script exhausted\"}}")
@@ -99,6 +121,33 @@ async fn answer(State(script): State<Arc<Mutex<Script>>>, headers: HeaderMap, bo
         Some(Reply::Status(code, body)) => {
             (StatusCode::from_u16(code).unwrap(), [(header::CONTENT_TYPE, "application/json")], body)
                 .into_response()
+        }
+        Some(Reply::RetryAfter(code, after)) => (
+            StatusCode::from_u16(code).unwrap(),
+            [(header::CONTENT_TYPE, "application/json".to_owned()), (header::RETRY_AFTER, after)],
+            "{\"error\": {\"message\": \"slow down\"}}",
+        )
+            .into_response(),
+        Some(Reply::EndlessLine) => {
+            let start = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"".as_bytes().to_vec();
+            let stream = futures::stream::unfold(Some(start), move |first| {
+                let sent = sent.clone();
+                async move {
+                    let piece = first.unwrap_or_else(|| vec![b'x'; 64 * 1024]);
+                    sent.fetch_add(piece.len(), Ordering::SeqCst);
+                    Some((Ok::<_, std::io::Error>(piece), None))
+                }
+            });
+            sse(Body::from_stream(stream))
+        }
+        Some(Reply::Flood) => {
+            let chunk = json!({"choices": [{"index": 0, "delta": {"content": "y".repeat(16 * 1024)}}]});
+            let chunk = format!("data: {chunk}\n\n").into_bytes();
+            let stream = futures::stream::repeat(chunk).map(move |piece| {
+                sent.fetch_add(piece.len(), Ordering::SeqCst);
+                Ok::<_, std::io::Error>(piece)
+            });
+            sse(Body::from_stream(stream))
         }
         Some(Reply::Sse(chunks)) => {
             let mut text = String::new();

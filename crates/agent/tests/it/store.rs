@@ -65,3 +65,65 @@ async fn empty_and_oversized_messages_are_refused_before_the_model() {
     assert_eq!(huge.unwrap_err().code(), "INVALID_PARAMS");
     assert!(server.received().is_empty());
 }
+
+/// A tool that takes a password, repeats it in its result and hands out a token.
+fn sign_in_gateway() -> gateway::Gateway {
+    let schema = json!({"type": "object", "properties": {"user": {"type": "string"}, "password": {"type": "string"}},
+                        "required": ["user", "password"], "additionalProperties": false});
+    let tool = tool_core::FnTool::new(
+        tool_core::ToolSpec::new("sign_in", "Sign in to the legacy system.", schema),
+        |_ctx, params: serde_json::Value| {
+            Box::pin(async move {
+                Ok(tool_core::ToolOutput::json(json!({
+                    "user": params["user"],
+                    "note": format!("checked {}", params["password"].as_str().unwrap_or_default()),
+                    "session_token": "tok-9f8e7d6c5b4a",
+                })))
+            })
+        },
+    );
+    gateway::Gateway::builder().tool(std::sync::Arc::new(tool)).build().unwrap()
+}
+
+#[tokio::test]
+async fn secret_arguments_and_results_are_redacted_in_the_stored_conversation() {
+    const PASSWORD: &str = "Tr0ub4dor&3-horse";
+    const TOKEN: &str = "tok-9f8e7d6c5b4a";
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agent.db");
+    let url = format!("sqlite:{}", path.display());
+    let store = ConversationStore::connect(&url).await.unwrap();
+    let args = json!({"user": "mia", "password": PASSWORD});
+    let text_call = format!("<tool_call>{}</tool_call>", json!({"name": "sign_in", "arguments": args}));
+    for calling in [agent::ToolCalling::Native, agent::ToolCalling::Text] {
+        let first = match calling {
+            agent::ToolCalling::Native => calls(&[("s1", "sign_in", args.clone())]),
+            agent::ToolCalling::Text => text(&text_call),
+        };
+        let server = ModelServer::start(vec![first, text("You are signed in.")]).await;
+        let mut config = direct(&server);
+        config.tool_calling = calling;
+        let agent = Agent::new(sign_in_gateway(), config).unwrap().with_store(store.clone());
+        let (outcome, _) = run(&agent, member(), "Sign me in").await;
+        let outcome = outcome.unwrap();
+        assert_eq!(outcome.stop_reason, StopReason::Answer, "{calling:?}");
+        // The model read the result as it was, within the run.
+        let fed = serde_json::to_string(&server.messages(1)).unwrap();
+        assert!(fed.contains(TOKEN), "{calling:?}: {fed}");
+        // The file, read directly: neither the password nor the token is in it.
+        let db = sqlx::SqlitePool::connect(&url).await.unwrap();
+        let rows: Vec<(String, Option<String>)> = sqlx::query_as(
+            "SELECT message, envelope FROM agent_messages WHERE conversation_id = $1 ORDER BY seq",
+        )
+        .bind(&outcome.conversation_id)
+        .fetch_all(&db)
+        .await
+        .unwrap();
+        db.close().await;
+        assert_eq!(rows.len(), 4, "{calling:?}: user, assistant, result, answer");
+        let all = format!("{rows:?}");
+        assert!(!all.contains(PASSWORD) && !all.contains("Tr0ub4dor"), "{calling:?}: {all}");
+        assert!(!all.contains(TOKEN), "{calling:?}: {all}");
+        assert!(all.contains("[redacted]") && all.contains("mia"), "{calling:?}: {all}");
+    }
+}

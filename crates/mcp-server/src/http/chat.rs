@@ -16,7 +16,7 @@ use axum::response::sse::{self, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde::Deserialize;
-use tokio_stream::wrappers::UnboundedReceiverStream;
+use tokio_stream::wrappers::ReceiverStream;
 
 use super::api::caller_of;
 use super::{Shared, error_response, invalid_params};
@@ -67,15 +67,15 @@ pub(super) async fn chat(
     {
         return agent_error(&AgentError::Store(e));
     }
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, rx) = agent::event_channel();
     let cancel = shared.state.shutdown.child_token();
     let request = RunRequest { caller, message: body.message, conversation_id: body.conversation_id };
     tokio::spawn(async move {
         if let Err(e) = agent.run(request, &tx, cancel).await {
-            let _ = tx.send(Event::Error { code: e.code().to_owned(), message: e.public_message() });
+            let _ = tx.send(Event::Error { code: e.code().to_owned(), message: e.public_message() }).await;
         }
     });
-    let stream = UnboundedReceiverStream::new(rx).map(|event| {
+    let stream = ReceiverStream::new(rx).map(|event| {
         Ok::<_, Infallible>(
             sse::Event::default()
                 .event(event.name())

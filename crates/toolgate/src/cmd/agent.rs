@@ -33,7 +33,7 @@ pub(crate) async fn run(args: Args, app: &App, config: &Config) -> Result<ExitCo
     let mut caller = Caller::new(args.user.clone(), args.role);
     caller.token = app.fitness_token(&args.user).await?;
     let request = RunRequest { caller, message: args.message, conversation_id: args.conversation };
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let (tx, mut rx) = agent::event_channel();
     let cancel = CancellationToken::new();
     let ctrl_c = cancel.clone();
     tokio::spawn(async move {

@@ -27,6 +27,12 @@ pub struct AgentSection {
     pub idle_timeout_secs: u64,
     /// Extra attempts after a transient model error.
     pub retries: u32,
+    /// Most bytes of text and tool-call arguments in one model turn.
+    pub max_turn_bytes: usize,
+    /// Longest line (and SSE event) of the model's stream, in bytes.
+    pub max_line_bytes: usize,
+    /// Most tool calls run from one model turn (the rest are answered with an error).
+    pub max_tool_calls: usize,
     /// Text put before the generated system prompt.
     pub instructions: Option<String>,
 }
@@ -44,6 +50,9 @@ impl Default for AgentSection {
             deadline_secs: 300,
             idle_timeout_secs: 60,
             retries: 2,
+            max_turn_bytes: agent::DEFAULT_MAX_TURN_BYTES,
+            max_line_bytes: agent::DEFAULT_MAX_LINE_BYTES,
+            max_tool_calls: agent::DEFAULT_MAX_TOOL_CALLS,
             instructions: None,
         }
     }
@@ -75,6 +84,9 @@ impl AgentSection {
         if self.max_steps == 0 || self.deadline_secs == 0 || self.idle_timeout_secs == 0 {
             bail!("[agent] max_steps, deadline_secs and idle_timeout_secs must be at least 1");
         }
+        if self.max_turn_bytes == 0 || self.max_line_bytes == 0 || self.max_tool_calls == 0 {
+            bail!("[agent] max_turn_bytes, max_line_bytes and max_tool_calls must be at least 1");
+        }
         let mut config = agent::AgentConfig::new(base_url, model);
         if let Some(key) = &self.api_key {
             match var(&key.env).filter(|v| !v.trim().is_empty()) {
@@ -89,6 +101,9 @@ impl AgentSection {
         config.deadline = std::time::Duration::from_secs(self.deadline_secs);
         config.idle_timeout = std::time::Duration::from_secs(self.idle_timeout_secs);
         config.model_retries = self.retries;
+        config.max_turn_bytes = self.max_turn_bytes;
+        config.max_line_bytes = self.max_line_bytes;
+        config.max_tool_calls = self.max_tool_calls;
         config.instructions = self.instructions.clone();
         Ok(config)
     }
@@ -114,5 +129,25 @@ mod tests {
         assert!(err.contains("api_key"), "a literal key is refused: {err}");
         let err = Config::default().agent.to_config(|_| None).unwrap_err().to_string();
         assert!(err.contains("base_url"), "{err}");
+    }
+
+    #[test]
+    fn the_stream_and_tool_call_limits_are_read_and_default_to_the_agents() {
+        let base = "[agent]\nbase_url = \"http://127.0.0.1:8000/v1\"\nmodel = \"m\"\n";
+        let agent = Config::from_toml(base).unwrap().agent.to_config(|_| None).unwrap();
+        let defaults = agent::AgentConfig::new("http://x", "m");
+        assert_eq!(
+            (agent.max_turn_bytes, agent.max_line_bytes, agent.max_tool_calls),
+            (defaults.max_turn_bytes, defaults.max_line_bytes, defaults.max_tool_calls)
+        );
+        let text = format!("{base}max_turn_bytes = 1000\nmax_line_bytes = 500\nmax_tool_calls = 3\n");
+        let agent = Config::from_toml(&text).unwrap().agent.to_config(|_| None).unwrap();
+        assert_eq!((agent.max_turn_bytes, agent.max_line_bytes, agent.max_tool_calls), (1000, 500, 3));
+        let zero = Config::from_toml(&format!("{base}max_tool_calls = 0\n")).unwrap();
+        let err = zero.agent.to_config(|_| None).unwrap_err().to_string();
+        assert!(err.contains("max_tool_calls"), "{err}");
+        // The example file names every key with the default value.
+        let example = Config::from_toml(include_str!("../../../../toolgate.example.toml")).unwrap();
+        assert_eq!(example.agent, super::AgentSection::default());
     }
 }
