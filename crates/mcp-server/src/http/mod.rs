@@ -357,6 +357,7 @@ pub fn http_router(mut state: HttpState) -> Router {
         max_body_bytes: config.max_body_bytes,
         owners: None,
         in_flight: Arc::default(),
+        stateless_calls: None,
         drain: state.drain.clone(),
     };
     let (mcp, sessions) = match config.sessions {
@@ -372,6 +373,7 @@ pub fn http_router(mut state: HttpState) -> Router {
         }
         SessionMode::Stateless => {
             let manager = Arc::new(NeverSessionManager::default());
+            guard.stateless_calls = Some(Arc::default());
             (session::McpService::Stateless(StreamableHttpService::new(factory, manager, rmcp_config)), None)
         }
     };

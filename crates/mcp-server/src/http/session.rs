@@ -213,8 +213,68 @@ pub(super) struct McpGuard {
     /// (session, request id) of requests being answered, so that a reused id
     /// is refused instead of tangling two answers in one session.
     pub(super) in_flight: Arc<Mutex<HashSet<(String, String)>>>,
+    /// Requests being answered without sessions; `None` with sessions (rmcp
+    /// routes a session's `notifications/cancelled` itself).
+    pub(super) stateless_calls: Option<Arc<StatelessCalls>>,
     pub(super) drain: Drain,
 }
+
+/// Requests in progress without sessions, by (key id, JSON-RPC id): there a
+/// `notifications/cancelled` comes in a POST of its own, and finds the call
+/// it names here. Keyed by the key, so a client can cancel only its own.
+#[derive(Debug, Default)]
+pub(super) struct StatelessCalls {
+    calls: Mutex<HashMap<(String, String), (u64, CancellationToken)>>,
+    serial: std::sync::atomic::AtomicU64,
+}
+
+impl StatelessCalls {
+    fn register(self: &Arc<Self>, key_id: &str, id: &Value) -> Registered {
+        let serial = self.serial.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let token = CancellationToken::new();
+        let key = (key_id.to_owned(), id.to_string());
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.insert(key.clone(), (serial, token.clone()));
+        }
+        Registered { calls: self.clone(), key, serial, token }
+    }
+
+    /// Cancel the caller's request `id`, if it is still running.
+    fn cancel(&self, key_id: &str, id: &Value) {
+        let key = (key_id.to_owned(), id.to_string());
+        if let Some((_, token)) = self.calls.lock().ok().and_then(|calls| calls.get(&key).cloned()) {
+            token.cancel();
+        }
+    }
+}
+
+/// A stateless request's entry, removed when its answer is done (or
+/// dropped); a later request that reused the id keeps its own entry.
+struct Registered {
+    calls: Arc<StatelessCalls>,
+    key: (String, String),
+    serial: u64,
+    token: CancellationToken,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        if let Ok(mut calls) = self.calls.calls.lock()
+            && calls.get(&self.key).is_some_and(|(serial, _)| *serial == self.serial)
+        {
+            calls.remove(&self.key);
+        }
+    }
+}
+
+/// The `requestId` a `notifications/cancelled` names.
+fn cancelled_request(body: &[u8]) -> Option<Value> {
+    let message: Value = serde_json::from_slice(body).ok()?;
+    message.get("params")?.get("requestId").filter(|id| id.is_string() || id.is_number()).cloned()
+}
+
+/// The answer to a request the client cancelled, as a session answers it.
+const CANCELLED: &str = "the request was cancelled by the client";
 
 /// Removes a request id from the in-flight set when its answer is done (or dropped).
 struct InFlight {
@@ -314,6 +374,7 @@ async fn mcp_guard(guard: &McpGuard, mcp: &McpService, request: Request) -> Resp
     let mut in_flight = None;
     let mut request_id = None;
     let mut opening = None;
+    let mut registered = None;
     let request = if method == Method::POST && json_body {
         // rmcp would answer malformed JSON with 415; JSON-RPC and MCP say 400 with a parse error.
         let (parts, body) = request.into_parts();
@@ -324,6 +385,17 @@ async fn mcp_guard(guard: &McpGuard, mcp: &McpService, request: Request) -> Resp
             Ok(checked) => (checked.id, checked.method),
             Err((id, code, why)) => return rpc_error(id, code, &why),
         };
+        if let Some(calls) = &guard.stateless_calls
+            && let Some(auth) = parts.extensions.get::<Authenticated>()
+        {
+            if method.as_deref() == Some("notifications/cancelled") {
+                if let Some(target) = cancelled_request(&bytes) {
+                    calls.cancel(&auth.key_id, &target);
+                }
+            } else if let Some(id) = &id {
+                registered = Some(calls.register(&auth.key_id, id));
+            }
+        }
         if let (Some(owners), Some(caller), None, Some(id)) = (&guard.owners, &caller, &session, &id)
             && method.as_deref() == Some("initialize")
         {
@@ -352,8 +424,17 @@ async fn mcp_guard(guard: &McpGuard, mcp: &McpService, request: Request) -> Resp
     } else {
         request
     };
+    let cancelled = registered.as_ref().map(|r| r.token.clone());
+    let cancelled = async move {
+        match cancelled {
+            Some(token) => token.cancelled_owned().await,
+            None => std::future::pending().await,
+        }
+    };
     let response = tokio::select! {
         response = mcp.handle(request) => response,
+        // Dropping rmcp's future before its first message cancels the handler.
+        () = cancelled => return json_rpc(StatusCode::OK, request_id.unwrap_or_default(), -32600, CANCELLED),
         // Past the grace period a call that has not answered gets an error, not a cut connection.
         () = guard.drain.expired.cancelled(), if request_id.is_some() => {
             return json_rpc(StatusCode::SERVICE_UNAVAILABLE, request_id.unwrap_or_default(), SERVER_ERROR, SHUTTING_DOWN);
@@ -397,6 +478,14 @@ async fn mcp_guard(guard: &McpGuard, mcp: &McpService, request: Request) -> Resp
     if in_flight.is_none() && !(sse && request_id.is_some()) {
         return response;
     }
+    // A stateless call's event stream ends when the client cancels it.
+    let stop = registered.as_ref().map(|r| r.token.clone());
+    let stop = Box::pin(async move {
+        match stop {
+            Some(token) => token.cancelled_owned().await,
+            None => std::future::pending().await,
+        }
+    });
     // The id stays taken until the (possibly streamed) answer is finished or
     // dropped; an SSE answer still open when the grace period ends gets the
     // JSON-RPC error as its last event instead of simply stopping.
@@ -408,9 +497,9 @@ async fn mcp_guard(guard: &McpGuard, mcp: &McpService, request: Request) -> Resp
         Bytes::from(format!("event: message\ndata: {error}\n\n"))
     });
     // Fused: `first_events` may have seen the end already.
-    let mut body = body.into_data_stream().fuse();
+    let mut body = body.into_data_stream().take_until(stop).fuse();
     let head = if sse { first_events(&mut body).await } else { Vec::new() };
-    let state = (body, tail, in_flight, false);
+    let state = (body, tail, (in_flight, registered), false);
     let stream = futures::stream::unfold(state, move |(mut body, tail, held, done)| {
         let expired = expired.clone();
         async move {
