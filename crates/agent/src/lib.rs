@@ -33,7 +33,7 @@ pub use config::{
 };
 pub use event::{Event, StopReason, Usage};
 pub use model::{ChatClient, ModelError, ModelErrorKind};
-pub use run::{EVENT_BUFFER, MAX_MESSAGE_CHARS, Outcome, RunRequest, event_channel};
+pub use run::{CallerCheck, EVENT_BUFFER, MAX_MESSAGE_CHARS, Outcome, RunRequest, event_channel};
 pub use store::{ConversationStore, MIGRATIONS_TABLE, StoreError, StoredMessage};
 /// Cancels a run (re-exported so that callers need no tokio-util of their own).
 pub use tokio_util::sync::CancellationToken;
@@ -50,12 +50,14 @@ pub enum AgentError {
 }
 
 impl AgentError {
-    /// The error code surfaces show (`INVALID_PARAMS`, `NOT_FOUND`, `CONFLICT`, `INTERNAL_ERROR`).
+    /// The error code surfaces show (`INVALID_PARAMS`, `NOT_FOUND`,
+    /// `PERMISSION_DENIED`, `CONFLICT`, `INTERNAL_ERROR`).
     pub fn code(&self) -> &'static str {
         match self {
             AgentError::InvalidInput(_) => "INVALID_PARAMS",
             AgentError::Store(StoreError::NotFound(_)) => "NOT_FOUND",
             AgentError::Store(StoreError::Conflict(_)) => "CONFLICT",
+            AgentError::Store(StoreError::ScopeMismatch(_)) => "PERMISSION_DENIED",
             AgentError::Store(_) => "INTERNAL_ERROR",
         }
     }

@@ -43,6 +43,17 @@ pub struct RunRequest {
     pub conversation_id: Option<String>,
 }
 
+/// Asked before each tool call of a run (a turn's reads that run together
+/// are asked once) whether the run's caller may still act, e.g. whether the
+/// API key it came with is still active with the same role and scope. A
+/// refusal runs no call: the run ends with an `UNAUTHORIZED` error event
+/// and stop reason `cancelled`.
+#[tool_core::async_trait]
+pub trait CallerCheck: Send + Sync {
+    /// `Err(message)`: the caller may no longer act; `message` says why, for a person.
+    async fn still_allowed(&self, caller: &Caller) -> Result<(), String>;
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Outcome {
@@ -78,6 +89,9 @@ struct Run<'a> {
     steps: u32,
     /// What the run's calls and results hold under secret-named keys: kept out of the store.
     secrets: Secrets,
+    check: Option<&'a dyn CallerCheck>,
+    /// The check's refusal, once it refused: the run stops.
+    refused: Option<String>,
 }
 
 impl Agent {
@@ -92,6 +106,18 @@ impl Agent {
         events: &Sender<Event>,
         cancel: CancellationToken,
     ) -> Result<Outcome, AgentError> {
+        self.run_checked(request, events, cancel, None).await
+    }
+
+    /// [`run`](Self::run), asking `check` before each tool call whether the
+    /// caller may still act (see [`CallerCheck`]).
+    pub async fn run_checked(
+        &self,
+        request: RunRequest,
+        events: &Sender<Event>,
+        cancel: CancellationToken,
+        check: Option<&dyn CallerCheck>,
+    ) -> Result<Outcome, AgentError> {
         let message = request.message.trim();
         if message.is_empty() {
             return Err(AgentError::InvalidInput("the message is empty".into()));
@@ -104,10 +130,10 @@ impl Agent {
         let caller = request.caller;
         let (conversation_id, stored) = match (&self.store, request.conversation_id) {
             (Some(store), Some(id)) => {
-                let stored = store.messages(&id, &caller.user_id).await?;
+                let stored = store.messages_for(&id, &caller).await?;
                 (id, stored.iter().filter_map(|m| Message::from_wire(&m.message)).collect())
             }
-            (Some(store), None) => (store.create(&caller.user_id).await?, Vec::new()),
+            (Some(store), None) => (store.create(&caller).await?, Vec::new()),
             (None, Some(id)) => return Err(crate::StoreError::NotFound(id).into()),
             (None, None) => (format!("conv_{}", uuid::Uuid::new_v4().simple()), Vec::new()),
         };
@@ -132,6 +158,8 @@ impl Agent {
             failures: HashMap::new(),
             steps: 0,
             secrets: Secrets::default(),
+            check,
+            refused: None,
         };
         run.push(Message::text("user", message), None, None);
         let deadline = Instant::now() + self.config.deadline;
@@ -276,6 +304,10 @@ impl Run<'_> {
                 (pending, true)
             };
             let repeated = self.run_calls(pending, native).await;
+            if let Some(refused) = self.refused.take() {
+                self.emit(Event::Error { code: "UNAUTHORIZED".into(), message: refused }).await;
+                return (StopReason::Cancelled, String::new());
+            }
             if repeated {
                 return (StopReason::RepeatedFailure, String::new());
             }
@@ -289,6 +321,8 @@ impl Run<'_> {
 
     /// Run one turn's calls: consecutive reads together, each write alone, in
     /// order. Returns whether a call failed the same way it failed before.
+    /// When the [`CallerCheck`] refuses, the calls left are answered with
+    /// its refusal, not run, and `refused` is set.
     /// The calls past `max_tool_calls` are not run: each is answered with
     /// an error that tells the model so.
     async fn run_calls(&mut self, mut pending: Vec<Pending>, native: bool) -> bool {
@@ -307,6 +341,17 @@ impl Run<'_> {
                 .is_some_and(|p| p.args.as_ref().is_ok_and(|a| calls::is_read(gateway, &p.call.name, a)));
             if read && next_is_read {
                 continue;
+            }
+            if let Some(check) = self.check
+                && let Err(refused) = check.still_allowed(&self.ctx.caller).await
+            {
+                let error = ToolError::new(ErrorCode::PermissionDenied, refused.clone());
+                results.extend(batch.drain(..).chain(queue.by_ref()).map(|p| {
+                    let envelope = Envelope::err(error.clone(), Metadata::now(&p.call.name, 0.0, 0));
+                    (p.call, envelope)
+                }));
+                self.refused = Some(refused);
+                break;
             }
             for p in &batch {
                 let parameters = p.args.as_ref().map(gateway::redact).unwrap_or(Value::Null);

@@ -2,10 +2,16 @@
 //! and `agent_messages`): every message of a run, with the envelope of each
 //! tool result and the usage of each model turn. A conversation belongs to
 //! one user; asking for it as anyone else is `NotFound`, exactly as if it
-//! did not exist, so ids leak nothing.
+//! did not exist, so ids leak nothing. It is also bound to the scope it was
+//! started with (the caller's role, toolset, domains and tenant): the same
+//! user continuing it from another scope, e.g. with a key narrowed to one
+//! domain, is `ScopeMismatch`, so results of the wider scope never enter
+//! the narrower one's model context.
 
 use serde::Serialize;
 use serde_json::Value;
+
+use tool_core::Caller;
 
 use crate::model::Message;
 
@@ -18,6 +24,12 @@ pub enum StoreError {
     /// No such conversation for this user.
     #[error("there is no conversation `{0}` for this user")]
     NotFound(String),
+    /// The conversation is this user's but was started with another scope.
+    #[error(
+        "conversation `{0}` was started with another role or scope (toolset, domains) than this key has; \
+         continue it with the key it was started with, or start a new conversation"
+    )]
+    ScopeMismatch(String),
     /// Another run wrote to the conversation at the same time.
     #[error("conversation `{0}` is being continued by another run; try again when it finishes")]
     Conflict(String),
@@ -80,16 +92,38 @@ impl ConversationStore {
         Self::new(db::Db::connect(&db::DbConfig::new(url)).await?).await
     }
 
-    /// A new, empty conversation of `user_id`.
-    pub async fn create(&self, user_id: &str) -> Result<String, StoreError> {
+    /// A new, empty conversation of `caller`'s user, bound to `caller`'s scope.
+    pub async fn create(&self, caller: &Caller) -> Result<String, StoreError> {
         let id = format!("conv_{}", uuid::Uuid::new_v4().simple());
         let now = now();
-        const SQL: &str =
-            "INSERT INTO agent_conversations (id, user_id, created_at, updated_at) VALUES ($1, $2, $3, $3)";
+        let scope = scope_of(caller);
+        const SQL: &str = "INSERT INTO agent_conversations (id, user_id, created_at, updated_at, scope) \
+                           VALUES ($1, $2, $3, $3, $4)";
         db::on_pool!(self.db, db::Error, |pool| {
-            sqlx::query(SQL).bind(&id).bind(user_id).bind(&now).execute(pool).await?;
+            sqlx::query(SQL).bind(&id).bind(&caller.user_id).bind(&now).bind(&scope).execute(pool).await?;
         });
         Ok(id)
+    }
+
+    /// Every message of the conversation, for `caller` to continue it: it
+    /// must be the caller's user's (else `NotFound`) and have been started
+    /// with the caller's scope (else `ScopeMismatch`).
+    pub async fn messages_for(&self, id: &str, caller: &Caller) -> Result<Vec<StoredMessage>, StoreError> {
+        const OWNER: &str = "SELECT user_id, scope FROM agent_conversations WHERE id = $1";
+        let row: Option<(String, Option<String>)> =
+            db::on_pool!(self.db, db::Error, |pool| sqlx::query_as(OWNER)
+                .bind(id)
+                .fetch_optional(pool)
+                .await?);
+        match row {
+            Some((user_id, _)) if user_id != caller.user_id => {}
+            None => {}
+            Some((_, scope)) if scope.as_deref() != Some(scope_of(caller).as_str()) => {
+                return Err(StoreError::ScopeMismatch(id.chars().take(80).collect()));
+            }
+            Some(_) => return self.messages(id, &caller.user_id).await,
+        }
+        Err(StoreError::NotFound(id.chars().take(80).collect()))
     }
 
     /// Every message of the conversation, if it is `user_id`'s.
@@ -161,6 +195,18 @@ impl ConversationStore {
         });
         Ok(())
     }
+}
+
+/// A caller's scope as stored with a conversation: canonical JSON (domains
+/// sorted, fields in a fixed order), so equal scopes are equal text.
+fn scope_of(caller: &Caller) -> String {
+    let domains = caller.domains.as_ref().map(|d| {
+        let mut d = d.clone();
+        d.sort();
+        d.dedup();
+        d
+    });
+    serde_json::json!([caller.role, caller.toolset, domains, caller.tenant]).to_string()
 }
 
 fn now() -> String {

@@ -3,11 +3,18 @@
 //! `token`, `tool_call_started`, `tool_call_finished`, `error`, `final`
 //! (the JSON of [`agent::Event`]). A client that disconnects cancels the
 //! run: the stream's end drops the receiver, which the loop watches.
+//!
+//! A run is tied to its key like `/trace` and MCP sessions: a revocation or
+//! a change of the key's role or scope (heard on [`KeyStore::revocations`],
+//! within about a second from another process) ends it with an
+//! `UNAUTHORIZED` error event, and before each tool call the key is read
+//! from the store again ([`KeyStore::active`]), so no call runs with a role
+//! the key no longer has, even before the change is heard.
 
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use agent::{AgentError, Event, RunRequest};
+use agent::{AgentError, CallerCheck, Event, RunRequest};
 use axum::Extension;
 use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
@@ -16,11 +23,20 @@ use axum::response::sse::{self, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde::Deserialize;
+use tokio::sync::broadcast;
 use tokio_stream::wrappers::ReceiverStream;
+use tool_core::Caller;
 
 use super::api::caller_of;
+use super::auth::ANONYMOUS;
 use super::{Shared, error_response, invalid_params};
 use crate::handler::Authenticated;
+use crate::{KeyScope, KeyStore};
+
+/// What the stream says when the run's key stops being what it was.
+const KEY_GONE: &str = "the API key of this chat was revoked, or its role or scope was changed, while the \
+                        run was going: the run stopped and no further tool was called. Send the message \
+                        again with a valid key";
 
 /// The request body.
 #[derive(Debug, Deserialize)]
@@ -63,15 +79,31 @@ pub(super) async fn chat(
         return agent_error(&error);
     }
     if let (Some(id), Some(store)) = (&body.conversation_id, agent.store())
-        && let Err(e) = store.messages(id, &caller.user_id).await
+        && let Err(e) = store.messages_for(id, &caller).await
     {
         return agent_error(&AgentError::Store(e));
     }
     let (tx, rx) = agent::event_channel();
     let cancel = shared.state.shutdown.child_token();
+    // Subscribed before the run starts, so no change of the key is missed.
+    let key = (auth.key_id != ANONYMOUS).then(|| KeyCheck::new(&shared.state.keys, &auth));
+    let mut changed = shared.state.keys.revocations();
     let request = RunRequest { caller, message: body.message, conversation_id: body.conversation_id };
     tokio::spawn(async move {
-        if let Err(e) = agent.run(request, &tx, cancel).await {
+        let check = key.as_ref().map(|k| k as &dyn CallerCheck);
+        let run = agent.run_checked(request, &tx, cancel.clone(), check);
+        let mut run = std::pin::pin!(run);
+        let ended = tokio::select! {
+            ended = &mut run => ended,
+            () = key_changed(&mut changed, key.as_ref()) => {
+                tracing::info!("a chat run ended: its API key was revoked or changed");
+                let gone = Event::Error { code: "UNAUTHORIZED".to_owned(), message: KEY_GONE.to_owned() };
+                let _ = tx.send(gone).await;
+                cancel.cancel();
+                run.await
+            }
+        };
+        if let Err(e) = ended {
             let _ = tx.send(Event::Error { code: e.code().to_owned(), message: e.public_message() }).await;
         }
     });
@@ -93,9 +125,65 @@ pub(super) async fn chat(
 fn agent_error(error: &AgentError) -> Response {
     let status = match error.code() {
         "NOT_FOUND" => StatusCode::NOT_FOUND,
+        "PERMISSION_DENIED" => StatusCode::FORBIDDEN,
         "INVALID_PARAMS" => StatusCode::BAD_REQUEST,
         "CONFLICT" => StatusCode::CONFLICT,
         _ => StatusCode::SERVICE_UNAVAILABLE,
     };
     error_response(status, error.code(), &error.public_message())
+}
+
+/// The run's key as it was when the run started; [`CallerCheck`] reads it
+/// again from the store before each tool call.
+struct KeyCheck {
+    keys: KeyStore,
+    key_id: String,
+    user_id: String,
+    role: String,
+    scope: KeyScope,
+}
+
+impl KeyCheck {
+    fn new(keys: &KeyStore, auth: &Authenticated) -> Self {
+        let caller = &auth.caller;
+        Self {
+            keys: keys.clone(),
+            key_id: auth.key_id.clone(),
+            user_id: caller.user_id.clone(),
+            role: caller.role.clone(),
+            scope: KeyScope { toolset: caller.toolset.clone(), domains: caller.domains.clone() },
+        }
+    }
+}
+
+#[tool_core::async_trait]
+impl CallerCheck for KeyCheck {
+    async fn still_allowed(&self, _caller: &Caller) -> Result<(), String> {
+        match self.keys.active(&self.key_id).await {
+            Ok(Some(now))
+                if now.user_id == self.user_id && now.role == self.role && now.scope == self.scope =>
+            {
+                Ok(())
+            }
+            Ok(_) => Err(KEY_GONE.to_owned()),
+            Err(error) => {
+                // Fail closed, as a request whose key cannot be checked is 503.
+                tracing::error!(%error, "the key store could not check a chat run's API key");
+                Err("the API key could not be checked right now, so no tool was called; try again".to_owned())
+            }
+        }
+    }
+}
+
+/// Resolves when `key` is announced as revoked or changed; never without a key.
+async fn key_changed(changed: &mut broadcast::Receiver<String>, key: Option<&KeyCheck>) {
+    let Some(key) = key else { return std::future::pending().await };
+    loop {
+        match changed.recv().await {
+            Ok(id) if id == key.key_id => return,
+            // A lagged receiver may have missed the id: the check before each call still sees it.
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(broadcast::error::RecvError::Closed) => return std::future::pending().await,
+        }
+    }
 }

@@ -45,7 +45,21 @@ fn info((id, user_id, role, created_at, revoked_at, toolset, domains): Row) -> K
     KeyInfo { id, user_id, role, scope: KeyScope::from_columns(toolset, domains), created_at, revoked_at }
 }
 
+/// An active key by id, read from the database (never the cache).
+const ACTIVE: &str = "SELECT id, user_id, role, created_at, revoked_at, toolset, domains \
+                      FROM toolgate_api_keys WHERE id = $1 AND revoked_at IS NULL";
+
 impl KeyStore {
+    /// The key `id` as it is now in the database, if it is active: `None`
+    /// once it is revoked (or never was). Never answered from the cache, so
+    /// a long-running use of a key (a chat run) can check before each step
+    /// that the key still holds the role and scope it started with.
+    pub async fn active(&self, id: &str) -> Result<Option<KeyInfo>> {
+        let row: Option<Row> =
+            dispatch!(self, |pool| sqlx::query_as(ACTIVE).bind(id).fetch_optional(pool).await?);
+        Ok(row.map(info))
+    }
+
     /// Change an active key's role and/or scope. Answers the key as it was
     /// and as it is now, or `None` when there is no active key `id`. Takes
     /// effect at once here; see the module docs for other instances.
@@ -59,10 +73,8 @@ impl KeyStore {
         let toolset = change.toolset.clone().flatten();
         let domains = change.domains.clone().flatten();
         check_scope(&KeyScope { toolset: toolset.clone(), domains: domains.clone() })?;
-        const BEFORE: &str = "SELECT id, user_id, role, created_at, revoked_at, toolset, domains \
-                              FROM toolgate_api_keys WHERE id = $1 AND revoked_at IS NULL";
         let before: Option<Row> =
-            dispatch!(self, |pool| sqlx::query_as(BEFORE).bind(id).fetch_optional(pool).await?);
+            dispatch!(self, |pool| sqlx::query_as(ACTIVE).bind(id).fetch_optional(pool).await?);
         let Some(before) = before else { return Ok(None) };
         // Each field is set only when asked for, in the one statement.
         const SQL: &str = "UPDATE toolgate_api_keys SET role = COALESCE($1, role), \

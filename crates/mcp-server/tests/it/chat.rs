@@ -6,15 +6,15 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use agent::{Agent, AgentConfig, ConversationStore};
 use axum::body::Body;
 use axum::response::Response;
-use mcp_server::{Exposure, HttpConfig};
+use mcp_server::{Exposure, HttpConfig, KeyChange, KeyScope, KeyStore};
 use serde_json::{Value, json};
 
-use crate::common::TestServer;
+use crate::common::{SseReader, TestServer};
 
 /// One scripted turn: SSE text, or an endless trickle of tokens.
 #[derive(Clone)]
@@ -97,12 +97,46 @@ pub(crate) async fn model(turns: Vec<Turn>) -> Model {
     Model { url, requests, dropped }
 }
 
+/// A model that answers every request, after `delay`, with the same turn.
+async fn looping_model(turn: Turn, delay: Duration) -> Model {
+    let Turn::Sse(text) = turn else { panic!("a looping model repeats an SSE turn") };
+    let requests = Arc::new(AtomicUsize::new(0));
+    let r = requests.clone();
+    let app = axum::Router::new().route(
+        "/v1/chat/completions",
+        axum::routing::post(move || {
+            r.fetch_add(1, Ordering::SeqCst);
+            let text = text.clone();
+            async move {
+                tokio::time::sleep(delay).await;
+                Response::builder()
+                    .header("content-type", "text/event-stream")
+                    .body(Body::from(text))
+                    .unwrap()
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    Model { url, requests, dropped: Arc::default() }
+}
+
 pub(crate) async fn server_with_agent(model: &Model, dir: &tempfile::TempDir) -> TestServer {
+    server_with_agent_config(model, dir, |config| config).await
+}
+
+async fn server_with_agent_config(
+    model: &Model,
+    dir: &tempfile::TempDir,
+    adjust: impl FnOnce(AgentConfig) -> AgentConfig,
+) -> TestServer {
     let store = ConversationStore::connect(&format!("sqlite:{}", dir.path().join("chat.db").display()))
         .await
         .unwrap();
     let mut config = AgentConfig::new(&model.url, "scripted");
     config.model_retries = 0;
+    let config = adjust(config);
     TestServer::start_with(Exposure::Meta, HttpConfig::default(), move |state| {
         let agent = Agent::new(state.gateway.clone(), config).unwrap().with_store(store);
         state.with_agent(agent)
@@ -200,4 +234,155 @@ async fn a_client_that_disconnects_cancels_the_run() {
         assert!(tokio::time::Instant::now() < deadline, "the model stream was never dropped");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// A member's chat whose model logs a meal (a member-only tool) on every
+/// turn; once a few calls went through, `change` is made to the key by
+/// another process (a second key store on the same file, as `toolgate keys`
+/// opens it). The stream must end within about a second with an
+/// `UNAUTHORIZED` error, and no call may succeed after the change but the
+/// one in flight.
+async fn a_chat_run_stops_when_its_key(change: impl AsyncFnOnce(&KeyStore, &str)) {
+    let model = looping_model(
+        call_turn("log_meal", json!({"food": "pear", "calories": 60})),
+        Duration::from_millis(10),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = server_with_agent_config(&model, &dir, |config| config.max_steps(400)).await;
+    let response =
+        post_chat(&server, &server.member, json!({"message": "Log pears until told otherwise"})).await;
+    assert_eq!(response.status(), 200);
+    let mut stream = SseReader::new(response);
+    let mut logged = 0;
+    while logged < 3 {
+        let (event, data) = stream.next(Duration::from_secs(10)).await.expect("the run goes on");
+        if event == "tool_call_finished" {
+            let data: Value = serde_json::from_str(&data).unwrap();
+            assert_eq!(data["success"], true, "{data}");
+            logged += 1;
+        }
+    }
+    let cli = KeyStore::connect(&server.keys_url).await.unwrap();
+    let id = cli.list().await.unwrap().into_iter().find(|k| k.user_id == "mia").unwrap().id;
+    change(&cli, &id).await;
+    let start = Instant::now();
+    let (mut succeeded, mut refused, mut error, mut stop) = (0, 0, None, None);
+    while let Some((event, data)) = stream.next(Duration::from_secs(10)).await {
+        assert!(
+            start.elapsed() < Duration::from_secs(3),
+            "the run still streams {:?} after the change",
+            start.elapsed()
+        );
+        let data: Value = serde_json::from_str(&data).unwrap();
+        match event.as_str() {
+            "tool_call_finished" if data["success"] == true => succeeded += 1,
+            "tool_call_finished" => refused += 1,
+            "error" => error = Some(data),
+            "final" => stop = Some(data["stop_reason"].clone()),
+            _ => {}
+        }
+    }
+    let ended = start.elapsed();
+    eprintln!(
+        "chat run after its key changed: ended after {ended:?}; {succeeded} call(s) succeeded after the change, \
+         {refused} refused; {} model requests in all",
+        model.requests.load(Ordering::SeqCst)
+    );
+    assert!(ended < Duration::from_millis(2000), "{ended:?}");
+    assert!(
+        succeeded <= 1,
+        "{succeeded} member-only calls succeeded after the change (at most the one in flight may)"
+    );
+    let error = error.expect("an error event says why the run stopped");
+    assert_eq!(error["code"], "UNAUTHORIZED", "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("revoked, or its role or scope was changed"),
+        "{error}"
+    );
+    assert_eq!(stop, Some(json!("cancelled")));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_chat_run_ends_within_a_second_when_its_key_is_revoked_by_another_process() {
+    a_chat_run_stops_when_its_key(async |cli: &KeyStore, id: &str| assert!(cli.revoke(id).await.unwrap()))
+        .await;
+}
+
+#[tokio::test]
+async fn a_chat_run_makes_no_member_call_once_its_key_is_downgraded_to_guest() {
+    a_chat_run_stops_when_its_key(async |cli: &KeyStore, id: &str| {
+        let change = KeyChange { role: Some("guest".into()), ..KeyChange::default() };
+        assert!(cli.update(id, &change).await.unwrap().is_some());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_chat_run_that_calls_no_tool_still_ends_when_its_key_is_revoked() {
+    // The model only talks: there is no tool call to check, so the revocation itself must end the run.
+    let model = model(vec![Turn::Endless]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = server_with_agent(&model, &dir).await;
+    let response = post_chat(&server, &server.member, json!({"message": "Talk forever"})).await;
+    let mut stream = SseReader::new(response);
+    assert_eq!(stream.next(Duration::from_secs(10)).await.unwrap().0, "token");
+    let cli = KeyStore::connect(&server.keys_url).await.unwrap();
+    let id = cli.list().await.unwrap().into_iter().find(|k| k.user_id == "mia").unwrap().id;
+    let start = Instant::now();
+    assert!(cli.revoke(&id).await.unwrap());
+    let mut error = None;
+    while let Some((event, data)) = stream.next(Duration::from_secs(10)).await {
+        assert!(start.elapsed() < Duration::from_secs(3), "still streaming after {:?}", start.elapsed());
+        if event == "error" {
+            error = Some(serde_json::from_str::<Value>(&data).unwrap());
+        }
+    }
+    let ended = start.elapsed();
+    eprintln!("a talking chat run ended {ended:?} after its key was revoked by another process");
+    assert!(ended < Duration::from_millis(1500), "{ended:?}");
+    assert_eq!(error.expect("an error event")["code"], "UNAUTHORIZED");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_conversation_is_continued_only_with_the_scope_it_was_started_with() {
+    let model = model(vec![
+        call_turn("query_weather", json!({"city": "Oslo"})),
+        text_turn(&["Sunny."]),
+        text_turn(&["Still sunny."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = server_with_agent(&model, &dir).await;
+    let first = post_chat(&server, &server.member, json!({"message": "Weather in Oslo?"})).await;
+    let first = sse_events(&first.text().await.unwrap());
+    let id = first.last().unwrap().1["conversation_id"].as_str().unwrap().to_owned();
+    // The same user with a key narrowed to one domain, and with a guest key.
+    let scope = KeyScope { domains: Some(vec!["nutrition".into()]), ..KeyScope::default() };
+    let nutrition = server.keys.create_scoped("mia", "member", &scope).await.unwrap();
+    let guest = server.keys.create("mia", "guest").await.unwrap();
+    let before = model.requests.load(Ordering::SeqCst);
+    for key in [&nutrition.key, &guest.key] {
+        let refused =
+            post_chat(&server, key.expose(), json!({"message": "What did you find?", "conversation_id": id}))
+                .await;
+        assert_eq!(refused.status(), 403);
+        let body: Value = refused.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "PERMISSION_DENIED", "{body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("another role or scope"), "{body}");
+    }
+    assert_eq!(
+        model.requests.load(Ordering::SeqCst),
+        before,
+        "the model heard nothing of the refused requests"
+    );
+    // The key it was started with continues it.
+    let again =
+        post_chat(&server, &server.member, json!({"message": "And now?", "conversation_id": id})).await;
+    assert_eq!(again.status(), 200);
+    let again = sse_events(&again.text().await.unwrap());
+    assert_eq!(again.last().unwrap().1["answer"], "Still sunny.", "{again:?}");
+    server.stop().await;
 }
