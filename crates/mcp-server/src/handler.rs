@@ -77,7 +77,9 @@ impl McpServer {
     /// A server for `gateway`, exposing its tools as `exposure` says.
     pub fn new(gateway: Gateway, exposure: Exposure) -> Self {
         let meta_tools = gateway.meta_specs().iter().filter_map(mcp_tool).collect();
-        let info = Implementation::new("toolgate", env!("CARGO_PKG_VERSION"));
+        let info = Implementation::new("toolgate", env!("CARGO_PKG_VERSION"))
+            .with_title("toolgate")
+            .with_icons(vec![crate::mcp_shape::server_icon()]);
         Self {
             inner: Arc::new(Inner { gateway, exposure, caller: None, info, meta_tools }),
             life: Arc::default(),

@@ -53,15 +53,57 @@ pub(crate) fn mcp_tool(spec: &ToolSpec) -> Option<Tool> {
         .read_only(spec.effect.is_read())
         .destructive(matches!(spec.effect, Effect::Write { idempotent: false }))
         .idempotent(spec.effect.is_retry_safe());
-    Some(
-        Tool::new(
-            Cow::Owned(spec.name.clone()),
-            Cow::Owned(spec.description.clone()),
-            Arc::new(schema.clone()),
-        )
-        .with_raw_output_schema(ENVELOPE_SCHEMA.clone())
-        .with_annotations(annotations),
+    let tool = Tool::new(
+        Cow::Owned(spec.name.clone()),
+        Cow::Owned(spec.description.clone()),
+        Arc::new(schema.clone()),
     )
+    .with_title(spec.display_title())
+    .with_raw_output_schema(ENVELOPE_SCHEMA.clone())
+    .with_annotations(annotations);
+    Some(match icons(&spec.icons) {
+        Some(icons) => tool.with_icons(icons),
+        None => tool,
+    })
+}
+
+/// toolgate's icon: the web page's tab and the server's `icons` in `initialize`.
+pub(crate) const ICON_SVG: &str = "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'>\
+<rect width='16' height='16' rx='3' fill='#2b5797'/>\
+<path d='M4 13V6h8v7M8 6v7' stroke='#fff' stroke-width='1.5' fill='none'/></svg>";
+
+/// [`ICON_SVG`] as a `data:` URI (percent-encoded, no base64 needed), for
+/// clients that show the server's icon.
+pub(crate) fn server_icon() -> rmcp::model::Icon {
+    let mut uri = String::from("data:image/svg+xml,");
+    for c in ICON_SVG.chars() {
+        match c {
+            '<' => uri.push_str("%3C"),
+            '>' => uri.push_str("%3E"),
+            '#' => uri.push_str("%23"),
+            ' ' => uri.push_str("%20"),
+            '%' => uri.push_str("%25"),
+            c => uri.push(c),
+        }
+    }
+    let mut icon = rmcp::model::Icon::new(uri);
+    icon.mime_type = Some("image/svg+xml".to_owned());
+    icon.sizes = Some(vec!["any".to_owned()]);
+    icon
+}
+
+/// A tool's icons as MCP says them; `None` (left out) when it has none.
+fn icons(icons: &[tool_core::ToolIcon]) -> Option<Vec<rmcp::model::Icon>> {
+    (!icons.is_empty()).then(|| {
+        icons
+            .iter()
+            .map(|icon| {
+                let mut out = rmcp::model::Icon::new(icon.src.clone());
+                out.mime_type = icon.mime_type.clone();
+                out
+            })
+            .collect()
+    })
 }
 
 /// The JSON object `tools/list` carries for a tool, exactly as this server

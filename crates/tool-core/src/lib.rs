@@ -22,7 +22,7 @@ pub use envelope::{Envelope, ErrorBody, Metadata, Signal};
 pub use error::{ErrorCode, ToolError};
 pub use image::Image;
 pub use params::{FieldError, Params};
-pub use spec::{Effect, SpecError, ToolExample, ToolSpec};
+pub use spec::{Effect, SpecError, ToolExample, ToolIcon, ToolSpec};
 pub use tool::{BoxFuture, FnTool, IntoToolOutput, Payload, Tool, ToolOutput, ToolResult};
 
 /// Implement [`Tool`] (and other async traits of toolgate) with this attribute.

@@ -82,6 +82,23 @@ pub struct ToolSpec {
     /// A minijinja template that renders the result as short markdown for the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result_template: Option<String>,
+    /// A short name for people (MCP `title`, shown in clients' tool lists);
+    /// [`ToolSpec::display_title`] derives one from the name when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Icons for clients' tool lists (MCP `icons`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<ToolIcon>,
+}
+
+/// An icon of a tool: a URI (`https:` or `data:`) and its media type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolIcon {
+    /// Where the image is, e.g. `data:image/svg+xml;base64,...`.
+    pub src: String,
+    /// Its media type, e.g. `image/png`, when the URI does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
 }
 
 mod duration_ms {
@@ -145,7 +162,49 @@ impl ToolSpec {
             timeout: Duration::from_secs(30),
             examples: Vec::new(),
             result_template: None,
+            title: None,
+            icons: Vec::new(),
         }
+    }
+
+    /// Set the title people see (the model reads the name and description).
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Add an icon.
+    pub fn with_icon(mut self, icon: ToolIcon) -> Self {
+        self.icons.push(icon);
+        self
+    }
+
+    /// The title: the one set, or the name in words (`query_travel_order`
+    /// is "Query travel order"; an upstream's `weather__get_forecast` is
+    /// "Get forecast (weather)").
+    pub fn display_title(&self) -> String {
+        if let Some(title) = &self.title {
+            return title.clone();
+        }
+        let (namespace, name) = match self.name.split_once("__") {
+            Some((namespace, name)) => (Some(namespace), name),
+            None => (None, self.name.as_str()),
+        };
+        let mut words = name.split('_').filter(|w| !w.is_empty());
+        let mut title = String::with_capacity(self.name.len() + 2);
+        if let Some(first) = words.next() {
+            let mut chars = first.chars();
+            title.extend(chars.next().map(|c| c.to_ascii_uppercase()));
+            title.push_str(chars.as_str());
+        }
+        for word in words {
+            title.push(' ');
+            title.push_str(word);
+        }
+        if let Some(namespace) = namespace {
+            title.push_str(&format!(" ({namespace})"));
+        }
+        title
     }
 
     /// Set the effect.
@@ -286,6 +345,17 @@ mod tests {
 
     fn closed(props: Value) -> Value {
         json!({"type": "object", "properties": props, "additionalProperties": false})
+    }
+
+    #[test]
+    fn a_title_is_the_one_set_or_the_name_in_words() {
+        let schema = closed(json!({}));
+        assert_eq!(spec("query_travel_order", schema.clone()).display_title(), "Query travel order");
+        assert_eq!(spec("weather__get_forecast", schema.clone()).display_title(), "Get forecast (weather)");
+        let titled = spec("query_travel_order", schema).with_title("Travel orders");
+        assert_eq!(titled.display_title(), "Travel orders");
+        let back: ToolSpec = serde_json::from_value(serde_json::to_value(&titled).unwrap()).unwrap();
+        assert_eq!(back, titled);
     }
 
     #[test]

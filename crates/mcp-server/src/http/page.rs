@@ -9,12 +9,9 @@ const INDEX_HTML: &str = include_str!("../web/index.html");
 
 /// The tab's icon. Browsers ask for `/favicon.ico` on their own, without
 /// the key the page holds, so it is served like the page (Host checked, no key).
-const FAVICON_SVG: &str = "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 16 16\">\
-<rect width=\"16\" height=\"16\" rx=\"3\" fill=\"#2b5797\"/>\
-<path d=\"M4 13V6h8v7M8 6v7\" stroke=\"#fff\" stroke-width=\"1.5\" fill=\"none\"/></svg>";
-
 pub(super) async fn favicon() -> Response {
-    let mut response = ([(header::CONTENT_TYPE, "image/svg+xml")], FAVICON_SVG).into_response();
+    let mut response =
+        ([(header::CONTENT_TYPE, "image/svg+xml")], crate::mcp_shape::ICON_SVG).into_response();
     let headers = response.headers_mut();
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=86400"));
