@@ -6,85 +6,98 @@
 
 use std::sync::Arc;
 
+use chrono::NaiveDate;
 use plotters::prelude::*;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{Value, json};
-use tool_core::{Effect, ErrorCode, Image, Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec};
+use tool_core::{
+    Effect, ErrorCode, FieldError, Image, Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec,
+};
 
 /// The tool's name.
 pub(crate) const NAME: &str = "render_weight_chart";
 const WIDTH: u32 = 640;
 const HEIGHT: u32 = 320;
 
-/// The chart tool, reading through `query_body_data`.
-pub(crate) struct WeightChart {
-    spec: ToolSpec,
-    query: Arc<dyn Tool>,
+/// Parameters of `render_weight_chart`.
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Range {
+    /// First day, inclusive, YYYY-MM-DD, e.g. 2026-03-01.
+    #[schemars(with = "String", regex(pattern = schema_gen::DATE_PATTERN), extend("format" = "date"))]
+    from: NaiveDate,
+    /// Last day, inclusive, YYYY-MM-DD, e.g. 2026-03-31; not before `from`.
+    #[schemars(with = "String", regex(pattern = schema_gen::DATE_PATTERN), extend("format" = "date"))]
+    to: NaiveDate,
 }
 
-impl WeightChart {
-    pub(crate) fn new(query: Arc<dyn Tool>) -> Self {
-        let date = |what: &str| json!({"type": "string", "format": "date", "description": format!("{what}, YYYY-MM-DD, e.g. 2026-03-01.")});
-        let schema = json!({
-            "type": "object",
-            "properties": {"from": date("First day, inclusive"), "to": date("Last day, inclusive")},
-            "required": ["from", "to"],
-            "additionalProperties": false
-        });
-        let spec = ToolSpec::new(
-            NAME,
-            "Draw the caller's weight trend over a date range as a PNG chart (a line through each recorded day). \
-             Use it when the user wants to see their weight over time. Returns the image beside \
-             {points, first_kg, last_kg, min_kg, max_kg, change_kg}; days without a weight are skipped, \
-             a range with none is NOT_FOUND. Example: {\"from\": \"2026-03-01\", \"to\": \"2026-03-31\"}.",
-            schema,
-        )
+const DESCRIPTION: &str = "Draw the caller's weight trend over a date range as a PNG chart (a line through each recorded day). \
+Use it when the user wants to see their weight over time. Returns the image beside \
+{points, first_kg, last_kg, min_kg, max_kg, change_kg}; days without a weight are skipped, \
+a range with none is NOT_FOUND. Example: {\"from\": \"2026-03-01\", \"to\": \"2026-03-31\"}.";
+
+/// The chart tool, reading through `query_body_data` (`query`).
+pub(crate) fn tool(query: Arc<dyn Tool>) -> Arc<dyn Tool> {
+    let spec = ToolSpec::new(NAME, DESCRIPTION, json!({}))
         .with_effect(Effect::Read)
         .with_domain("body")
         .with_role(query.spec().required_role.clone())
         .with_timeout(query.spec().timeout)
         .with_tags(["fitness", "body", "weight", "chart"])
         .with_example("Weight trend of March", json!({"from": "2026-03-01", "to": "2026-03-31"}));
-        Self { spec, query }
-    }
+    let chart = schema_gen::tool_fn(spec, move |ctx: ToolContext, range: Range| {
+        let query = query.clone();
+        async move { render(query.as_ref(), &ctx, range).await }
+    })
+    .with_rules(|range: &Range| {
+        (range.to < range.from)
+            .then(|| {
+                FieldError::new(
+                    "/to",
+                    "a date on or after from",
+                    &json!(range.to.to_string()),
+                    format!(
+                        "`to` {} is before `from` {}; the range must end on or after it starts",
+                        range.to, range.from
+                    ),
+                )
+            })
+            .into_iter()
+            .collect()
+    });
+    Arc::new(chart)
 }
 
-#[async_trait::async_trait]
-impl Tool for WeightChart {
-    fn spec(&self) -> &ToolSpec {
-        &self.spec
+async fn render(query: &dyn Tool, ctx: &ToolContext, range: Range) -> ToolResult {
+    let (from, to) = (range.from.to_string(), range.to.to_string());
+    let listed = query.call(ctx, json!({"op": "list_measurements", "from": from, "to": to})).await?;
+    let body = match listed.payload {
+        tool_core::Payload::Json(value) => value,
+        tool_core::Payload::Text(text) => serde_json::from_str(&text).unwrap_or(Value::Null),
+    };
+    // The route tool answers `{"payload": <the API's body>, ...}`.
+    let points: Vec<(usize, f64)> = body.get("payload").unwrap_or(&body)["measurements"]
+        .as_array()
+        .map(|rows| rows.iter().filter_map(|r| r["weight_kg"].as_f64()).enumerate().collect())
+        .unwrap_or_default();
+    if points.is_empty() {
+        return Err(ToolError::new(
+            ErrorCode::NotFound,
+            format!("no weight is recorded between {from} and {to}; ask for another range"),
+        ));
     }
-
-    async fn call(&self, ctx: &ToolContext, params: Value) -> ToolResult {
-        let (from, to) = (params["from"].clone(), params["to"].clone());
-        let listed = self.query.call(ctx, json!({"op": "list_measurements", "from": from, "to": to})).await?;
-        let body = match listed.payload {
-            tool_core::Payload::Json(value) => value,
-            tool_core::Payload::Text(text) => serde_json::from_str(&text).unwrap_or(Value::Null),
-        };
-        // The route tool answers `{"payload": <the API's body>, ...}`.
-        let points: Vec<(usize, f64)> = body.get("payload").unwrap_or(&body)["measurements"]
-            .as_array()
-            .map(|rows| rows.iter().filter_map(|r| r["weight_kg"].as_f64()).enumerate().collect())
-            .unwrap_or_default();
-        if points.is_empty() {
-            return Err(ToolError::new(
-                ErrorCode::NotFound,
-                format!("no weight is recorded between {from} and {to}; ask for another range"),
-            ));
-        }
-        // A drawing failure is a bug of ours, not something the model can fix.
-        let png = draw(&points).map_err(|_| ToolError::internal())?;
-        let weights: Vec<f64> = points.iter().map(|p| p.1).collect();
-        let (first, last) = (weights[0], weights[weights.len() - 1]);
-        let min = weights.iter().copied().fold(f64::INFINITY, f64::min);
-        let max = weights.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        let result = json!({
-            "from": from, "to": to, "points": weights.len(),
-            "first_kg": first, "last_kg": last, "min_kg": min, "max_kg": max,
-            "change_kg": ((last - first) * 10.0).round() / 10.0,
-        });
-        Ok(ToolOutput::json(result).with_image(Image::png(&png)))
-    }
+    // A drawing failure is a bug of ours, not something the model can fix.
+    let png = draw(&points).map_err(|_| ToolError::internal())?;
+    let weights: Vec<f64> = points.iter().map(|p| p.1).collect();
+    let (first, last) = (weights[0], weights[weights.len() - 1]);
+    let min = weights.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = weights.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let result = json!({
+        "from": from, "to": to, "points": weights.len(),
+        "first_kg": first, "last_kg": last, "min_kg": min, "max_kg": max,
+        "change_kg": ((last - first) * 10.0).round() / 10.0,
+    });
+    Ok(ToolOutput::json(result).with_image(Image::png(&png)))
 }
 
 /// The chart as PNG bytes: a light grid, the weight line and a dot per day.

@@ -142,7 +142,7 @@ pub fn tools_with(executor: &Arc<HttpExecutor>) -> Result<Vec<Arc<dyn Tool>>, Er
 /// fitness domain alike.
 pub fn with_chart(mut tools: Vec<Arc<dyn Tool>>) -> Vec<Arc<dyn Tool>> {
     if let Some(query) = tools.iter().find(|t| t.spec().name == "query_body_data").cloned() {
-        tools.push(Arc::new(chart::WeightChart::new(query)));
+        tools.push(chart::tool(query));
     }
     tools
 }

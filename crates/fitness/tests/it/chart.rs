@@ -61,3 +61,33 @@ async fn the_weight_chart_is_a_real_png_of_the_recorded_days() {
     assert_eq!(empty.code(), Some(ErrorCode::NotFound), "{empty:?}");
     assert!(empty.images.is_empty());
 }
+
+/// The tool is typed: its schema comes from its input type (dates with a
+/// format and pattern, nothing else accepted), and a call that breaks it or
+/// its rule is refused with every reason before the API is asked.
+#[tokio::test]
+async fn the_chart_range_is_checked_from_its_one_declaration() {
+    let env = Env::sqlite().await;
+    let ctx = env.user("chart-range").await;
+    let spec = env.gateway.spec("render_weight_chart").expect("the chart tool is registered");
+    let schema = &spec.input_schema;
+    assert_eq!(schema["required"], json!(["from", "to"]), "{schema}");
+    assert_eq!(schema["additionalProperties"], json!(false), "{schema}");
+    for field in ["from", "to"] {
+        assert_eq!(schema["properties"][field]["format"], "date", "{schema}");
+        assert!(schema["properties"][field]["pattern"].is_string(), "{schema}");
+    }
+
+    let reversed =
+        env.call(&ctx, "render_weight_chart", json!({"from": "2026-03-31", "to": "2026-03-01"})).await;
+    assert_eq!(reversed.code(), Some(ErrorCode::InvalidParams), "{reversed:?}");
+    let details = reversed.error.as_ref().unwrap().details.as_ref().unwrap().to_string();
+    assert!(details.contains("/to") && details.contains("before"), "{details}");
+
+    let not_a_date = env
+        .call(&ctx, "render_weight_chart", json!({"from": "2026-02-30", "to": "2026-03-01", "x": 1}))
+        .await;
+    assert_eq!(not_a_date.code(), Some(ErrorCode::InvalidParams), "{not_a_date:?}");
+    let details = not_a_date.error.as_ref().unwrap().details.as_ref().unwrap().to_string();
+    assert!(details.contains("/from") && details.contains("x"), "{details}");
+}

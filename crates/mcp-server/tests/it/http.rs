@@ -96,12 +96,18 @@ async fn meta_session_lists_tools_reads_instructions_and_calls() {
 #[tokio::test]
 async fn direct_exposure_lists_each_permitted_tool_with_annotations() {
     let server = TestServer::start(Exposure::Direct, HttpConfig::default()).await;
-    let (session, _) = server.open_session(&server.member).await;
+    let (session, init) = server.open_session(&server.member).await;
+    // Titles and icons for people (2025-11-25): the server's, and each tool's title.
+    assert_eq!(init["serverInfo"]["title"], "toolgate", "{init}");
+    let icon = &init["serverInfo"]["icons"][0];
+    assert!(icon["src"].as_str().unwrap().starts_with("data:image/svg+xml,%3Csvg"), "{icon}");
+    assert_eq!(icon["mimeType"], "image/svg+xml");
     let list =
         server.request(&server.member, &session, 2, "tools/list", json!({})).await.response(2).unwrap();
     let list = &list["result"];
     assert_eq!(names(list), ["count_steps", "log_meal", "query_weather", "wait_forever"]);
     let weather = tool(list, "query_weather");
+    assert_eq!(weather["title"], "Query weather");
     assert_eq!(
         weather["annotations"],
         json!({"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true})
@@ -480,7 +486,7 @@ async fn bad_json_rpc_gets_the_right_error() {
         .send()
         .await
         .unwrap();
-    assert!(delete.status().is_success(), "{}", delete.status());
+    assert_eq!(delete.status(), 204, "a session ended by DELETE is answered 204 No Content");
     let stale = server.request(&server.member, &session, 7, "tools/list", json!({})).await;
     assert_eq!(stale.status, 404, "{}", stale.text);
     server.stop().await;
@@ -780,5 +786,73 @@ async fn anonymous_access_is_opt_in_and_bad_keys_stay_refused() {
     assert_eq!(server.get(Some("tg_wrong"), "/api/whoami").await.status, 401, "a bad key is still refused");
     let tools = server.get(None, "/api/tools").await.json();
     assert_eq!(names(&tools), ["query_weather"]);
+    server.stop().await;
+}
+
+/// Lists come in one page and no cursor is ever issued, so a cursor is a
+/// parameter this server cannot honour: -32602, not a silent first page.
+#[tokio::test]
+async fn a_cursor_this_server_never_issued_is_an_invalid_parameter() {
+    let server = TestServer::default().await;
+    let (session, _) = server.open_session(&server.member).await;
+    for (id, method) in [(3, "tools/list"), (4, "prompts/list")] {
+        let reply = server.request(&server.member, &session, id, method, json!({"cursor": "bogus"})).await;
+        let response = reply.response(id).unwrap_or_else(|| panic!("no response in {}", reply.text));
+        assert_eq!(response["error"]["code"], -32602, "{method}: {response}");
+        assert!(response["error"]["message"].as_str().unwrap().contains("cursor"), "{response}");
+        let plain = server.request(&server.member, &session, id + 10, method, json!({})).await;
+        assert!(
+            plain.response(id + 10).unwrap().get("result").is_some(),
+            "{method} without a cursor: {}",
+            plain.text
+        );
+    }
+    server.stop().await;
+}
+
+/// Without sessions a `notifications/cancelled` comes in a POST of its own:
+/// it stops the caller's call it names (it ran to its end before), and only
+/// the caller's own: another key's cancellation of the same id does nothing.
+#[tokio::test]
+async fn a_cancelled_notification_stops_a_stateless_call_of_the_same_key() {
+    let config = HttpConfig { sessions: SessionMode::Stateless, ..HttpConfig::default() };
+    let server = TestServer::start(Exposure::Meta, config).await;
+    let call = {
+        let request = server
+            .client
+            .post(server.url("/mcp"))
+            .header(AUTHORIZATION, format!("Bearer {}", server.member))
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json")
+            .header("mcp-protocol-version", PROTOCOL)
+            .body(
+                json!({"jsonrpc": "2.0", "id": 42, "method": "tools/call",
+                    "params": {"name": "execute_tool", "arguments": {"tool_name": "wait_forever"}}})
+                .to_string(),
+            );
+        tokio::spawn(async move { request.send().await?.text().await })
+    };
+    wait_until(|| server.started.load(Ordering::SeqCst) == 1).await;
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 42, "reason": "user stopped it"}});
+    // Another caller naming the same id cancels nothing.
+    let foreign = server.post(&server.admin, None, &cancel).await;
+    assert_eq!(foreign.status, 202, "{}", foreign.text);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(server.dropped.load(Ordering::SeqCst), 0, "another key's cancellation stopped the call");
+    let ack = server.post(&server.member, None, &cancel).await;
+    assert_eq!(ack.status, 202, "{}", ack.text);
+    wait_until(|| server.dropped.load(Ordering::SeqCst) == 1).await;
+    let answer =
+        tokio::time::timeout(Duration::from_secs(5), call).await.expect("the call answers").unwrap().unwrap();
+    assert!(answer.contains("cancelled"), "{answer}");
+    // The server still serves calls without sessions.
+    let reply = server
+        .post(
+            &server.member,
+            None,
+            &test_support::mcp::execute_tool(9, "query_weather", json!({"city": "Oslo"})),
+        )
+        .await;
+    assert_eq!(reply.status, 200, "{}", reply.text);
     server.stop().await;
 }
