@@ -54,7 +54,7 @@ fn setup() -> Setup {
         fitness_api::seed_demo(&db, "bench", today).await.unwrap();
         (fitness_api::spawn("127.0.0.1:0", db).await.unwrap(), token)
     });
-    let options = HttpOptions::default().backend_name("the fitness API");
+    let options = HttpOptions::default().backend_name("the fitness API").backend_id(fitness::BACKEND_ID);
     let executor = Arc::new(HttpExecutor::new(&server.url(), options).unwrap());
     let tools = rt.block_on(async { fitness::tools_with(&executor).unwrap() });
     let gateway = Gateway::builder().tools(tools).build().unwrap();
@@ -62,7 +62,8 @@ fn setup() -> Setup {
     let route = table.route("day_summary").unwrap().clone();
     let client = reqwest::Client::builder().no_proxy().tcp_nodelay(true).build().unwrap();
     let url = format!("{}/nutrition/days/{DAY}/summary", server.url());
-    let ctx = ToolContext::new(Caller::new("bench", "member").with_token(token.clone()));
+    let ctx =
+        ToolContext::new(Caller::new("bench", "member").with_credential(fitness::BACKEND_ID, token.clone()));
     Setup { rt, gateway, executor, route, client, url, token, ctx, _server: server, _dir: dir }
 }
 

@@ -10,7 +10,9 @@
 //! Each tool is a route table (`crates/fitness/routes/<tool>.toml`, compiled into the binary):
 //! one `oneOf` branch per operation, chosen by `op`. The tables match the API route for route
 //! and field for field; a test compares them with `fitness_api::route_specs()`. The calls run
-//! through [`http_tools::HttpExecutor`] with the caller's own token.
+//! through [`http_tools::HttpExecutor`] with the caller's credential for the fitness API: the
+//! one filed under [`BACKEND_ID`] (`Caller::with_credential("fitness", token)`), which no other
+//! backend's tools are given.
 //!
 //! ```no_run
 //! # fn demo() -> Result<(), fitness::Error> {
@@ -38,6 +40,10 @@ pub const ROUTE_FILES: [(&str, &str); 6] = [
     ("query_training", include_str!("../routes/query_training.toml")),
     ("update_training", include_str!("../routes/update_training.toml")),
 ];
+
+/// The fitness API's identity: the name its callers' credentials are filed under
+/// ([`tool_core::Caller::credentials`]), so only the fitness tools ever send them.
+pub const BACKEND_ID: &str = "fitness";
 
 /// The three domains, as tools and callers name them (`Caller::with_domains`).
 pub const DOMAINS: [&str; 3] = ["body", "nutrition", "training"];
@@ -119,10 +125,14 @@ fn examples() -> Vec<(&'static str, &'static str, serde_json::Value)> {
 
 /// The six fitness tools, calling the fitness API at `base_url` (e.g. `http://127.0.0.1:8080`)
 /// through one shared [`HttpExecutor`]. Messages name the backend "the fitness API" unless
-/// `options.backend_name` was changed from its default.
+/// `options.backend_name` was changed from its default; the callers' credentials are those
+/// filed under [`BACKEND_ID`] unless `options.backend_id` names another.
 pub fn tools(base_url: &str, mut options: HttpOptions) -> Result<Vec<Arc<dyn Tool>>, Error> {
     if options.backend_name == HttpOptions::default().backend_name {
         options.backend_name = "the fitness API".to_owned();
+    }
+    if options.backend_id.is_empty() {
+        options.backend_id = BACKEND_ID.to_owned();
     }
     let executor = Arc::new(HttpExecutor::new(base_url, options)?);
     tools_with(&executor)

@@ -6,8 +6,10 @@ use tool_core::Secret;
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Auth {
-    /// `Authorization: Bearer <token>` with each caller's own token
-    /// ([`tool_core::Caller::token`]); a call without one is refused before any I/O.
+    /// `Authorization: Bearer <token>` with the caller's credential made for this backend
+    /// ([`tool_core::Caller::credentials`] under [`crate::HttpOptions::backend_id`]); a call
+    /// without one is refused before any I/O, and a credential made for another backend is
+    /// never sent.
     #[default]
     BearerFromCaller,
     /// One fixed credential for every caller, sent in `header` (e.g. `X-Api-Key`). The value

@@ -1,4 +1,4 @@
-//! [`HttpExecutor`]: runs one route-table operation as one HTTP request with the caller's token.
+//! [`HttpExecutor`]: runs one route-table operation as one HTTP request with the caller's credential for it.
 
 use std::fmt;
 use std::sync::{Arc, OnceLock};
@@ -30,9 +30,14 @@ pub struct HttpOptions {
     pub preview_chars: usize,
     /// How messages name the backend, e.g. "the fitness API".
     pub backend_name: String,
+    /// The backend's identity, e.g. `fitness` or a `[[domains]]` name: with
+    /// [`Auth::BearerFromCaller`], only the caller's credential made for this backend
+    /// ([`tool_core::Caller::credentials`] under this name) is sent. Empty (the default) matches
+    /// no credential, so such an executor refuses every call that needs one.
+    pub backend_id: String,
     /// Sent as `User-Agent`.
     pub user_agent: String,
-    /// How requests authenticate (default: each caller's bearer token).
+    /// How requests authenticate (default: the caller's bearer credential for this backend).
     pub auth: Auth,
     /// Certificate authorities trusted besides the system roots, as PEM text (the content of
     /// `[tls] ca_file`; the binary reads the file).
@@ -46,6 +51,7 @@ impl Default for HttpOptions {
             max_response_bytes: 4 * 1024 * 1024,
             preview_chars: 500,
             backend_name: "the backend".to_owned(),
+            backend_id: String::new(),
             user_agent: concat!("toolgate-http-tools/", env!("CARGO_PKG_VERSION")).to_owned(),
             auth: Auth::default(),
             ca_bundle_pem: None,
@@ -63,6 +69,12 @@ impl HttpOptions {
     /// Set how messages name the backend.
     pub fn backend_name(mut self, name: impl Into<String>) -> Self {
         self.backend_name = name.into();
+        self
+    }
+
+    /// Set the backend's identity: the name the callers' credentials for it are filed under.
+    pub fn backend_id(mut self, id: impl Into<String>) -> Self {
+        self.backend_id = id.into();
         self
     }
 
@@ -105,8 +117,11 @@ pub struct Prepared {
 ///
 /// Per call: the operation's path variables are filled percent-encoded (no value can change the
 /// path), GET and DELETE send their other fields as a query string and no body, POST, PUT and
-/// PATCH send them as a JSON object; the caller's token from [`tool_core::Caller::token`] goes
-/// in `Authorization: Bearer`. The result is `{ok, status, method, path, payload}`.
+/// PATCH send them as a JSON object; the caller's credential made for this backend (from
+/// [`tool_core::Caller::credentials`], under [`HttpOptions::backend_id`]) goes in
+/// `Authorization: Bearer`: a credential made for another backend is never sent. The result is
+/// `{ok, status, method, path, payload}`. Every credential the request carried is removed from
+/// whatever the backend answers (payload, messages, details) before any of it is kept or clipped.
 ///
 /// | answer | code | tried again (reads only) |
 /// |---|---|---|
@@ -332,12 +347,21 @@ impl HttpExecutor {
         // that never sends, is copied whole each time its future moves.
         Box::pin(async move {
             let method = prepared.method;
+            let secrets: Vec<&str> = match &self.options.auth {
+                Auth::Static { value, .. } => vec![value.expose()],
+                _ => Vec::new(),
+            }
+            .into_iter()
+            .chain(token)
+            .filter(|s| !s.is_empty())
+            .collect();
             let sent = Sent {
                 method: method.as_str(),
                 path: &prepared.path,
                 read: method.is_read(),
                 backend: &self.options.backend_name,
                 preview_chars: self.options.preview_chars,
+                secrets: &secrets,
             };
             let http_method = match method {
                 Method::Get => reqwest::Method::GET,
@@ -456,14 +480,16 @@ impl RouteHandler for HttpExecutor {
 }
 
 impl HttpExecutor {
-    /// The caller's pass-through token, or why the call cannot be made.
+    /// The caller's credential made for this backend, or why the call cannot be made. A
+    /// credential made for any other backend is never looked at.
     fn caller_token<'c>(&self, ctx: &'c ToolContext) -> Result<&'c str, ToolError> {
-        let Some(token) = ctx.caller.token.as_ref().filter(|t| !t.expose().trim().is_empty()) else {
+        let own = ctx.caller.credentials.get(&self.options.backend_id);
+        let Some(token) = own.filter(|t| !t.expose().trim().is_empty()) else {
             return Err(ToolError::new(
                 ErrorCode::PermissionDenied,
                 format!(
-                    "this session carries no credentials for {}, so the call was not made. Tell the user to sign in (or an operator to pass the user's token); do not retry.",
-                    self.options.backend_name
+                    "{} needs a credential made for it and this caller has none, so the call was not made. An operator must configure the credential of this domain (its `auth`: a static key, or a per-user credential issued for `{}`); do not retry.",
+                    self.options.backend_name, self.options.backend_id
                 ),
             ));
         };

@@ -4,7 +4,7 @@
 //! template of a backend call. [`HttpExecutor`] is the [`gateway::RouteHandler`] that makes that
 //! call: the gateway has already found the operation and validated the parameters with the
 //! table's schema; the executor fills the path (every value percent-encoded as one segment),
-//! sends the caller's token, waits at most the configured time and answers
+//! sends the caller's credential for this backend, waits at most the configured time and answers
 //! `{ok, status, method, path, payload}` or a [`tool_core::ToolError`] with the right code.
 //!
 //! ```no_run
@@ -22,17 +22,22 @@
 //! path = "/body/measurements/{date}"
 //! summary = "The measurement of one day"
 //! "#)?;
-//! let executor = Arc::new(HttpExecutor::new("http://127.0.0.1:8080", HttpOptions::default())?);
+//! let options = HttpOptions::default().backend_id("body");
+//! let executor = Arc::new(HttpExecutor::new("http://127.0.0.1:8080", options)?);
 //! let tools = executor.tools([table])?;
 //! let gateway = gateway::Gateway::builder().tools(tools).build();
 //! # let _ = gateway; Ok(()) }
 //! ```
 //!
-//! The token comes from [`tool_core::Caller::token`] of each call: never from the process
-//! environment, never from the parameters (the gateway refuses injected fields), and it is
-//! never logged or returned. A backend that wants one fixed credential instead gets
-//! [`Auth::Static`] (the binary reads it from the environment and hands it over as a
-//! [`tool_core::Secret`]); an open backend gets [`Auth::None`].
+//! The token is the caller's credential made for this backend: [`tool_core::Caller::credentials`]
+//! under [`HttpOptions::backend_id`], filed by whoever issued it (a deployment's credential
+//! hook). A credential made for another backend is never sent; a caller without one for this
+//! backend is refused before any I/O. It never comes from the process environment or the
+//! parameters (the gateway refuses injected fields), and it is never logged or returned. A
+//! backend that wants one fixed credential instead gets [`Auth::Static`] (the binary reads it
+//! from the environment and hands it over as a [`tool_core::Secret`]); an open backend gets
+//! [`Auth::None`]. Whatever the backend answers is scrubbed of every credential the request
+//! carried before any of it is clipped, kept in an error or returned.
 //!
 //! TLS goes through rustls: the system roots, plus the PEM bundle of
 //! [`HttpOptions::ca_bundle_pem`] for private CAs. A certificate the client cannot trust is

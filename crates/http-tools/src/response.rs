@@ -1,6 +1,8 @@
 //! Turning a backend's answer (or its silence) into a result or a [`ToolError`] written for
 //! the model: which code, whether trying again may help, and what the backend said.
 
+use std::borrow::Cow;
+
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use tool_core::{ErrorCode, FailureKind, FieldError, ToolError};
@@ -18,6 +20,9 @@ pub(crate) struct Sent<'a> {
     pub(crate) backend: &'a str,
     /// How much of an unexpected body goes into `details`.
     pub(crate) preview_chars: usize,
+    /// The credentials this request carried (the static one, the caller's for this backend):
+    /// removed from everything the backend answers before any of it is kept or clipped.
+    pub(crate) secrets: &'a [&'a str],
 }
 
 impl Sent<'_> {
@@ -46,6 +51,70 @@ pub(crate) fn preview(text: &str, max: usize) -> String {
     let mut chars = text.chars();
     let head: String = chars.by_ref().take(max).collect();
     if chars.next().is_some() { format!("{head}… (truncated)") } else { head }
+}
+
+/// What stands where a credential the backend repeated was.
+pub(crate) const REDACTED: &str = "[redacted]";
+
+/// `text` with every occurrence of each secret replaced by [`REDACTED`].
+pub(crate) fn scrub<'t>(text: &'t str, secrets: &[&str]) -> Cow<'t, str> {
+    let mut out = Cow::Borrowed(text);
+    for secret in secrets.iter().filter(|s| !s.is_empty()) {
+        if out.contains(secret) {
+            out = Cow::Owned(out.replace(secret, REDACTED));
+        }
+    }
+    out
+}
+
+/// Scrubs every string (and object key) of `value` in place; whether anything was replaced.
+fn scrub_value(value: &mut Value, secrets: &[&str]) -> bool {
+    match value {
+        Value::String(s) => match scrub(s, secrets) {
+            Cow::Borrowed(_) => false,
+            Cow::Owned(clean) => {
+                *s = clean;
+                true
+            }
+        },
+        Value::Array(items) => items.iter_mut().fold(false, |hit, v| scrub_value(v, secrets) | hit),
+        Value::Object(map) => {
+            let mut hit = false;
+            if map.keys().any(|k| matches!(scrub(k, secrets), Cow::Owned(_))) {
+                let entries = std::mem::take(map);
+                for (k, v) in entries {
+                    map.insert(scrub(&k, secrets).into_owned(), v);
+                }
+                hit = true;
+            }
+            map.values_mut().fold(hit, |hit, v| scrub_value(v, secrets) | hit)
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
+/// The body as JSON: `Null` when empty, `None` when not JSON.
+fn parse(body: &[u8]) -> Option<Value> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        Some(Value::Null)
+    } else {
+        serde_json::from_slice(body).ok()
+    }
+}
+
+/// The body as JSON (`Null` when empty, `None` when not JSON) and as text, each without any of
+/// `secrets`: the text is scrubbed as sent, and when a secret hid in the JSON behind escapes
+/// (`\u0041`, `\/`) that the text does not show, the text is the scrubbed JSON instead.
+fn scrubbed_body(body: &[u8], raw: &str, secrets: &[&str]) -> (Option<Value>, String) {
+    let mut parsed = parse(body);
+    let mut text = scrub(raw, secrets).into_owned();
+    if let Some(value) = parsed.as_mut()
+        && scrub_value(value, secrets)
+        && serde_json::from_str::<Value>(&text).ok().as_ref() != Some(value)
+    {
+        text = scrub(&value.to_string(), secrets).into_owned();
+    }
+    (parsed, text)
 }
 
 /// The backend's own words, when its error body has a recognizable shape:
@@ -113,12 +182,21 @@ pub(crate) fn map_answer(
     body: &[u8],
     params: &Value,
 ) -> Result<Value, ToolError> {
-    let parsed: Option<Value> = if body.iter().all(u8::is_ascii_whitespace) {
-        Some(Value::Null)
+    // A success answer is scrubbed only when a secret (or an escape that may hide one) is in
+    // it, so a large clean payload is not walked; anything else always is.
+    let raw = String::from_utf8_lossy(body);
+    let clean = sent.secrets.iter().all(|s| s.is_empty())
+        || (status.is_success()
+            && !body.contains(&b'\\')
+            && !sent.secrets.iter().any(|s| !s.is_empty() && raw.contains(s)));
+    let (parsed, text): (Option<Value>, Cow<'_, str>) = if clean {
+        (parse(body), raw)
     } else {
-        serde_json::from_slice(body).ok()
+        let (parsed, text) = scrubbed_body(body, &raw, sent.secrets);
+        (parsed, Cow::Owned(text))
     };
-    let text = || preview(&String::from_utf8_lossy(body), sent.preview_chars);
+    // Removed first, then clipped: a secret across the cut leaves no part of itself.
+    let text = || preview(&text, sent.preview_chars);
     if status.is_success() {
         let Some(payload) = parsed else {
             let mut details = sent.details(Some(status));
@@ -295,9 +373,9 @@ mod tests {
     use super::*;
 
     const GET: Sent<'static> =
-        Sent { method: "GET", path: "/x/1", read: true, backend: "the API", preview_chars: 20 };
+        Sent { method: "GET", path: "/x/1", read: true, backend: "the API", preview_chars: 20, secrets: &[] };
     const POST: Sent<'static> =
-        Sent { method: "POST", path: "/x", read: false, backend: "the API", preview_chars: 20 };
+        Sent { method: "POST", path: "/x", read: false, backend: "the API", preview_chars: 20, secrets: &[] };
 
     fn map(sent: &Sent<'_>, status: u16, body: &str) -> Result<Value, ToolError> {
         map_answer(

@@ -1,7 +1,7 @@
 //! Who is calling and what the call may use: [`Caller`], [`ToolContext`], [`ProgressSink`].
 //!
 //! Everything here has one right value known to the system. Tools read the
-//! user id, role, tenant, session and pass-through token from the context,
+//! user id, role, tenant, session and backend credentials from the context,
 //! never from the model's parameters.
 
 use std::fmt;
@@ -38,6 +38,58 @@ impl fmt::Display for Secret {
     }
 }
 
+/// The credentials a caller holds for backends, each bound to the one backend
+/// (a domain's or upstream's name, e.g. `fitness`) it was made for: a tool
+/// asks for its own backend's by name and can never pick up another's.
+/// `Debug` names the backends, never a value.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Credentials(Vec<(String, Secret)>);
+
+impl Credentials {
+    /// The credential made for `backend`, if the caller has one. An empty
+    /// name has none.
+    pub fn get(&self, backend: &str) -> Option<&Secret> {
+        if backend.is_empty() {
+            return None;
+        }
+        self.0.iter().find(|(b, _)| b == backend).map(|(_, s)| s)
+    }
+
+    /// File `secret` as the credential for `backend`, replacing an older one.
+    /// An empty backend name files nothing.
+    pub fn insert(&mut self, backend: impl Into<String>, secret: Secret) {
+        let backend = backend.into();
+        if backend.is_empty() {
+            return;
+        }
+        match self.0.iter_mut().find(|(b, _)| *b == backend) {
+            Some(slot) => slot.1 = secret,
+            None => self.0.push((backend, secret)),
+        }
+    }
+
+    /// Whether a credential is filed for `backend`.
+    pub fn contains(&self, backend: &str) -> bool {
+        self.get(backend).is_some()
+    }
+
+    /// Whether no credential is filed.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The backends a credential is filed for (names only).
+    pub fn backends(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().map(|(b, _)| b.as_str())
+    }
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.0.iter().map(|(b, _)| (b, "[redacted]"))).finish()
+    }
+}
+
 /// The identity of whoever makes the call, established by the transport
 /// (an API key, a stdio configuration), never by the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,8 +102,10 @@ pub struct Caller {
     pub tenant: Option<String>,
     /// The session (MCP session, chat) the call belongs to.
     pub session_id: Option<String>,
-    /// The caller's token for pass-through to backends; redacted in Debug/Display.
-    pub token: Option<Secret>,
+    /// Credentials for backends, each usable only by the backend it was made
+    /// for (there is no anonymous token every backend receives); redacted in
+    /// Debug/Display.
+    pub credentials: Credentials,
     /// A named toolset that narrows what this caller may see (e.g. `read_only`).
     pub toolset: Option<String>,
     /// When set, only tools of these domains are visible (scoped exposure).
@@ -69,7 +123,7 @@ impl Caller {
             role: role.into(),
             tenant: None,
             session_id: None,
-            token: None,
+            credentials: Credentials::default(),
             toolset: None,
             domains: None,
             key_id: None,
@@ -82,9 +136,10 @@ impl Caller {
         self
     }
 
-    /// Set the pass-through token.
-    pub fn with_token(mut self, token: impl Into<String>) -> Self {
-        self.token = Some(Secret::new(token));
+    /// Add the credential made for `backend` (e.g. the fitness API's token
+    /// for this user under `fitness`). Only that backend's tools receive it.
+    pub fn with_credential(mut self, backend: impl Into<String>, secret: impl Into<String>) -> Self {
+        self.credentials.insert(backend, Secret::new(secret));
         self
     }
 
@@ -120,8 +175,8 @@ impl Caller {
 impl fmt::Display for Caller {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.user_id, self.role)?;
-        if self.token.is_some() {
-            f.write_str(" token=[redacted]")?;
+        for backend in self.credentials.backends() {
+            write!(f, " credential[{backend}]=[redacted]")?;
         }
         Ok(())
     }
@@ -153,12 +208,20 @@ pub struct ToolContext {
     pub trace_id: String,
     /// When the call must be finished, if it has a limit.
     pub deadline: Option<Instant>,
+    /// Who can be asked (the person behind the call), when the client can be.
+    pub asker: Option<Arc<dyn crate::Asker>>,
 }
 
 impl ToolContext {
     /// A context for a caller, with no progress sink and no deadline.
     pub fn new(caller: Caller) -> Self {
-        Self { caller, progress: Arc::new(NoProgress), trace_id: String::new(), deadline: None }
+        Self { caller, progress: Arc::new(NoProgress), trace_id: String::new(), deadline: None, asker: None }
+    }
+
+    /// Set who can be asked.
+    pub fn with_asker(mut self, asker: Arc<dyn crate::Asker>) -> Self {
+        self.asker = Some(asker);
+        self
     }
 
     /// Set the progress sink.
@@ -200,8 +263,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn token_is_redacted_in_debug_and_display() {
-        let caller = Caller::new("u1", "member").with_token("sk-very-secret-123");
+    fn credentials_are_redacted_in_debug_and_display() {
+        let caller = Caller::new("u1", "member").with_credential("fitness", "sk-very-secret-123");
         let debug = format!("{caller:?}");
         let display = format!("{caller}");
         let ctx = format!("{:?}", ToolContext::new(caller.clone()));
@@ -210,6 +273,18 @@ mod tests {
         }
         assert!(debug.contains("[redacted]"));
         assert!(display.contains("[redacted]"));
-        assert_eq!(caller.token.unwrap().expose(), "sk-very-secret-123");
+        assert_eq!(caller.credentials.get("fitness").unwrap().expose(), "sk-very-secret-123");
+    }
+
+    #[test]
+    fn a_credential_is_found_only_under_the_backend_it_was_made_for() {
+        let mut credentials = Credentials::default();
+        credentials.insert("fitness", Secret::new("fit_1"));
+        credentials.insert("", Secret::new("nobody's"));
+        assert_eq!(credentials.get("fitness").map(Secret::expose), Some("fit_1"));
+        assert!(credentials.get("crm").is_none() && credentials.get("").is_none());
+        credentials.insert("fitness", Secret::new("fit_2"));
+        assert_eq!(credentials.get("fitness").map(Secret::expose), Some("fit_2"), "replaced, not added");
+        assert_eq!(credentials.backends().collect::<Vec<_>>(), ["fitness"]);
     }
 }

@@ -17,7 +17,7 @@ mod spec;
 mod tool;
 
 pub use backend::{BackendFailure, FailureKind};
-pub use context::{Caller, NoProgress, ProgressSink, Secret, ToolContext};
+pub use context::{Caller, Credentials, NoProgress, ProgressSink, Secret, ToolContext};
 pub use envelope::{Envelope, ErrorBody, Metadata, Signal};
 pub use error::{ErrorCode, ToolError};
 pub use image::Image;

@@ -43,7 +43,9 @@ fn default_timeout_ms() -> u64 {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum AuthConfig {
-    /// Each caller's own token as `Authorization: Bearer`.
+    /// The caller's credential made for this domain (filed under its name) as
+    /// `Authorization: Bearer`; a caller without one is refused before any I/O. A credential
+    /// made for another backend (the fitness API's token) is never sent.
     #[default]
     BearerFromCaller,
     /// One credential from the environment variable `env`, sent in `header`.
@@ -85,6 +87,18 @@ pub struct Declared {
 }
 
 impl Declared {
+    /// Why every call of this domain will be refused, when that is known before serving:
+    /// `bearer_from_caller` sends only a credential made for this domain, and toolgate issues
+    /// per-user credentials for the compiled-in fitness API alone.
+    pub fn credential_gap(&self) -> Option<String> {
+        matches!(self.options.auth, Auth::BearerFromCaller).then(|| {
+            format!(
+                "domain `{}`: auth is bearer_from_caller, but no credential is issued for `{}` (the fitness API's token is sent to the fitness API only), so every call is refused with PERMISSION_DENIED until one is: set `auth = {{ kind = \"static\", header = ..., env = ... }}` or `{{ kind = \"none\" }}`",
+                self.name, self.name
+            )
+        })
+    }
+
     /// The tools, one per table, sharing one connection pool; `decorate` may add examples.
     pub fn tools(&self, decorate: impl Fn(ToolSpec) -> ToolSpec) -> Result<Vec<Arc<dyn Tool>>, String> {
         let executor = Arc::new(
@@ -263,6 +277,12 @@ pub fn prepare(
             problems.push(format!("[[domains]] `{}` is declared twice; names must be unique", d.name));
         }
         names.push(&d.name);
+        if d.name == fitness::BACKEND_ID {
+            problems.push(format!(
+                "[[domains]] name `{}` is the compiled-in fitness API's, whose callers' credentials are filed under it; pick another name",
+                d.name
+            ));
+        }
         if !tool_core::names::is_namespace(&d.name) {
             problems.push(format!(
                 "[[domains]] name `{}` must be lowercase letters, digits and single underscores, starting with a letter (at most 32): it is the domain keys and toolsets select",
@@ -281,6 +301,7 @@ pub fn prepare(
             let mut options = HttpOptions::default()
                 .timeout(Duration::from_millis(d.timeout_ms))
                 .backend_name(format!("the {} API", d.name))
+                .backend_id(d.name.clone())
                 .auth(auth);
             if let Some(pem) = ca_bundle_pem {
                 options = options.ca_bundle_pem(pem);
@@ -363,6 +384,32 @@ mod tests {
 
         let problems = prepare(&[entry("Bad Name")], None, &|_| None).unwrap_err();
         assert!(problems.iter().any(|p| p.contains("`Bad Name` must be lowercase")), "{problems:?}");
+
+        // The fitness API's credentials are filed under `fitness`: no declared system may take it.
+        let problems = prepare(&[entry("fitness")], None, &|_| None).unwrap_err();
+        assert!(
+            problems.iter().any(|p| p.contains("`fitness` is the compiled-in fitness API's")),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn a_declared_domain_sends_only_its_own_credential_and_check_says_when_none_is_issued() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("query_things.toml"), GOOD).unwrap();
+        let entry = |auth: AuthConfig| DomainConfig {
+            name: "crm".into(),
+            base_url: "http://127.0.0.1:9".into(),
+            routes: dir.path().to_owned(),
+            auth,
+            timeout_ms: 1000,
+        };
+        let bearer = prepare(&[entry(AuthConfig::BearerFromCaller)], None, &|_| None).unwrap();
+        assert_eq!(bearer[0].options.backend_id, "crm", "its callers' credentials for `crm` only");
+        let gap = bearer[0].credential_gap().expect("nothing issues `crm` a credential");
+        assert!(gap.contains("no credential is issued for `crm`") && gap.contains("static"), "{gap}");
+        let open = prepare(&[entry(AuthConfig::None)], None, &|_| None).unwrap();
+        assert_eq!(open[0].credential_gap(), None);
     }
 
     #[test]

@@ -16,7 +16,8 @@ use crate::App;
 pub const DEMO_USERS: [(&str, &str); 4] =
     [("visitor", "guest"), ("alice", "member"), ("bob", "manager"), ("carol", "admin")];
 
-/// Pass-through tokens for the in-process fitness API: one per user, made
+/// Pass-through tokens for the in-process fitness API, filed under
+/// [`fitness::BACKEND_ID`] so only the fitness tools send them: one per user, made
 /// on first use, kept in memory and replaced before it expires. A call whose
 /// user has a fresh token takes two read locks and copies the token; only
 /// when it must be made do concurrent calls of that user wait for the one
@@ -94,8 +95,11 @@ impl FitnessCredentials {
 #[async_trait::async_trait]
 impl CredentialHook for FitnessCredentials {
     async fn credentials(&self, mut caller: Caller) -> Caller {
-        if caller.token.is_none() {
-            caller.token = self.token_for(&caller.user_id).await;
+        // Filed for the fitness API only: no other backend's tools are ever given it.
+        if !caller.credentials.contains(fitness::BACKEND_ID)
+            && let Some(token) = self.token_for(&caller.user_id).await
+        {
+            caller.credentials.insert(fitness::BACKEND_ID, token);
         }
         caller
     }
@@ -257,6 +261,11 @@ pub fn demo_banner(url: &str, keys: &[DemoKey]) -> String {
 mod tests {
     use super::*;
 
+    fn fitness_token(caller: Caller) -> Option<Secret> {
+        assert_eq!(caller.credentials.backends().collect::<Vec<_>>(), [fitness::BACKEND_ID]);
+        caller.credentials.get(fitness::BACKEND_ID).cloned()
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn concurrent_first_calls_share_one_expiring_token() {
         let dir = tempfile::tempdir().unwrap();
@@ -267,9 +276,9 @@ mod tests {
         let calls: Vec<_> = (0..32)
             .map(|_| {
                 let credentials = credentials.clone();
-                tokio::spawn(
-                    async move { credentials.credentials(Caller::new("racer", "member")).await.token },
-                )
+                tokio::spawn(async move {
+                    fitness_token(credentials.credentials(Caller::new("racer", "member")).await)
+                })
             })
             .collect();
         let mut tokens = Vec::new();
@@ -287,7 +296,7 @@ mod tests {
         let expected = chrono::Utc::now().timestamp() + 600;
         assert!(expires_at.is_some_and(|e| (expected - 5..=expected).contains(&e)), "{expires_at:?}");
         // Another user gets their own token.
-        let other = credentials.credentials(Caller::new("other", "member")).await.token.unwrap();
+        let other = fitness_token(credentials.credentials(Caller::new("other", "member")).await).unwrap();
         assert_ne!(other.expose(), tokens[0]);
     }
 }

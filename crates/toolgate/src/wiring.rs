@@ -99,6 +99,9 @@ impl App {
                 .map_err(anyhow::Error::msg)?,
         ));
         for domain in declared {
+            if let Some(gap) = domain.credential_gap() {
+                tracing::warn!("{gap}");
+            }
             tools.extend(domain.tools(|spec| spec).map_err(anyhow::Error::msg)?);
         }
 
@@ -202,6 +205,15 @@ impl App {
         };
         Ok(Some(Secret::new(token)))
     }
+
+    /// `caller` with its [`App::fitness_token`] filed for the fitness API
+    /// ([`fitness::BACKEND_ID`]): only the fitness tools will send it.
+    pub async fn with_fitness_credential(&self, mut caller: tool_core::Caller) -> Result<tool_core::Caller> {
+        if let Some(token) = self.fitness_token(&caller.user_id).await? {
+            caller.credentials.insert(fitness::BACKEND_ID, token);
+        }
+        Ok(caller)
+    }
 }
 
 /// The `[tls] ca_file` PEM text, checked to hold certificates.
@@ -230,7 +242,8 @@ pub fn declared_domains(
 }
 
 /// The compiled-in fitness domain, loaded through the same path as a `[[domains]]` entry:
-/// its shipped route files, checked, with the caller's bearer token.
+/// its shipped route files, checked, with the caller's bearer credential made for the fitness
+/// API ([`fitness::BACKEND_ID`]).
 pub fn fitness_domain(
     config: &Config,
     base_url: &str,
@@ -247,7 +260,8 @@ pub fn fitness_domain(
         .map_err(|p| anyhow::anyhow!("fitness tables: {}", p.join("; ")))?;
     let mut options = http_tools::HttpOptions::default()
         .timeout(Duration::from_millis(config.fitness.timeout_ms))
-        .backend_name("the fitness API");
+        .backend_name("the fitness API")
+        .backend_id(fitness::BACKEND_ID);
     if let Some(pem) = ca_pem {
         options = options.ca_bundle_pem(pem);
     }

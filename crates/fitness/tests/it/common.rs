@@ -49,7 +49,7 @@ impl Env {
     pub(crate) async fn user(&self, label: &str) -> ToolContext {
         let id = unique_user(label);
         let token = fitness_api::create_user(&self.db, &id).await.unwrap();
-        ToolContext::new(Caller::new(id, "member").with_token(token))
+        ToolContext::new(Caller::new(id, "member").with_credential(fitness::BACKEND_ID, token))
     }
 
     pub(crate) async fn call(&self, ctx: &ToolContext, tool: &str, params: Value) -> Envelope {

@@ -156,9 +156,17 @@ async fn credentials(env: &Env) {
     let anonymous = ToolContext::new(Caller::new("someone", "member"));
     let got = env.call(&anonymous, "query_body_data", json!({"op": "list_measurements"})).await;
     assert_eq!(got.code(), Some(ErrorCode::PermissionDenied));
-    assert!(got.error.as_ref().unwrap().message.contains("no credentials"), "{got:?}");
+    assert!(got.error.as_ref().unwrap().message.contains("this caller has none"), "{got:?}");
+    // A real fitness token filed for another backend is not the fitness API's: refused too.
+    let owner = env.user("elsewhere").await;
+    let token = owner.caller.credentials.get(fitness::BACKEND_ID).unwrap().expose().to_owned();
+    let misfiled = ToolContext::new(Caller::new("someone", "member").with_credential("crm", token));
+    let got = env.call(&misfiled, "query_body_data", json!({"op": "list_measurements"})).await;
+    assert_eq!(got.code(), Some(ErrorCode::PermissionDenied), "{got:?}");
     // A token the API does not know: its 401 becomes PERMISSION_DENIED, never retried.
-    let stranger = ToolContext::new(Caller::new("someone", "member").with_token("fit_not-a-real-token"));
+    let stranger = ToolContext::new(
+        Caller::new("someone", "member").with_credential(fitness::BACKEND_ID, "fit_not-a-real-token"),
+    );
     let got = env.call(&stranger, "query_body_data", json!({"op": "list_measurements"})).await;
     assert_eq!(got.code(), Some(ErrorCode::PermissionDenied));
     assert_eq!(got.metadata.attempts, 1);

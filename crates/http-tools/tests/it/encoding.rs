@@ -49,10 +49,11 @@ async fn env() -> Env {
     let db = fitness_api::connect(&format!("sqlite:{}", dir.path().join("f.db").display())).await.unwrap();
     let token = fitness_api::create_user(&db, "alice").await.unwrap();
     let server = fitness_api::spawn("127.0.0.1:0", db).await.unwrap();
-    let executor = Arc::new(HttpExecutor::new(&server.url(), HttpOptions::default()).unwrap());
+    let executor =
+        Arc::new(HttpExecutor::new(&server.url(), HttpOptions::default().backend_id("fitness")).unwrap());
     let tools = executor.tools([RouteTable::from_toml_str(TABLE).unwrap()]).unwrap();
     let gateway = Gateway::builder().tools(tools).build().unwrap();
-    let ctx = ToolContext::new(Caller::new("alice", "guest").with_token(token));
+    let ctx = ToolContext::new(Caller::new("alice", "guest").with_credential("fitness", token));
     Env { gateway, ctx, _server: server, _dir: dir }
 }
 

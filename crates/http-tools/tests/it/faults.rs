@@ -203,15 +203,18 @@ summary = "Fails once"
 "#;
 
 fn gateway(base: &str, timeout: Duration) -> Gateway {
-    let options =
-        HttpOptions::default().timeout(timeout).max_response_bytes(4096).backend_name("the test API");
+    let options = HttpOptions::default()
+        .timeout(timeout)
+        .max_response_bytes(4096)
+        .backend_name("the test API")
+        .backend_id("test");
     let executor = Arc::new(HttpExecutor::new(base, options).unwrap());
     let tables = [READS, WRITES, PUTS].map(|t| RouteTable::from_toml_str(t).unwrap());
     Gateway::builder().tools(executor.tools(tables).unwrap()).build().unwrap()
 }
 
 fn ctx(token: &str) -> ToolContext {
-    ToolContext::new(Caller::new("alice", "guest").with_token(token))
+    ToolContext::new(Caller::new("alice", "guest").with_credential("test", token))
 }
 
 async fn call(gw: &Gateway, tool: &str, params: Value, opts: CallOptions) -> tool_core::Envelope {
@@ -232,7 +235,9 @@ async fn requests_carry_the_callers_token_the_query_and_the_body() {
     let seen_get = &result["payload"];
     assert_eq!(seen_get["path"], "/echo/a%20b");
     assert_eq!(seen_get["query"], "from=2026-01-01&limit=5&tags=x&tags=y%26z");
-    assert_eq!(seen_get["authorization"], "Bearer tok-alice");
+    let sent = seen.last.lock().unwrap().clone().unwrap();
+    assert_eq!(sent["authorization"], "Bearer tok-alice", "the backend got the caller's token");
+    assert_eq!(seen_get["authorization"], "Bearer [redacted]", "and repeating it shows none of it");
     assert_eq!(seen_get["body"], "", "GET sends no body");
 
     let write = json!({"op": "echo", "id": "7", "name": "squat", "n": 1.5});
@@ -240,7 +245,9 @@ async fn requests_carry_the_callers_token_the_query_and_the_body() {
     let seen_post = &got.result.as_ref().unwrap()["payload"];
     assert_eq!(seen_post["method"], "POST");
     assert_eq!(seen_post["query"], Value::Null);
-    assert_eq!(seen_post["authorization"], "Bearer tok-bob", "each call carries its own caller's token");
+    let sent = seen.last.lock().unwrap().clone().unwrap();
+    assert_eq!(sent["authorization"], "Bearer tok-bob", "each call carries its own caller's token");
+    assert_eq!(seen_post["authorization"], "Bearer [redacted]");
     assert_eq!(seen_post["content_type"], "application/json");
     let body: Value = serde_json::from_str(seen_post["body"].as_str().unwrap()).unwrap();
     assert_eq!(body, json!({"name": "squat", "n": 1.5}), "neither `op` nor path variables go in the body");
@@ -256,7 +263,13 @@ async fn requests_carry_the_callers_token_the_query_and_the_body() {
 async fn without_a_token_nothing_is_sent() {
     let (base, seen) = server().await;
     let gw = gateway(&base, Duration::from_secs(10));
-    for caller in [Caller::new("anon", "guest"), Caller::new("anon", "guest").with_token("  ")] {
+    let callers = [
+        Caller::new("anon", "guest"),
+        Caller::new("anon", "guest").with_credential("test", "  "),
+        // A credential made for another backend is never this one's.
+        Caller::new("anon", "guest").with_credential("fitness", "fit_made-for-the-fitness-api"),
+    ];
+    for caller in callers {
         let got = gw
             .execute(
                 &ToolContext::new(caller),
@@ -266,7 +279,10 @@ async fn without_a_token_nothing_is_sent() {
             )
             .await;
         assert_eq!(got.code(), Some(ErrorCode::PermissionDenied), "{got:?}");
-        assert!(got.error.unwrap().message.contains("no credentials for the test API"));
+        let message = got.error.unwrap().message;
+        assert!(message.contains("the test API needs a credential"), "{message}");
+        assert!(message.contains("operator must configure") && message.contains("do not retry"), "{message}");
+        assert!(!message.contains("fit_made"), "{message}");
         assert_eq!(got.metadata.attempts, 1, "not retried");
     }
     let bad = ctx("line\nbreak");

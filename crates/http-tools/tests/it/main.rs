@@ -1,6 +1,7 @@
 //! Integration tests of http-tools, one binary: real backends on 127.0.0.1 (plain HTTP and
 //! HTTPS with a test CA made in the test), real clients, no mocks.
 
+mod echoed;
 mod encoding;
 mod faults;
 mod progress;

@@ -50,14 +50,17 @@ async fn call(count: u64) -> (usize, Vec<(f64, Option<f64>, String)>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, axum::Router::new().route("/days", get(days))).await });
-    let executor =
-        Arc::new(HttpExecutor::new(&base, HttpOptions::default().backend_name("the days API")).unwrap());
+    let executor = Arc::new(
+        HttpExecutor::new(&base, HttpOptions::default().backend_name("the days API").backend_id("days"))
+            .unwrap(),
+    );
     let gw = Gateway::builder()
         .tools(executor.tools([RouteTable::from_toml_str(TABLE).unwrap()]).unwrap())
         .build()
         .unwrap();
     let recorder = Arc::new(Recorder::default());
-    let ctx = ToolContext::new(Caller::new("a", "guest").with_token("t")).with_progress(recorder.clone());
+    let ctx = ToolContext::new(Caller::new("a", "guest").with_credential("days", "days-token-0d1e2f"))
+        .with_progress(recorder.clone());
     let env = gw
         .execute(&ctx, "query_days", json!({"op": "list_days", "count": count}), &CallOptions::default())
         .await;

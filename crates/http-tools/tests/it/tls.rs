@@ -82,7 +82,8 @@ async fn https_server(pki: &Pki, expected_key: &'static str) -> (String, Arc<Ato
 }
 
 fn gateway(base: &str, options: HttpOptions) -> Gateway {
-    let executor = Arc::new(HttpExecutor::new(base, options.backend_name("the echo API")).unwrap());
+    let executor =
+        Arc::new(HttpExecutor::new(base, options.backend_name("the echo API").backend_id("echo")).unwrap());
     let tools = executor.tools([RouteTable::from_toml_str(TABLE).unwrap()]).unwrap();
     Gateway::builder().tools(tools).build().unwrap()
 }
@@ -90,7 +91,7 @@ fn gateway(base: &str, options: HttpOptions) -> Gateway {
 async fn echo(gw: &Gateway, token: Option<&str>) -> tool_core::Envelope {
     let mut caller = Caller::new("alice", "guest");
     if let Some(token) = token {
-        caller = caller.with_token(token);
+        caller = caller.with_credential("echo", token);
     }
     // Two retries offered: a certificate failure must not use them.
     let options = CallOptions::default().retries(2).retry_delay_ms(1);

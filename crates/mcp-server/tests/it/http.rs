@@ -746,7 +746,7 @@ struct BackendTokens;
 impl CredentialHook for BackendTokens {
     async fn credentials(&self, caller: Caller) -> Caller {
         let token = format!("backend-token-of-{}", caller.user_id);
-        caller.with_token(token)
+        caller.with_credential("backend", token)
     }
 }
 

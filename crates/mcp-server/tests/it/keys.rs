@@ -20,7 +20,7 @@ async fn check(store: &KeyStore, tag: &str) {
     assert_eq!(verified.id, a.id);
     assert_eq!(verified.caller.user_id, alice);
     assert_eq!(verified.caller.role, "member");
-    assert!(verified.caller.token.is_none(), "the API key is not passed to tools as a token");
+    assert!(verified.caller.credentials.is_empty(), "the API key is not passed to tools as a credential");
     assert_eq!(store.verify(&key).await.unwrap().unwrap().id, a.id, "a cached answer is the same");
 
     // Wrong, malformed and look-alike keys.

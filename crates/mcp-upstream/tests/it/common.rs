@@ -20,7 +20,7 @@ pub(crate) fn front() -> Gateway {
 }
 
 pub(crate) fn member() -> ToolContext {
-    ToolContext::new(Caller::new("mia", "member").with_token("sk-caller-secret-token"))
+    ToolContext::new(Caller::new("mia", "member").with_credential("fitness", "sk-caller-secret-token"))
 }
 
 pub(crate) async fn call(gateway: &Gateway, ctx: &ToolContext, tool: &str, params: Value) -> Envelope {

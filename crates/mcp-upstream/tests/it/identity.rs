@@ -49,7 +49,7 @@ fn upstream(name: &str, url: &str, identity: IdentityMode) -> UpstreamConfig {
 }
 
 fn caller(user: &str, role: &str, token: &str) -> ToolContext {
-    ToolContext::new(Caller::new(user, role).with_token(token))
+    ToolContext::new(Caller::new(user, role).with_credential("fitness", token))
 }
 
 /// The headers the upstream saw for one call.

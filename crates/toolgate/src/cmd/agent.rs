@@ -30,8 +30,7 @@ pub(crate) struct Args {
 pub(crate) async fn run(args: Args, app: &App, config: &Config) -> Result<ExitCode> {
     check_role(app.gateway.policy().hierarchy(), &args.role, "")?;
     let agent = app.agent(config).await?;
-    let mut caller = Caller::new(args.user.clone(), args.role);
-    caller.token = app.fitness_token(&args.user).await?;
+    let caller = app.with_fitness_credential(Caller::new(args.user, args.role)).await?;
     let request = RunRequest { caller, message: args.message, conversation_id: args.conversation };
     let (tx, mut rx) = agent::event_channel();
     let cancel = CancellationToken::new();

@@ -33,8 +33,7 @@ pub(crate) async fn run(args: Args, app: &App) -> Result<ExitCode> {
         Some(text) => serde_json::from_str(&text).context("--options is not valid call options JSON")?,
         None => CallOptions::default(),
     };
-    let mut caller = Caller::new(args.user.clone(), args.role);
-    caller.token = app.fitness_token(&args.user).await?;
+    let caller = app.with_fitness_credential(Caller::new(args.user, args.role)).await?;
     let ctx = ToolContext::new(caller).with_trace_id(uuid::Uuid::new_v4().to_string());
     let envelope = app.gateway.execute_json(&ctx, &args.tool, &args.params, &options).await;
     println!("{}", serde_json::to_string_pretty(&envelope)?);

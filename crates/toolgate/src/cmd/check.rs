@@ -12,6 +12,7 @@ use super::Globals;
 pub(crate) fn run(globals: &Globals) -> Result<ExitCode> {
     let mut problems: Vec<String> = Vec::new();
     let mut facts: Vec<String> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
     match globals.load() {
         Err(e) => problems.push(format!("configuration: {e:#}")),
         Ok(config) => {
@@ -24,6 +25,7 @@ pub(crate) fn run(globals: &Globals) -> Result<ExitCode> {
                 Err(e) => problems.push(format!("{e:#}")),
                 Ok(domains) => {
                     for d in &domains {
+                        warnings.extend(d.credential_gap());
                         facts.push(format!(
                             "domain `{}`: {} table(s) at {}",
                             d.name,
@@ -57,6 +59,9 @@ pub(crate) fn run(globals: &Globals) -> Result<ExitCode> {
     }
     if problems.is_empty() {
         println!("ok: {}", facts.join("; "));
+        for w in &warnings {
+            println!("warning: {w}");
+        }
         Ok(ExitCode::SUCCESS)
     } else {
         println!("{} problem(s):", problems.len());

@@ -50,8 +50,7 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
             );
         };
         check_role(app.gateway.policy().hierarchy(), &role, "")?;
-        let mut caller = Caller::new(user.clone(), role);
-        caller.token = app.fitness_token(&user).await?;
+        let caller = app.with_fitness_credential(Caller::new(user, role)).await?;
         mcp_server::serve_stdio(app.gateway.clone(), caller, exposure).await?;
         return Ok(ExitCode::SUCCESS);
     }

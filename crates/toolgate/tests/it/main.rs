@@ -7,6 +7,7 @@ mod byo;
 mod cli;
 mod common;
 mod contract;
+mod credentials;
 mod fleet;
 mod guides;
 mod observe;

@@ -152,8 +152,8 @@ pub fn demo() -> Demo {
         .with_effect(Effect::Write { idempotent: true }),
         |ctx, params| {
             Box::pin(async move {
-                // Whether a pass-through token reached the tool (never its value).
-                let has_token = ctx.caller.token.is_some();
+                // Whether a credential reached the tool (never its value).
+                let has_token = !ctx.caller.credentials.is_empty();
                 Ok(ToolOutput::json(json!({"logged": true, "user": ctx.caller.user_id, "has_token": has_token, "meal": params})))
             })
         },
