@@ -180,7 +180,7 @@ fn check_base(base_url: &str) -> Result<Url> {
         return Err(bad("the URL has no host"));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(bad("credentials in the URL are refused; each caller's own token is sent instead"));
+        return Err(bad("credentials in the URL are refused; set the backend's auth instead"));
     }
     if url.query().is_some() || url.fragment().is_some() {
         return Err(bad("the base URL may not have a query or a fragment"));

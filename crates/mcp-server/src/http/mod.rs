@@ -191,7 +191,7 @@ pub struct HttpState {
     pub exposure: Exposure,
     /// Hosts, origins, limits, sessions.
     pub config: HttpConfig,
-    /// Adds backend credentials (the pass-through token) to a verified caller.
+    /// Adds backend credentials (each filed for the backend it was made for) to a verified caller.
     pub credentials: Option<Arc<dyn CredentialHook>>,
     /// Checks behind `/readyz`.
     pub probes: Vec<Arc<dyn Probe>>,
@@ -218,12 +218,13 @@ pub(crate) struct Drain {
     pub(crate) expired: CancellationToken,
 }
 
-/// Where a deployment gets the pass-through token its tools send to backends
-/// for a caller (e.g. a token of the fitness API for that user). The API key
-/// that authenticated the request is never forwarded.
+/// Where a deployment gets the credentials its tools send to backends for a
+/// caller, each filed under the backend it was made for (e.g. a token of the
+/// fitness API for that user, under `fitness`): only that backend's tools
+/// receive it. The API key that authenticated the request is never forwarded.
 #[tool_core::async_trait]
 pub trait CredentialHook: Send + Sync + std::fmt::Debug + 'static {
-    /// The caller with `token` (and anything else the deployment knows) filled in.
+    /// The caller with its `credentials` (and anything else the deployment knows) filled in.
     async fn credentials(&self, caller: Caller) -> Caller;
 }
 
