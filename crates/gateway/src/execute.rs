@@ -10,6 +10,7 @@ use tool_core::{
 };
 
 use crate::audit::{AuditRecord, audited};
+use crate::confirm;
 use crate::echo::{self, clip_str};
 use crate::metrics::CallMetrics;
 use crate::registry::Entry;
@@ -144,9 +145,34 @@ impl Gateway {
         if let Err(error) = check_params(entry, &params) {
             return Ran::refused(error);
         }
+        // A write whose person can be asked keeps its parameters, to run
+        // again once they confirm.
+        let asker = ctx.asker.as_ref().filter(|_| !entry.tool.spec().effect.is_read());
+        let kept = asker.map(|_| params.clone());
         let policy = Policy::new(entry, ctx, opts, &inner.limits, started);
         let (result, attempts) = policy.run(entry, ctx, params, opts.format, &inner.backend_errors).await;
-        Ran { result, attempts }
+        let (Some(asker), Some(mut params), Ok((_, signals, _))) = (asker, kept, &result) else {
+            return Ran { result, attempts };
+        };
+        let Some((message, param, value)) = confirm::wanted(signals) else {
+            return Ran { result, attempts };
+        };
+        let timeout = std::time::Duration::from_millis(inner.limits.confirm_timeout_ms);
+        let answer = confirm::ask(asker.as_ref(), name, message, timeout).await;
+        if !answer.confirms() {
+            return Ran { result: Ok(confirm::not_done(&answer, message)), attempts };
+        }
+        if let Some(map) = params.as_object_mut() {
+            map.insert(param.to_owned(), value.clone());
+        }
+        // The confirming parameter is checked like any other; the write's
+        // deadline starts now, not before the person answered.
+        if let Err(error) = check_params(entry, &params) {
+            return Ran { result: Err(error), attempts };
+        }
+        let policy = Policy::new(entry, ctx, opts, &inner.limits, Instant::now());
+        let (result, again) = policy.run(entry, ctx, params, opts.format, &inner.backend_errors).await;
+        Ran { result, attempts: attempts + again }
     }
 
     /// The authorization answer for one tool, as the model sees it.

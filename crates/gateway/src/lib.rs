@@ -23,6 +23,7 @@
 mod audit;
 mod backend_errors;
 mod catalog;
+mod confirm;
 mod dynamic;
 mod echo;
 mod execute;

@@ -105,6 +105,10 @@ pub struct Limits {
     pub default_retry_delay_ms: u64,
     /// Longest pause between two attempts, whatever a call asks for.
     pub max_retry_delay_ms: u64,
+    /// How long a person may take to answer a confirmation (elicitation);
+    /// then the call ends as declined, nothing changed. Not counted in the
+    /// write's own deadline.
+    pub confirm_timeout_ms: u64,
 }
 
 impl Default for Limits {
@@ -118,6 +122,7 @@ impl Default for Limits {
             default_retries: 1,
             default_retry_delay_ms: 50,
             max_retry_delay_ms: 2_000,
+            confirm_timeout_ms: 300_000,
         }
     }
 }

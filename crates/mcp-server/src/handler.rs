@@ -71,6 +71,9 @@ struct Inner {
     caller: Option<Caller>,
     info: Implementation,
     meta_tools: Vec<Tool>,
+    /// Whether the client may be asked (elicitation): only where a request
+    /// from the server can reach it, i.e. not without sessions.
+    ask: bool,
 }
 
 impl McpServer {
@@ -81,7 +84,7 @@ impl McpServer {
             .with_title("toolgate")
             .with_icons(vec![crate::mcp_shape::server_icon()]);
         Self {
-            inner: Arc::new(Inner { gateway, exposure, caller: None, info, meta_tools }),
+            inner: Arc::new(Inner { gateway, exposure, caller: None, info, meta_tools, ask: true }),
             life: Arc::default(),
         }
     }
@@ -98,6 +101,13 @@ impl McpServer {
     /// then comes from the request's API key.
     pub fn with_caller(mut self, caller: Caller) -> Self {
         Arc::make_mut(&mut self.inner).caller = Some(caller);
+        self
+    }
+
+    /// Never ask the client (elicitation): for serving without sessions,
+    /// where a request from the server has no way to the client.
+    pub(crate) fn without_asking(mut self) -> Self {
+        Arc::make_mut(&mut self.inner).ask = false;
         self
     }
 
@@ -195,6 +205,11 @@ impl McpServer {
         let channel = context.meta.get_progress_token().map(ProgressChannel::new);
         if let Some(channel) = &channel {
             ctx = ctx.with_progress(channel.sink());
+        }
+        if self.inner.ask
+            && let Some(asker) = crate::ask::PeerAsker::for_peer(&context.peer)
+        {
+            ctx = ctx.with_asker(Arc::new(asker));
         }
         let gateway = &self.inner.gateway;
         let direct = self.inner.exposure.is_direct();

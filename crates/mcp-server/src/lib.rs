@@ -86,6 +86,7 @@
 //! caller is fixed by whoever starts the process: see [`serve_stdio`] for
 //! why that is a local trust boundary.
 
+mod ask;
 mod error;
 mod exposure;
 mod handler;

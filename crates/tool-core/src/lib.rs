@@ -6,6 +6,7 @@
 //! [`ToolOutput`] or [`ToolError`]. Whoever executes tools turns that into one
 //! [`Envelope`], the only result shape the model ever sees.
 
+mod ask;
 mod backend;
 mod context;
 mod envelope;
@@ -16,6 +17,7 @@ pub mod params;
 mod spec;
 mod tool;
 
+pub use ask::{Answer, Asker, Question};
 pub use backend::{BackendFailure, FailureKind};
 pub use context::{Caller, Credentials, NoProgress, ProgressSink, Secret, ToolContext};
 pub use envelope::{Envelope, ErrorBody, Metadata, Signal};

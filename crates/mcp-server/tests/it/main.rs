@@ -3,6 +3,7 @@
 
 mod chat;
 mod common;
+mod elicit;
 mod harden;
 mod http;
 mod interop;

@@ -123,7 +123,7 @@ async fn run_order(call: Call, order_id: i64, force: bool) -> ToolResult {
             return Ok(ToolOutput::json(out).with_signal(Signal::NeedConfirm {
                 message: format!(
                     "order {order_id} ({} to {}, {} to {}) is already APPROVED; cancelling withdraws the approval and \
-                     cannot be undone. Ask the user to confirm, then call again with force=true.",
+                     cannot be undone",
                     order.departure_city, order.destination, order.departure_date, order.return_date
                 ),
                 confirm_param: "force".into(),
@@ -193,7 +193,7 @@ async fn run_booking(call: Call, booking_id: i64, force: bool) -> ToolResult {
             return Ok(ToolOutput::json(out).with_signal(Signal::NeedConfirm {
                 message: format!(
                     "booking {booking_id} ({} {}: {}) is TICKETED: it is issued or paid and cancelling may cost a \
-                     fee. Ask the user to confirm, then call again with force=true.",
+                     fee",
                     b.kind, b.provider, b.description
                 ),
                 confirm_param: "force".into(),

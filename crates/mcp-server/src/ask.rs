@@ -1,0 +1,53 @@
+//! The person behind an MCP session, asked through elicitation
+//! (`elicitation/create`, 2025-06-18 to 2025-11-25): the [`Asker`] a call's
+//! context gets when its client declared the capability. Sessions without it,
+//! stateless requests and 2026-07-28 (which forbids server-to-client
+//! requests) get no asker, so a `need_confirm` reaches the model as a signal.
+
+use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
+use rmcp::service::{ElicitationMode, Peer, RoleServer};
+use tool_core::{Answer, Asker, Question};
+
+/// Asks through the session's client.
+pub(crate) struct PeerAsker {
+    peer: Peer<RoleServer>,
+}
+
+impl PeerAsker {
+    /// An asker for this request's client, when it can be asked.
+    pub(crate) fn for_peer(peer: &Peer<RoleServer>) -> Option<Self> {
+        // A 2026-07-28 request has no initialize, hence no peer info.
+        peer.peer_info()?;
+        peer.supported_elicitation_modes()
+            .contains(&ElicitationMode::Form)
+            .then(|| Self { peer: peer.clone() })
+    }
+}
+
+#[tool_core::async_trait]
+impl Asker for PeerAsker {
+    async fn ask(&self, question: &Question) -> Answer {
+        let schema = match serde_json::from_value::<ElicitationSchema>(question.schema.clone()) {
+            Ok(schema) => schema,
+            Err(_) => return Answer::Unanswered("the question's schema is not a flat form".to_owned()),
+        };
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: question.message.clone(),
+            requested_schema: schema,
+        };
+        match self.peer.create_elicitation(params).await {
+            Ok(result) => match result.action {
+                ElicitationAction::Accept => Answer::Accept(result.content.unwrap_or_default()),
+                ElicitationAction::Decline => Answer::Decline,
+                ElicitationAction::Cancel => Answer::Cancel,
+                // An action of a later revision: not a yes.
+                _ => Answer::Unanswered(
+                    "the client answered with an action this server does not know".to_owned(),
+                ),
+            },
+            // The client went away or answered with an error: nobody said yes.
+            Err(_) => Answer::Unanswered("the client did not answer the question".to_owned()),
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! Asking the person behind a call: the seam beside progress. A tool (or the
+//! gateway on its behalf, for a `need_confirm`) puts a [`Question`] to the
+//! call's [`Asker`]; the MCP server answers it with elicitation, an agent
+//! through its user. A call whose client cannot be asked has no asker, and
+//! the signal reaches the model as before.
+
+use serde_json::{Value, json};
+
+/// A question for the person: a message and the flat object schema of the
+/// answer (primitive properties only, as MCP elicitation allows).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    /// What will happen, in words a person reads.
+    pub message: String,
+    /// JSON Schema of the answer: `type: object` with primitive properties.
+    pub schema: Value,
+}
+
+impl Question {
+    /// A yes/no confirmation: the answer is `{"confirm": true}` to go ahead.
+    pub fn confirm(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "confirm": {"type": "boolean", "title": "Go ahead", "description": "Yes to do it, no to leave everything as it is.", "default": false}
+                },
+                "required": ["confirm"]
+            }),
+        }
+    }
+}
+
+/// What the person answered.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// They answered; the content matches the question's schema.
+    Accept(Value),
+    /// They said no.
+    Decline,
+    /// They dismissed the question without choosing.
+    Cancel,
+    /// No answer came (the time ran out, or the client went away); why, in words.
+    Unanswered(String),
+}
+
+impl Answer {
+    /// Whether this is a confirmation: accepted with `confirm: true`.
+    pub fn confirms(&self) -> bool {
+        matches!(self, Answer::Accept(content) if content.get("confirm") == Some(&Value::Bool(true)))
+    }
+}
+
+/// Puts questions to the person behind a call.
+#[async_trait::async_trait]
+pub trait Asker: Send + Sync {
+    /// Ask, and wait for the answer. The caller bounds the wait.
+    async fn ask(&self, question: &Question) -> Answer;
+}
