@@ -12,6 +12,7 @@ mod agent;
 mod audit;
 mod call;
 mod check;
+mod eval;
 mod import;
 mod inspect;
 mod keys;
@@ -69,6 +70,8 @@ pub(crate) enum Command {
     },
     /// Ask the agent (the configured [agent] model driving the tools) as a user; streams the answer.
     Agent(agent::Args),
+    /// Run the task suite against a model in each exposure mode and report success, calls and tokens per task.
+    Eval(eval::Args),
 }
 
 impl Command {
@@ -106,6 +109,7 @@ impl Command {
                 let config = globals.load()?;
                 agent::run(args, &App::start(&config).await?, &config).await
             }
+            Command::Eval(args) => eval::run(args, &globals.load()?).await,
         }
     }
 }

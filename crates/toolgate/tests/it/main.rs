@@ -8,6 +8,7 @@ mod cli;
 mod common;
 mod contract;
 mod credentials;
+mod eval;
 mod fleet;
 mod guides;
 mod observe;
