@@ -68,7 +68,13 @@ pub(super) async fn check(shared: &Shared, request: &mut Request) -> Result<(), 
         }
         // Shared with the key cache: the one copy of the caller is made below.
         Credential::Bearer(key) => match shared.state.keys.verify_shared(key).await {
-            Ok(Some(verified)) => verified,
+            Ok(Some(verified)) => {
+                // The connection carried a valid key: it leaves the unauthenticated ones' cap.
+                if let Some(ticket) = request.extensions().get::<super::admission::Ticket>() {
+                    ticket.proven();
+                }
+                verified
+            }
             Ok(None) => return Err(unauthorized("the API key is not valid (unknown, revoked or malformed)")),
             Err(error) => {
                 tracing::error!(%error, "the key store could not check an API key");

@@ -38,7 +38,9 @@
 //! routes, and called directly by the `/mcp` endpoint, which then runs 4
 //! and 5 and hands the request to rmcp's service (shared, not cloned per
 //! request: the hot path pays for no middleware stack). `serve` holds the
-//! connection level (cap, header and idle timeouts, the drain). `ops`
+//! connection level (cap, header and idle timeouts, the drain), with
+//! `admission` (connections without a valid key yet, capped per peer and in
+//! total apart from the cap). `ops`
 //! serves `/healthz`, `/readyz` and `/metrics` outside them all (balancers
 //! and scrapers name an instance by address and carry no key).
 
@@ -64,6 +66,7 @@ use tool_core::Caller;
 
 use crate::{Exposure, KeyStore, McpServer};
 
+mod admission;
 mod api;
 mod audit;
 mod auth;
@@ -141,6 +144,14 @@ pub struct HttpConfig {
     /// Most connections open at once; further ones wait in the listen
     /// backlog until one closes. Default 1024.
     pub max_connections: usize,
+    /// Most connections open at once that have not yet carried a request
+    /// with a valid API key (the rest of [`Self::max_connections`] is kept
+    /// for clients with a key); a new one beyond it closes the oldest idle
+    /// one of them. Keep it below `max_connections`. Default 512.
+    pub max_unauthenticated_connections: usize,
+    /// The same per peer IP address: a new connection beyond it closes that
+    /// peer's oldest idle one without a key. Default 64.
+    pub max_unauthenticated_per_peer: usize,
     /// Most MCP sessions open at once (stateful mode); an `initialize` over
     /// it is refused with a JSON-RPC error. Default 1000.
     pub max_sessions: usize,
@@ -171,6 +182,8 @@ impl Default for HttpConfig {
             header_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             max_connections: 1024,
+            max_unauthenticated_connections: 512,
+            max_unauthenticated_per_peer: 64,
             max_sessions: 1000,
             max_sessions_per_key: 32,
             session_idle: Duration::from_secs(300),
@@ -329,7 +342,8 @@ struct Shared {
 /// [`KeyStore::watch_revocations`] so that keys revoked by other processes
 /// end their sessions, and know that the connection limits
 /// ([`HttpConfig::header_timeout`], [`HttpConfig::idle_timeout`],
-/// [`HttpConfig::max_connections`]) and the drain are [`serve_http`]'s.
+/// [`HttpConfig::max_connections`], [`HttpConfig::max_unauthenticated_connections`],
+/// [`HttpConfig::max_unauthenticated_per_peer`]) and the drain are [`serve_http`]'s.
 pub fn http_router(mut state: HttpState) -> Router {
     if state.config.http_rate.is_some() && state.rate_store.is_none() {
         state.rate_store = Some(Arc::new(gateway::MemoryRateStore::new()));

@@ -1,7 +1,9 @@
-//! Serving the router on TCP: a cap on open connections, header and idle
-//! timeouts (slowloris, silent sockets), TCP_NODELAY, and a shutdown that
-//! drains: stop accepting, let calls in flight finish within the grace
-//! period, answer the rest with a JSON-RPC error, then end the sessions.
+//! Serving the router on TCP: a cap on open connections, and apart from it
+//! on connections without a valid key yet, per peer and in total
+//! (`admission`), header and idle timeouts (slowloris, silent sockets),
+//! TCP_NODELAY, and a shutdown that drains: stop accepting, let calls in
+//! flight finish within the grace period, answer the rest with a JSON-RPC
+//! error, then end the sessions.
 
 use std::future::Future;
 use std::io;
@@ -20,13 +22,18 @@ use tokio::net::TcpStream;
 use tokio::sync::{Semaphore, watch};
 use tower_service::Service;
 
+use super::admission::{Admission, Ticket};
 use super::{HttpState, http_router};
 
 /// Serve the router on `listener` until `shutdown` resolves, then drain
 /// (see the module docs): at most [`super::HttpConfig::max_connections`]
 /// connections, each closed when its headers take longer than
 /// [`super::HttpConfig::header_timeout`] or it idles for
-/// [`super::HttpConfig::idle_timeout`]. Also watches the key store for
+/// [`super::HttpConfig::idle_timeout`]; of those, at most
+/// [`super::HttpConfig::max_unauthenticated_connections`] (and
+/// [`super::HttpConfig::max_unauthenticated_per_peer`] per peer IP) that
+/// have not yet carried a request with a valid key, the oldest idle one
+/// closed to make room for a new one. Also watches the key store for
 /// revocations made by other processes while it runs.
 pub async fn serve_http<F>(listener: tokio::net::TcpListener, state: HttpState, shutdown: F) -> io::Result<()>
 where
@@ -41,15 +48,17 @@ where
     // Every connection task holds a receiver; `closed()` says they are all done.
     let (open_tx, open_rx) = watch::channel(());
     let limits = Arc::new(ConnLimits { header: config.header_timeout, idle: config.idle_timeout });
+    let admission =
+        Admission::new(config.max_unauthenticated_per_peer, config.max_unauthenticated_connections);
     let mut shutdown = pin!(shutdown);
     loop {
         let permit = tokio::select! {
             permit = permits.clone().acquire_owned() => permit.expect("the semaphore is never closed"),
             () = &mut shutdown => break,
         };
-        let tcp = tokio::select! {
+        let (tcp, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((tcp, _)) => tcp,
+                Ok(accepted) => accepted,
                 Err(error) => {
                     // Out of file descriptors and the like: wait instead of spinning.
                     tracing::warn!(%error, "could not accept a connection");
@@ -63,7 +72,23 @@ where
         if let Err(error) = tcp.set_nodelay(true) {
             tracing::debug!(%error, "could not set TCP_NODELAY");
         }
-        let task = connection(tcp, router.clone(), limits.clone(), drain.started.clone(), open_rx.clone());
+        let activity = Arc::new(Activity::new());
+        let idle = Arc::downgrade(&activity);
+        let idle = move || idle.upgrade().is_none_or(|a| a.running.load(Ordering::Relaxed) == 0);
+        let Some(ticket) = admission.admit(peer.ip(), idle) else {
+            // Every connection without a key under the cap is in a request: no room for another.
+            tracing::debug!("refused a connection: too many without a key are in a request");
+            continue;
+        };
+        let task = connection(
+            tcp,
+            router.clone(),
+            limits.clone(),
+            activity,
+            ticket,
+            drain.started.clone(),
+            open_rx.clone(),
+        );
         tokio::spawn(async move {
             task.await;
             drop(permit);
@@ -101,6 +126,10 @@ struct Activity {
 }
 
 impl Activity {
+    fn new() -> Self {
+        Self { start: Instant::now(), last: AtomicU64::new(0), running: AtomicUsize::new(0) }
+    }
+
     fn touch(&self) {
         self.last.store(self.start.elapsed().as_millis() as u64, Ordering::Relaxed);
     }
@@ -124,14 +153,15 @@ async fn connection(
     tcp: TcpStream,
     router: axum::Router,
     limits: Arc<ConnLimits>,
+    activity: Arc<Activity>,
+    ticket: Ticket,
     drain: tokio_util::sync::CancellationToken,
     _open: watch::Receiver<()>,
 ) {
     let activity_peer = tcp.peer_addr().ok();
-    let activity =
-        Arc::new(Activity { start: Instant::now(), last: AtomicU64::new(0), running: AtomicUsize::new(0) });
     let io = TokioIo::new(Tracked { inner: tcp, activity: activity.clone() });
     let service_activity = activity.clone();
+    let service_ticket = ticket.clone();
     // The peer address tells `/metrics` whether the scraper is on loopback.
     let peer = activity_peer;
     let service = hyper::service::service_fn(move |request: Request<Incoming>| {
@@ -141,6 +171,10 @@ async fn connection(
         let mut request = request.map(Body::new);
         if let Some(peer) = peer {
             request.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+        }
+        // Until a request with a valid key proves the connection (`auth::check`).
+        if service_ticket.unproven() {
+            request.extensions_mut().insert(service_ticket.clone());
         }
         async move {
             let response = router.call(request).await;
@@ -155,6 +189,8 @@ async fn connection(
     let mut conn = pin!(builder.serve_connection(io, service));
     let mut draining = pin!(drain.cancelled());
     let mut drained = false;
+    let _release = Release(ticket.clone());
+    let mut evicted = pin!(ticket.evicted());
     loop {
         let idle_check = tokio::time::sleep(
             limits.idle.saturating_sub(activity.idle_for()).max(Duration::from_millis(50)),
@@ -164,6 +200,10 @@ async fn connection(
                 if let Err(error) = result {
                     tracing::debug!(%error, "connection ended with an error");
                 }
+                return;
+            }
+            () = &mut evicted => {
+                tracing::debug!("closed a connection without a key to make room");
                 return;
             }
             () = &mut draining, if !drained => {
@@ -177,6 +217,15 @@ async fn connection(
                 }
             }
         }
+    }
+}
+
+/// Gives the connection's place among those without a key back when it ends.
+struct Release(Ticket);
+
+impl Drop for Release {
+    fn drop(&mut self) {
+        self.0.release();
     }
 }
 

@@ -2,7 +2,8 @@
 //! on 127.0.0.1:0 over real sockets (raw TCP where a client library would
 //! refuse to misbehave) and fails on the server before the hardening.
 
-use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use mcp_server::{Exposure, HttpConfig, KeyChange, KeyStore, SessionMode};
@@ -290,6 +291,111 @@ async fn the_connection_cap_holds_and_idle_connections_close() {
     let n = tcp.read(&mut buf).await.unwrap();
     assert!(String::from_utf8_lossy(&buf[..n]).starts_with("HTTP/1.1 200"));
     assert!(closed_within(&mut tcp, Duration::from_secs(5)).await, "an idle kept-alive connection is closed");
+    server.stop().await;
+}
+
+/// A TCP connection to `server` from the loopback address `127.0.0.<from>`
+/// (Linux routes all of 127/8 to lo, so each is another peer to the server).
+async fn connect_from(server: &TestServer, from: u8) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind(std::net::SocketAddr::from(([127, 0, 0, from], 0))).unwrap();
+    socket.connect(server.addr).await.unwrap()
+}
+
+/// `GET /api/whoami` with a valid key on a fresh connection from `127.0.0.<from>`; the time it took.
+async fn whoami_from(server: &TestServer, from: u8) -> Duration {
+    let client = reqwest::Client::builder()
+        .local_address(std::net::IpAddr::from([127, 0, 0, from]))
+        .timeout(Duration::from_secs(3))
+        .build()
+        .unwrap();
+    let start = Instant::now();
+    let response = client.get(server.url("/api/whoami")).bearer_auth(&server.member).send().await;
+    let took = start.elapsed();
+    let response =
+        response.unwrap_or_else(|e| panic!("a valid request from 127.0.0.{from} failed after {took:?}: {e}"));
+    assert_eq!(response.status(), 200);
+    took
+}
+
+#[tokio::test]
+async fn clients_without_a_key_cannot_take_the_connections_of_those_with_one() {
+    // Small limits; a header timeout long enough that it rescues nobody here.
+    let config = HttpConfig {
+        max_connections: 32,
+        max_unauthenticated_connections: 16,
+        max_unauthenticated_per_peer: 8,
+        header_timeout: Duration::from_secs(30),
+        ..HttpConfig::default()
+    };
+    let server = TestServer::start(Exposure::Meta, config).await;
+    // One peer without a key holds 40 silent sockets, reopening those that close.
+    let mut hostile = Vec::new();
+    for _ in 0..40 {
+        hostile.push(connect_from(&server, 1).await);
+    }
+    let stop = tokio_util::sync::CancellationToken::new();
+    let reopened = Arc::new(AtomicUsize::new(0));
+    let attacker = {
+        let (stop, reopened, addr) = (stop.clone(), reopened.clone(), server.addr);
+        tokio::spawn(async move {
+            let mut buf = [0u8; 64];
+            while !stop.is_cancelled() {
+                for tcp in &mut hostile {
+                    let closed = matches!(
+                        tokio::time::timeout(Duration::from_millis(1), tcp.read(&mut buf)).await,
+                        Ok(Ok(0) | Err(_))
+                    );
+                    if closed && let Ok(again) = TcpStream::connect(addr).await {
+                        *tcp = again;
+                        reopened.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+            hostile
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Another peer with a key is served at once, again and again.
+    let mut slowest = Duration::ZERO;
+    for _ in 0..5 {
+        slowest = slowest.max(whoami_from(&server, 2).await);
+    }
+    stop.cancel();
+    let mut hostile = attacker.await.unwrap();
+    let mut open = 0;
+    for tcp in &mut hostile {
+        if !closed_within(tcp, Duration::from_millis(100)).await {
+            open += 1;
+        }
+    }
+    eprintln!(
+        "one peer without a key, 40 sockets reopened as they closed ({} reopens): another peer's valid \
+         requests took at most {slowest:?}; the hostile peer held {open} open",
+        reopened.load(Ordering::Relaxed)
+    );
+    assert!(slowest < Duration::from_secs(1), "{slowest:?}");
+    assert!(open <= 8, "the peer without a key held {open} connections, over its 8");
+
+    // Many peers without a key, each within its own cap (4 x 8 = 32, the whole cap):
+    // only 16 stay, and a valid request, even from one of those peers, is served.
+    let mut held = Vec::new();
+    for from in 3..7 {
+        for _ in 0..8 {
+            held.push(connect_from(&server, from).await);
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let took = whoami_from(&server, 3).await;
+    let mut open = 0;
+    for tcp in &mut held {
+        if !closed_within(tcp, Duration::from_millis(100)).await {
+            open += 1;
+        }
+    }
+    eprintln!("4 peers without a key, 32 sockets: {open} held open; a valid request took {took:?}");
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    assert!(open <= 16, "{open} connections without a key stayed open, over the 16");
     server.stop().await;
 }
 

@@ -36,6 +36,11 @@ pub struct ServerConfig {
     pub idle_timeout_secs: u64,
     /// Most connections open at once; more wait in the listen backlog.
     pub max_connections: usize,
+    /// Most of them that have not yet carried a request with a valid API
+    /// key; a new one beyond it closes the oldest idle one of them.
+    pub max_unauthenticated_connections: usize,
+    /// The same per peer IP address.
+    pub max_unauthenticated_per_peer: usize,
     /// Most MCP sessions open at once.
     pub max_sessions: usize,
     /// Most MCP sessions one API key may hold open.
@@ -70,6 +75,8 @@ impl ServerConfig {
             header_timeout: Duration::from_secs(self.header_timeout_secs),
             idle_timeout: Duration::from_secs(self.idle_timeout_secs),
             max_connections: self.max_connections,
+            max_unauthenticated_connections: self.max_unauthenticated_connections,
+            max_unauthenticated_per_peer: self.max_unauthenticated_per_peer,
             max_sessions: self.max_sessions,
             max_sessions_per_key: self.max_sessions_per_key,
             session_idle: Duration::from_secs(self.session_idle_secs),
@@ -95,6 +102,8 @@ impl Default for ServerConfig {
             header_timeout_secs: 10,
             idle_timeout_secs: 60,
             max_connections: 1024,
+            max_unauthenticated_connections: 512,
+            max_unauthenticated_per_peer: 64,
             max_sessions: 1000,
             max_sessions_per_key: 32,
             session_idle_secs: 300,
@@ -175,6 +184,29 @@ mod tests {
         assert!(Config::default().rate_limits.is_empty());
         let err = Config::from_toml("[rate_limits.tools.x]\nweight = 2").unwrap_err().to_string();
         assert!(err.contains("weight"), "{err}");
+    }
+
+    #[test]
+    fn the_example_file_has_the_connection_limits_of_the_defaults() {
+        let example = Config::from_toml(include_str!("../../../../toolgate.example.toml")).unwrap();
+        let defaults = super::ServerConfig::default();
+        let http = example.server.http();
+        assert_eq!(example.server.max_connections, defaults.max_connections);
+        assert_eq!(example.server.max_unauthenticated_connections, defaults.max_unauthenticated_connections);
+        assert_eq!(example.server.max_unauthenticated_per_peer, defaults.max_unauthenticated_per_peer);
+        assert_eq!((http.max_unauthenticated_connections, http.max_unauthenticated_per_peer), (512, 64));
+        let mcp = mcp_server::HttpConfig::default();
+        assert_eq!(
+            (mcp.max_unauthenticated_connections, mcp.max_unauthenticated_per_peer),
+            (defaults.max_unauthenticated_connections, defaults.max_unauthenticated_per_peer),
+            "the binary's defaults are the library's"
+        );
+        let config = Config::from_toml(
+            "[server]\nmax_unauthenticated_connections = 16\nmax_unauthenticated_per_peer = 4\n",
+        )
+        .unwrap();
+        let http = config.server.http();
+        assert_eq!((http.max_unauthenticated_connections, http.max_unauthenticated_per_peer), (16, 4));
     }
 
     #[test]
