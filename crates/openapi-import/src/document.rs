@@ -184,6 +184,9 @@ fn parse(text: &str) -> Result<Value> {
     if trimmed.starts_with('{') {
         return serde_json::from_str(text).map_err(|e| Error::Parse(format!("JSON: {e}")));
     }
+    // serde_json refuses deep nesting at once; the YAML parser would take time quadratic in
+    // the depth before its own limit, so the same limit is checked first, in one pass.
+    tool_core::nesting::check_yaml(text).map_err(Error::TooDeep)?;
     serde_norway::from_str(text).map_err(|e| Error::Parse(format!("YAML: {e}")))
 }
 

@@ -33,6 +33,10 @@ pub enum Error {
     /// Neither JSON nor YAML.
     #[error("the document is neither JSON nor YAML: {0}")]
     Parse(String),
+    /// YAML nested deeper than JSON may be ([`tool_core::nesting::MAX_DEPTH`]), refused
+    /// before the YAML parser runs.
+    #[error("{0}")]
+    TooDeep(tool_core::nesting::TooDeep),
     /// Not an OpenAPI 3.0/3.1 document.
     #[error("{0}")]
     Version(String),

@@ -13,6 +13,7 @@ mod envelope;
 mod error;
 mod image;
 pub mod names;
+pub mod nesting;
 pub mod params;
 mod spec;
 mod tool;

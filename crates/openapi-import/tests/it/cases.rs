@@ -151,3 +151,72 @@ fn documents_that_cannot_be_imported_say_why() {
     let import = run(&injected);
     assert!(import.skipped[0].reason.contains("user_id"), "{:?}", import.skipped);
 }
+
+/// `[` nested `levels` deep.
+fn deep(levels: usize) -> String {
+    format!("{}{}", "[".repeat(levels), "]".repeat(levels))
+}
+
+#[test]
+fn yaml_nested_100000_deep_is_refused_naming_the_depth_before_it_is_parsed() {
+    let max = tool_core::nesting::MAX_DEPTH;
+    let text = format!("openapi: 3.1.0\npaths: {}\n", deep(100_000));
+    let err = openapi_import::import(&text, &Options::default()).unwrap_err();
+    assert!(matches!(&err, Error::TooDeep(deep) if deep.limit == max && deep.line == 2), "{err:?}");
+    assert!(err.to_string().contains(&format!("nests deeper than {max} levels (line 2)")), "{err}");
+    // Deep, then a syntax error: the parser is not reached (it would answer a parse error).
+    let text = format!("openapi: 3.1.0\npaths: {}\nbroken: [1, 2\n", deep(max + 1));
+    let err = openapi_import::import(&text, &Options::default()).unwrap_err();
+    assert!(matches!(err, Error::TooDeep(_)), "{err:?}");
+    let text = format!("openapi: 3.1.0\npaths: {}\nbroken: [1, 2\n", deep(max - 1));
+    let err = openapi_import::import(&text, &Options::default()).unwrap_err();
+    assert!(matches!(err, Error::Parse(_)), "one level less is the parser's: {err:?}");
+}
+
+#[test]
+fn yaml_and_json_are_refused_at_the_same_depth() {
+    let max = tool_core::nesting::MAX_DEPTH;
+    // The document's own mapping is one level; `x-deep` holds the rest.
+    for (levels, refused) in [(max - 1, false), (max, true)] {
+        let yaml = format!(
+            "openapi: 3.1.0\ninfo: {{title: t, version: '1'}}\npaths: {{}}\nx-deep: {}\n",
+            deep(levels)
+        );
+        let json = format!(
+            r#"{{"openapi": "3.1.0", "info": {{"title": "t", "version": "1"}}, "paths": {{}}, "x-deep": {}}}"#,
+            deep(levels)
+        );
+        let yaml = openapi_import::import(&yaml, &Options::default()).unwrap_err();
+        let json = openapi_import::import(&json, &Options::default()).unwrap_err();
+        assert_eq!(matches!(yaml, Error::TooDeep(_)), refused, "{} levels: {yaml}", levels + 1);
+        assert_eq!(
+            matches!(&json, Error::Parse(m) if m.contains("recursion limit")),
+            refused,
+            "{} levels: {json}",
+            levels + 1
+        );
+        if !refused {
+            assert!(
+                matches!((&yaml, &json), (Error::Nothing { .. }, Error::Nothing { .. })),
+                "{yaml} / {json}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_real_yaml_document_scans_to_the_depth_the_parser_builds() {
+    fn built(value: &serde_norway::Value) -> usize {
+        use serde_norway::Value as Y;
+        match value {
+            Y::Sequence(items) => 1 + items.iter().map(built).max().unwrap_or(0),
+            Y::Mapping(map) => 1 + map.iter().map(|(k, v)| built(k).max(built(v))).max().unwrap_or(0),
+            Y::Tagged(tagged) => built(&tagged.value),
+            _ => 0,
+        }
+    }
+    let text = include_str!("fixtures/train-travel-3.1.yaml");
+    let depth = built(&serde_norway::from_str(text).unwrap());
+    let limit = |l: usize| tool_core::nesting::check_yaml_with(text, l).is_ok();
+    assert!(limit(depth) && !limit(depth - 1), "the scan counts {depth} levels too");
+}

@@ -42,6 +42,17 @@ pub(crate) fn parse(text: &str, source: &Path, default_role: &str) -> Result<Ski
         errors[0].field = yaml_field(&text);
         errors
     };
+    // The YAML parser's time grows with the square of the nesting depth: deeper than a JSON
+    // document may nest is refused first, in one pass.
+    if let Err(deep) = tool_core::nesting::check_yaml(front) {
+        return Err(syntax(
+            deep.line + 1,
+            format!(
+                "the front matter nests deeper than {} levels, the most a JSON document may nest; flatten it",
+                deep.limit
+            ),
+        ));
+    }
     let raw: RawFront = if front.trim().is_empty() {
         RawFront::default()
     } else {
