@@ -224,7 +224,8 @@ mod tests {
         let mut out = String::new();
         m.render(&mut out);
         for code in ErrorCode::ALL {
-            let row = format!("toolgate_calls_total{{tool=\"a_tool\",role=\"member\",outcome=\"{code}\"}} 1\n");
+            let row =
+                format!("toolgate_calls_total{{tool=\"a_tool\",role=\"member\",outcome=\"{code}\"}} 1\n");
             assert!(out.contains(&row), "{code} is not counted under its name:\n{out}");
         }
         assert!(!out.contains("outcome=\"OK\""), "no failure is counted as OK:\n{out}");

@@ -356,7 +356,8 @@ pub fn http_router(mut state: HttpState) -> Router {
         .clone()
         .unwrap_or_else(|| state.gateway.policy().hierarchy().highest().to_owned());
     let server = McpServer::new(state.gateway.clone(), state.exposure.clone());
-    let server = if state.config.sessions == SessionMode::Stateful { server } else { server.without_asking() };
+    let server =
+        if state.config.sessions == SessionMode::Stateful { server } else { server.without_asking() };
     let config = &state.config;
     let rmcp_config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(config.sessions == SessionMode::Stateful)
