@@ -12,7 +12,9 @@
 //!
 //! Each upstream has a supervisor task. It connects, lists the tools and
 //! registers them under the source `upstream:<name>` (a tool whose name or
-//! schema fails our checks is left out with a logged reason). It follows
+//! schema fails our checks is left out with a logged reason; a description
+//! past 8 KiB is clipped with a note, a schema past 64 KiB is left out, and at
+//! most 256 tools of one upstream are taken). It follows
 //! `notifications/tools/list_changed` by listing again, which replaces the
 //! registered set and makes the gateway tell its own clients. When the
 //! connection ends (the child crashed, the server went away) its tools stay
@@ -25,7 +27,10 @@
 //!
 //! Our caller's progress token is not forwarded as is: the upstream gets a
 //! token of our own connection and its progress notifications are routed to
-//! the caller's progress sink. When our call is dropped (the client
+//! the caller's progress sink, at most one per 50 ms per call (the first and
+//! the latest always arrive). A call the connection lost is "not sent, try
+//! again" only when nothing left toolgate; a write that may have reached the
+//! upstream says its change may or may not have been applied, not retryable. When our call is dropped (the client
 //! cancelled, the deadline passed) the upstream gets `notifications/cancelled`.
 //! An `isError` result is `EXECUTION_ERROR` with the upstream's text;
 //! `structuredContent` is the result (else the text, parsed when it is

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
@@ -25,7 +26,7 @@ pub(crate) enum State {
 pub(crate) struct Link {
     pub(crate) name: String,
     state: RwLock<State>,
-    progress: Mutex<HashMap<String, Arc<dyn ProgressSink>>>,
+    progress: Mutex<HashMap<String, Arc<Throttle>>>,
     /// Asks the supervisor to drop the connection and reconnect now (a call
     /// saw the transport fail before the supervisor did).
     pub(crate) reconnect: tokio::sync::Notify,
@@ -77,18 +78,20 @@ impl Link {
         }
     }
 
-    /// Route the upstream's progress for `token` to `sink` until the guard drops.
+    /// Route the upstream's progress for `token` to `sink`, throttled ([`Throttle`]), until
+    /// the guard drops; the last report held back is delivered then.
     pub(crate) fn route_progress(
         self: &Arc<Self>,
         token: &ProgressToken,
         sink: Arc<dyn ProgressSink>,
     ) -> Route {
         let key = key(token);
-        self.progress.lock().unwrap_or_else(|e| e.into_inner()).insert(key.clone(), sink);
-        Route { link: self.clone(), key }
+        let throttle = Arc::new(Throttle { sink, state: Mutex::default() });
+        self.progress.lock().unwrap_or_else(|e| e.into_inner()).insert(key.clone(), throttle.clone());
+        Route { link: self.clone(), key, throttle }
     }
 
-    fn sink(&self, token: &ProgressToken) -> Option<Arc<dyn ProgressSink>> {
+    fn sink(&self, token: &ProgressToken) -> Option<Arc<Throttle>> {
         self.progress.lock().unwrap_or_else(|e| e.into_inner()).get(&key(token)).cloned()
     }
 }
@@ -97,15 +100,114 @@ fn key(token: &ProgressToken) -> String {
     serde_json::to_string(token).unwrap_or_default()
 }
 
-/// Removes a progress route when the call ends, however it ends.
+/// Removes a progress route when the call ends, however it ends, and delivers the last
+/// report the throttle held back.
 pub(crate) struct Route {
     link: Arc<Link>,
     key: String,
+    throttle: Arc<Throttle>,
 }
 
 impl Drop for Route {
     fn drop(&mut self) {
         self.link.progress.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.key);
+        self.throttle.close();
+    }
+}
+
+/// The shortest time between two progress reports forwarded for one call. An upstream may
+/// send thousands a second; our caller (a model's client) needs a few.
+pub(crate) const PROGRESS_INTERVAL: Duration = Duration::from_millis(50);
+
+/// One report: progress, total, message.
+type Report = (f64, Option<f64>, Option<String>);
+
+/// Forwards a call's progress at most once per [`PROGRESS_INTERVAL`]: a report that comes
+/// sooner is held, replacing any held before it, and sent when the interval has passed (or
+/// when the call ends), so the first and the latest always arrive and intermediate ones
+/// are dropped. A report that does not move forward is dropped (MCP wants `progress` to
+/// grow; rmcp hands notifications over on tasks of their own, which may run out of order).
+pub(crate) struct Throttle {
+    sink: Arc<dyn ProgressSink>,
+    state: Mutex<ThrottleState>,
+}
+
+#[derive(Default)]
+struct ThrottleState {
+    sent_at: Option<Instant>,
+    highest: Option<f64>,
+    held: Option<Report>,
+    timer: bool,
+    closed: bool,
+}
+
+impl Throttle {
+    fn report(self: &Arc<Self>, report: Report) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.closed || state.highest.is_some_and(|h| report.0 <= h) {
+            return;
+        }
+        state.highest = Some(report.0);
+        let now = Instant::now();
+        let due = state.sent_at.map(|at| at + PROGRESS_INTERVAL);
+        match due {
+            Some(due) if due > now => {
+                state.held = Some(report);
+                if !state.timer {
+                    state.timer = true;
+                    let throttle = self.clone();
+                    tokio::spawn(async move {
+                        let mut due = due;
+                        loop {
+                            tokio::time::sleep_until(due.into()).await;
+                            match throttle.on_timer() {
+                                Some(later) => due = later,
+                                None => break,
+                            }
+                        }
+                    });
+                }
+            }
+            _ => {
+                // Newer than anything held: that one is dropped.
+                state.held = None;
+                state.sent_at = Some(now);
+                drop(state);
+                self.sink.report(report.0, report.1, report.2.as_deref());
+            }
+        }
+    }
+
+    /// The timer fired: send the held report if its interval has passed; when a report
+    /// was sent directly meanwhile, the time to wait again (`None`: the timer ends).
+    fn on_timer(&self) -> Option<Instant> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        if !state.closed
+            && state.held.is_some()
+            && let Some(due) = state.sent_at.map(|at| at + PROGRESS_INTERVAL)
+            && due > now
+        {
+            return Some(due);
+        }
+        state.timer = false;
+        let report = if state.closed { None } else { state.held.take() };
+        if let Some(report) = report {
+            state.sent_at = Some(now);
+            drop(state);
+            self.sink.report(report.0, report.1, report.2.as_deref());
+        }
+        None
+    }
+
+    /// The call ended: the held report goes out now, nothing after it.
+    fn close(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.closed = true;
+        if let Some(report) = state.held.take() {
+            drop(state);
+            self.sink.report(report.0, report.1, report.2.as_deref());
+        }
     }
 }
 
@@ -123,8 +225,8 @@ impl ClientHandler for Handler {
         params: ProgressNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        if let Some(sink) = self.link.sink(&params.progress_token) {
-            sink.report(params.progress, params.total, params.message.as_deref());
+        if let Some(throttle) = self.link.sink(&params.progress_token) {
+            throttle.report((params.progress, params.total, params.message));
         }
     }
 

@@ -19,12 +19,46 @@ pub fn local_name(upstream: &str, tool: &str) -> Option<String> {
     (name.len() <= 64 && !tool.is_empty()).then_some(name)
 }
 
-/// The spec of an upstream tool, or why it is left out.
+/// The most of an upstream tool's description we keep, in bytes; the rest is cut with a note.
+pub(crate) const MAX_DESCRIPTION_BYTES: usize = 8 * 1024;
+/// The longest input schema we take from an upstream (its JSON text, in bytes).
+pub(crate) const MAX_SCHEMA_BYTES: usize = 64 * 1024;
+/// The most tools we take from one upstream; further ones are left out.
+pub(crate) const MAX_TOOLS: usize = 256;
+/// How much of a refused name goes into a log line.
+const NAME_IN_LOG: usize = 80;
+
+/// The spec of an upstream tool, or why it is left out (a sentence that quotes at most
+/// [`NAME_IN_LOG`] characters of the name). A description past
+/// [`MAX_DESCRIPTION_BYTES`] is clipped with a note; a schema past [`MAX_SCHEMA_BYTES`]
+/// leaves the tool out.
 pub(crate) fn spec_for(config: &UpstreamConfig, tool: &rmcp::model::Tool) -> Result<ToolSpec, String> {
+    let shown = || {
+        let head: String = tool.name.chars().take(NAME_IN_LOG).collect();
+        if head.len() < tool.name.len() { format!("{head}…") } else { head }
+    };
     let name = local_name(&config.name, &tool.name).ok_or_else(|| {
-        format!("`{}`: the name is longer than 64 characters with its namespace", tool.name)
+        format!(
+            "`{}` ({} characters): the name is longer than 64 characters with its namespace",
+            shown(),
+            tool.name.chars().count()
+        )
     })?;
+    let schema_bytes = serde_json::to_vec(&*tool.input_schema).map_or(usize::MAX, |v| v.len());
+    if schema_bytes > MAX_SCHEMA_BYTES {
+        return Err(format!(
+            "`{}`: its input schema is {schema_bytes} bytes, more than the {MAX_SCHEMA_BYTES} toolgate takes",
+            shown()
+        ));
+    }
     let description = match tool.description.as_deref().map(str::trim) {
+        Some(text) if text.len() > MAX_DESCRIPTION_BYTES => {
+            tracing::warn!(
+                upstream = %config.name, tool = %name, bytes = text.len(),
+                "upstream tool description clipped to {MAX_DESCRIPTION_BYTES} bytes"
+            );
+            clip_description(text)
+        }
         Some(text) if !text.is_empty() => text.to_owned(),
         _ => format!("Tool `{}` of the MCP server `{}`.", tool.name, config.name),
     };
@@ -44,6 +78,20 @@ pub(crate) fn spec_for(config: &UpstreamConfig, tool: &rmcp::model::Tool) -> Res
         .with_domain(config.name.clone())
         .with_tags(["upstream"])
         .with_timeout(config.timeout))
+}
+
+/// The first [`MAX_DESCRIPTION_BYTES`] of `text` (at a character boundary) and a note that
+/// the rest was cut.
+fn clip_description(text: &str) -> String {
+    let mut end = MAX_DESCRIPTION_BYTES;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}… (clipped by toolgate: the MCP server's description is {} bytes, {MAX_DESCRIPTION_BYTES} are kept)",
+        text[..end].trim_end(),
+        text.len()
+    )
 }
 
 /// Read-only when the configuration says so, or when the annotations say so
@@ -74,5 +122,13 @@ mod tests {
         for name in [local_name("w", "a.b").unwrap(), local_name("weather", "get_forecast").unwrap()] {
             assert!(tool_core::names::is_namespaced_tool_name(&name), "{name}");
         }
+    }
+
+    #[test]
+    fn a_long_description_is_clipped_at_a_character_boundary_with_a_note() {
+        let text = "é".repeat(MAX_DESCRIPTION_BYTES);
+        let clipped = clip_description(&text);
+        assert!(clipped.starts_with("éé") && clipped.contains("clipped by toolgate"), "{clipped}");
+        assert!(clipped.len() < MAX_DESCRIPTION_BYTES + 200, "{}", clipped.len());
     }
 }

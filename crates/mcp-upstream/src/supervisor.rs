@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use gateway::Gateway;
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::service::RunningService;
+use rmcp::service::{ClientInitializeError, QuitReason, RunningService};
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
@@ -97,7 +97,7 @@ async fn follow(
     let mut waiting = std::pin::pin!(service.waiting());
     loop {
         tokio::select! {
-            quit = &mut waiting => return format!("the connection closed ({quit:?})"),
+            quit = &mut waiting => return ended(&config.transport, quit),
             // A call saw the transport fail (a refused POST, a closed pipe):
             // start over, which also fails the other calls in flight at once
             // instead of leaving them to their deadlines.
@@ -110,6 +110,18 @@ async fn follow(
                 refresh_peer(config, gateway, link, &peer).await;
             }
         }
+    }
+}
+
+/// Why a connection ended, in words for the model (the supervisor's own shutdown aside).
+fn ended(transport: &Transport, quit: Result<QuitReason, tokio::task::JoinError>) -> String {
+    match (quit, transport) {
+        (Ok(QuitReason::Closed), Transport::Stdio { .. }) => {
+            "the upstream closed the connection (its process ended or closed its output)".into()
+        }
+        (Ok(QuitReason::Closed), Transport::Http { .. }) => "the upstream closed the connection".into(),
+        (Ok(QuitReason::Cancelled), _) => "the connection was shut down".into(),
+        (Ok(_) | Err(_), _) => "the connection failed inside toolgate".into(),
     }
 }
 
@@ -132,9 +144,15 @@ async fn refresh_peer(
             return;
         }
     };
-    let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(listed.len());
+    if listed.len() > spec::MAX_TOOLS {
+        tracing::warn!(
+            upstream = %config.name, offered = listed.len(),
+            "the upstream offers more than {} tools; the rest are left out", spec::MAX_TOOLS
+        );
+    }
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(listed.len().min(spec::MAX_TOOLS));
     let headers = identity::names_of(config);
-    for tool in &listed {
+    for tool in listed.iter().take(spec::MAX_TOOLS) {
         match spec::spec_for(config, tool) {
             Ok(spec) => tools.push(Arc::new(UpstreamTool {
                 spec,
@@ -181,7 +199,7 @@ async fn connect(config: &UpstreamConfig, handler: Handler) -> Result<Service, S
                 .stderr(std::process::Stdio::inherit())
                 .spawn()
                 .map_err(|e| format!("could not start `{program}`: {e}"))?;
-            handler.serve(transport).await.map_err(|e| format!("the MCP handshake failed: {e}"))
+            handler.serve(transport).await.map_err(|e| handshake_problem(&config.name, &e))
         }
         Transport::Http { url, headers } => {
             let mut custom = HashMap::new();
@@ -196,9 +214,8 @@ async fn connect(config: &UpstreamConfig, handler: Handler) -> Result<Service, S
             let transport_config =
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
             let client = http_client(config)?;
-            let failed = |e: rmcp::service::ClientInitializeError| {
-                certificate_problem(&e, &config.name)
-                    .unwrap_or_else(|| format!("the MCP handshake failed: {e}"))
+            let failed = |e: ClientInitializeError| {
+                certificate_problem(&e, &config.name).unwrap_or_else(|| handshake_problem(&config.name, &e))
             };
             if identity::header_names(&config.identity, headers)?.is_empty() {
                 let transport = StreamableHttpClientTransport::with_client(client, transport_config);
@@ -211,6 +228,32 @@ async fn connect(config: &UpstreamConfig, handler: Handler) -> Result<Service, S
                 StreamableHttpClientTransport::with_client(HeaderClient { inner: client }, transport_config);
             handler.serve(transport).await.map_err(failed)
         }
+    }
+}
+
+/// Why the MCP handshake failed, in plain words (the reason calls to the upstream's tools
+/// answer with): no rmcp type name or Debug text; the whole error goes to the log.
+fn handshake_problem(name: &str, error: &ClientInitializeError) -> String {
+    tracing::warn!(upstream = %name, %error, "the MCP handshake failed");
+    match error {
+        ClientInitializeError::ConnectionClosed(_) => {
+            "the MCP handshake failed: the server closed the connection before answering".into()
+        }
+        ClientInitializeError::TransportError { error, .. } => {
+            let mut cause: &(dyn std::error::Error + 'static) = error.error.as_ref();
+            while let Some(source) = cause.source() {
+                cause = source;
+            }
+            format!("the MCP handshake failed: the connection failed ({cause})")
+        }
+        ClientInitializeError::JsonRpcError(data) => {
+            let message: String = data.message.chars().take(300).collect();
+            format!("the MCP handshake failed: the server refused it ({message})")
+        }
+        ClientInitializeError::NoCompatibleProtocolVersion { .. } => {
+            "the MCP handshake failed: the server speaks no protocol version toolgate knows".into()
+        }
+        _ => "the MCP handshake failed: the server's answer was not a valid MCP handshake".into(),
     }
 }
 
@@ -229,8 +272,8 @@ fn http_client(config: &UpstreamConfig) -> Result<reqwest::Client, String> {
 
 /// The certificate sentence when the handshake failed because the upstream's certificate was
 /// refused: rmcp wraps the reqwest error without a source chain, so unwrap it by hand.
-fn certificate_problem(error: &rmcp::service::ClientInitializeError, name: &str) -> Option<String> {
-    let rmcp::service::ClientInitializeError::TransportError { error, .. } = error else { return None };
+fn certificate_problem(error: &ClientInitializeError, name: &str) -> Option<String> {
+    let ClientInitializeError::TransportError { error, .. } = error else { return None };
     let inner: &(dyn std::error::Error + 'static) = error.error.as_ref();
     let inner = match inner.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
         Some(StreamableHttpError::Client(client)) => client as &(dyn std::error::Error + 'static),

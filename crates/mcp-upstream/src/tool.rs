@@ -9,6 +9,7 @@ use rmcp::model::{
     CancelledNotificationParam, ClientNotification, ClientRequest, ContentBlock, RequestId, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
+use rmcp::transport::streamable_http_client::StreamableHttpError;
 use rmcp::{Peer, RoleClient};
 use serde_json::{Value, json};
 use tool_core::{
@@ -64,14 +65,20 @@ impl Tool for UpstreamTool {
             request.extensions.insert(CallerHeaders::new(&self.headers, &ctx.caller));
         }
         let request = ClientRequest::CallToolRequest(request);
-        let handle =
-            peer.send_request_with_option(request, options).await.map_err(|e| self.lost(&e, generation))?;
+        // An error here means the request never reached the connection's writer.
+        let handle = peer
+            .send_request_with_option(request, options)
+            .await
+            .map_err(|e| self.cut(&e, generation, Cut::NotSent("the connection had just closed")))?;
         // Progress the upstream reports for this request goes to our caller;
         // if our caller goes away (cancels, times out) the upstream is told.
         let _route = self.link.route_progress(&handle.progress_token, ctx.progress.clone());
         let mut guard = CancelOnDrop { peer: peer.clone(), id: Some(handle.id.clone()) };
         let answer = handle.await_response().await;
         guard.id = None;
+        // rmcp hands each notification to a task of its own: let those spawned before the
+        // answer (the last progress reports) run before the route closes.
+        tokio::task::yield_now().await;
         match answer {
             Ok(ServerResult::CallToolResult(result)) => convert(&self.spec.name, result),
             Ok(_) => Err(ToolError::new(
@@ -83,32 +90,107 @@ impl Tool for UpstreamTool {
                 ErrorCode::ExecutionError,
                 format!("the upstream refused the call: {}", clip(&error.message)),
             )),
-            Err(error) => Err(self.lost(&error, generation)),
+            Err(error) => {
+                let cut = cut_of(&error);
+                Err(self.cut(&error, generation, cut))
+            }
         }
     }
 }
 
+/// How a call failed on the connection: provably before the request left toolgate, or
+/// after it may have reached the upstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    /// Nothing reached the upstream; the reason, in plain words.
+    NotSent(&'static str),
+    /// The request was handed to the connection and no answer came: the upstream may
+    /// have run it. What happened, in plain words.
+    Unanswered(&'static str),
+}
+
+/// What a transport failure after the request was queued means. A send that failed is
+/// "not sent" only when provably nothing left: a stdio pipe that refused the write (a
+/// child never acts on a request it did not receive whole), or an HTTP connection that
+/// could not be opened. Anything else (the connection closed while we waited, an HTTP
+/// exchange that broke after it was opened) may have reached the upstream.
+fn cut_of(error: &ServiceError) -> Cut {
+    const CLOSED: &str = "closed the connection before answering";
+    match error {
+        ServiceError::TransportSend(error) => {
+            let inner: &(dyn std::error::Error + 'static) = error.error.as_ref();
+            if inner.downcast_ref::<std::io::Error>().is_some() {
+                return Cut::NotSent("its input was closed when the request was written");
+            }
+            if let Some(StreamableHttpError::Client(client)) =
+                inner.downcast_ref::<StreamableHttpError<reqwest::Error>>()
+                && client.is_connect()
+            {
+                return Cut::NotSent("the connection could not be opened");
+            }
+            Cut::Unanswered("broke the connection while the request was being sent")
+        }
+        ServiceError::Timeout { .. } => Cut::Unanswered("did not answer in time"),
+        _ => Cut::Unanswered(CLOSED),
+    }
+}
+
 impl UpstreamTool {
+    /// The call was not sent: the upstream is not connected (`reason` says why, in plain
+    /// words). Trying again later is safe, for a write too.
     fn unavailable(&self, reason: &str) -> ToolError {
         ToolError::new(
             ErrorCode::Unavailable,
             format!(
-                "the MCP server `{}` behind `{}` is not reachable ({reason}); it is being reconnected. \
-                 Tell the user and try again later.",
+                "the MCP server `{}` behind `{}` is not reachable ({reason}); the call was not sent. \
+                 It is being reconnected: tell the user and try again later.",
                 self.link.name, self.spec.name
             ),
         )
-        .with_details(json!({"upstream": self.link.name, "reason": reason}))
+        .with_details(json!({"upstream": self.link.name, "reason": reason, "sent": false}))
         .backend_failure_of(self.link.name.as_str(), FailureKind::Unavailable)
     }
 
-    /// The connection broke during the call: ask for a reconnection now.
-    fn lost(&self, error: &ServiceError, generation: u64) -> ToolError {
-        tracing::warn!(upstream = %self.link.name, tool = %self.spec.name, %error, "upstream call lost");
+    /// The connection broke during the call: ask for a reconnection now, and tell the
+    /// model what it means. A write that may have reached the upstream is never called
+    /// unsent, and never retryable: only the upstream knows whether it was applied.
+    fn cut(&self, error: &ServiceError, generation: u64, cut: Cut) -> ToolError {
+        tracing::warn!(upstream = %self.link.name, tool = %self.spec.name, %error, ?cut, "upstream call lost");
         self.link.failed(generation);
-        self.unavailable("the connection was lost during the call")
+        let what = match cut {
+            Cut::NotSent(reason) => return self.unavailable(reason),
+            Cut::Unanswered(what) => what,
+        };
+        let (name, tool) = (&self.link.name, &self.spec.name);
+        let details = json!({"upstream": name, "reason": format!("the upstream {what}"), "sent": true});
+        if self.spec.effect.is_read() {
+            return ToolError::new(
+                ErrorCode::Unavailable,
+                format!(
+                    "`{tool}`: the MCP server `{name}` {what}; it is being reconnected. \
+                     This read changed nothing: try it again in a moment."
+                ),
+            )
+            .with_details(details)
+            .backend_failure_of(name.as_str(), FailureKind::Unavailable);
+        }
+        ToolError::new(
+            ErrorCode::Unavailable,
+            format!(
+                "`{tool}`: the MCP server `{name}` {what}, after the request had reached it. \
+                 {WRITE_OUTCOME_UNKNOWN}"
+            ),
+        )
+        .with_details(details)
+        .transient(false)
+        .backend_failure_of(name.as_str(), FailureKind::Unavailable)
     }
 }
+
+/// What a write whose request left toolgate but got no answer means for the model: the same
+/// words as an HTTP domain's write cut off mid-request (`http-tools`).
+pub(crate) const WRITE_OUTCOME_UNKNOWN: &str = "The change may or may not have been applied: \
+     read the record before trying again, never repeat the write blindly.";
 
 /// Sends `notifications/cancelled` for a request abandoned before its answer.
 struct CancelOnDrop {

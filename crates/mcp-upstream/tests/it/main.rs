@@ -3,7 +3,9 @@
 //! server (mcp-server, in process, on 127.0.0.1:0) over streamable HTTP,
 //! also behind a TLS front with a certificate from a test CA.
 
+mod bounds;
 mod common;
+mod cut;
 mod front;
 mod http;
 mod identity;

@@ -74,6 +74,22 @@ async def crash_now() -> str:
 
 
 @server.tool()
+async def hold_write(label: str) -> str:
+    """A long write: leaves a marker once it has begun, then waits (the tests kill the process)."""
+    (MARKERS / f"began-{label}").write_text("began")
+    await anyio.sleep(3600)
+    return "written"
+
+
+@server.tool()
+async def hold_read(label: str) -> str:
+    """A long read: leaves a marker once it has begun, then waits (the tests kill the process)."""
+    (MARKERS / f"began-{label}").write_text("began")
+    await anyio.sleep(3600)
+    return "read"
+
+
+@server.tool()
 def echo_meta(ctx: Context) -> dict[str, Any]:
     """Returns the request's _meta and environment facts, for identity checks."""
     params = ctx.request_context.params or {}
