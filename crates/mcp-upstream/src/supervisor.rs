@@ -137,10 +137,21 @@ async fn refresh_peer(
     link: &Arc<Link>,
     peer: &rmcp::Peer<RoleClient>,
 ) {
-    let listed = match peer.list_all_tools().await {
-        Ok(tools) => tools,
-        Err(error) => {
+    // Bounded: an answer rmcp cannot read (JSON nested past serde_json's 128 levels, e.g. one
+    // deep schema) is lost without an error, and the listing would wait forever, holding up
+    // the start and every later refresh.
+    let listed = match tokio::time::timeout(config.connect_timeout, peer.list_all_tools()).await {
+        Ok(Ok(tools)) => tools,
+        Ok(Err(error)) => {
             tracing::warn!(upstream = %config.name, %error, "could not list the upstream's tools; keeping the old list");
+            return;
+        }
+        Err(_) => {
+            tracing::warn!(
+                upstream = %config.name, timeout_ms = config.connect_timeout.as_millis() as u64,
+                "the upstream's tool list did not arrive in time (or could not be read: JSON nested \
+                 deeper than 128 levels is dropped unread); keeping the old list"
+            );
             return;
         }
     };

@@ -33,6 +33,15 @@ fn object(value: Value) -> Arc<JsonObject> {
     }
 }
 
+/// A schema nested `levels` objects deep.
+fn deep_schema(levels: usize) -> Value {
+    let mut schema = json!({"type": "string"});
+    for _ in 0..levels {
+        schema = json!({"type": "object", "properties": {"inner": schema}});
+    }
+    schema
+}
+
 impl ServerHandler for Exotic {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -160,4 +169,21 @@ async fn a_progress_flood_is_throttled_and_keeps_the_first_and_the_last() {
     assert_eq!(reports.first().unwrap().0, 1.0, "the first report arrives");
     assert_eq!(reports.last().unwrap().0, FLOOD as f64, "the last report arrives");
     assert!(reports.windows(2).all(|w| w[0].0 < w[1].0), "progress only grows");
+}
+
+/// A schema nested 100 levels (200 levels of JSON) makes the whole `tools/list` answer
+/// unreadable to rmcp (serde_json stops at 128): the listing must not wait for it forever, and
+/// the start goes on without that upstream's tools.
+#[tokio::test]
+async fn a_deep_schema_does_not_hold_up_the_start() {
+    let deep = Tool::new("deep", "Nested a hundred levels.", object(deep_schema(100)));
+    let mut config = serve("odd", vec![deep, plain("normal")]).await;
+    config.connect_timeout = Duration::from_secs(2);
+    let gateway = front();
+    let started = Instant::now();
+    let upstreams = tokio::time::timeout(Duration::from_secs(20), Upstreams::start(&gateway, vec![config]))
+        .await
+        .expect("the start does not wait forever for an unreadable tool list");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(upstreams.status()[0].connected, "{:?}", upstreams.status());
 }
