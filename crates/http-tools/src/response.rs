@@ -37,12 +37,8 @@ impl Sent<'_> {
     }
 
     /// What a failed write means for the model.
-    fn write_outcome_unknown(&self) -> &'static str {
-        if self.read {
-            ""
-        } else {
-            " The change may or may not have been applied: read the record before trying again, never repeat the write blindly."
-        }
+    fn write_outcome_unknown(&self) -> String {
+        if self.read { String::new() } else { format!(" {}", tool_core::WRITE_OUTCOME_UNKNOWN) }
     }
 }
 

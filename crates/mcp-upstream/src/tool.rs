@@ -14,6 +14,7 @@ use rmcp::{Peer, RoleClient};
 use serde_json::{Value, json};
 use tool_core::{
     ErrorCode, FailureKind, Image, Tool, ToolContext, ToolError, ToolOutput, ToolResult, ToolSpec,
+    WRITE_OUTCOME_UNKNOWN,
 };
 
 use crate::CALLER_META_KEY;
@@ -186,11 +187,6 @@ impl UpstreamTool {
         .backend_failure_of(name.as_str(), FailureKind::Unavailable)
     }
 }
-
-/// What a write whose request left toolgate but got no answer means for the model: the same
-/// words as an HTTP domain's write cut off mid-request (`http-tools`).
-pub(crate) const WRITE_OUTCOME_UNKNOWN: &str = "The change may or may not have been applied: \
-     read the record before trying again, never repeat the write blindly.";
 
 /// Sends `notifications/cancelled` for a request abandoned before its answer.
 struct CancelOnDrop {

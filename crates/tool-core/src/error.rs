@@ -103,6 +103,10 @@ pub struct ToolError {
     pub backend: Option<crate::BackendFailure>,
 }
 
+/// What a failed write whose request reached (or may have reached) its backend means for the
+/// model, said in the same words by every tool source (HTTP domains, upstream MCP servers).
+pub const WRITE_OUTCOME_UNKNOWN: &str = "The change may or may not have been applied: read the record before trying again, never repeat the write blindly.";
+
 impl ToolError {
     /// An error with a code and message.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {

@@ -22,7 +22,7 @@ pub use ask::{Answer, Asker, Question};
 pub use backend::{BackendFailure, FailureKind};
 pub use context::{Caller, Credentials, NoProgress, ProgressSink, Secret, ToolContext};
 pub use envelope::{Envelope, ErrorBody, Metadata, Signal};
-pub use error::{ErrorCode, ToolError};
+pub use error::{ErrorCode, ToolError, WRITE_OUTCOME_UNKNOWN};
 pub use image::Image;
 pub use params::{FieldError, Params};
 pub use spec::{Effect, SpecError, ToolExample, ToolIcon, ToolSpec};
