@@ -539,23 +539,7 @@ async fn progress_notifications_reach_the_client_before_the_result() {
 async fn a_cancelled_notification_stops_the_running_tool() {
     let server = TestServer::default().await;
     let (session, _) = server.open_session(&server.member).await;
-    let call = {
-        let request = server
-            .client
-            .post(server.url("/mcp"))
-            .header(AUTHORIZATION, format!("Bearer {}", server.member))
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .header("mcp-session-id", &session)
-            .header("mcp-protocol-version", PROTOCOL)
-            .body(
-                json!({"jsonrpc": "2.0", "id": 42, "method": "tools/call",
-                    "params": {"name": "execute_tool", "arguments": {"tool_name": "wait_forever"}}})
-                .to_string(),
-            );
-        // The answer is read to its end, so the request stays open while the tool runs.
-        tokio::spawn(async move { request.send().await?.text().await })
-    };
+    let call = wait_forever_as_member(&server, Some(&session));
     wait_until(|| server.started.load(Ordering::SeqCst) == 1).await;
     assert_eq!(server.dropped.load(Ordering::SeqCst), 0);
     // While it runs, its id may not be reused in the session.
@@ -571,6 +555,31 @@ async fn a_cancelled_notification_stops_the_running_tool() {
     let ok = server.execute(&server.member, &session, "query_weather", json!({"city": "Oslo"})).await;
     assert_eq!(ok["isError"], false);
     server.stop().await;
+}
+
+/// `wait_forever` as the member with JSON-RPC id 42, in `session` (or
+/// without one); its answer is read to its end, so the request stays open
+/// while the tool runs.
+fn wait_forever_as_member(
+    server: &TestServer,
+    session: Option<&str>,
+) -> tokio::task::JoinHandle<reqwest::Result<String>> {
+    let mut request = server
+        .client
+        .post(server.url("/mcp"))
+        .header(AUTHORIZATION, format!("Bearer {}", server.member))
+        .header(ACCEPT, "application/json, text/event-stream")
+        .header(CONTENT_TYPE, "application/json")
+        .header("mcp-protocol-version", PROTOCOL);
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let request = request.body(
+        json!({"jsonrpc": "2.0", "id": 42, "method": "tools/call",
+            "params": {"name": "execute_tool", "arguments": {"tool_name": "wait_forever"}}})
+        .to_string(),
+    );
+    tokio::spawn(async move { request.send().await?.text().await })
 }
 
 /// The next `end` trace event (a call's `start` events are skipped); no
@@ -817,21 +826,7 @@ async fn a_cursor_this_server_never_issued_is_an_invalid_parameter() {
 async fn a_cancelled_notification_stops_a_stateless_call_of_the_same_key() {
     let config = HttpConfig { sessions: SessionMode::Stateless, ..HttpConfig::default() };
     let server = TestServer::start(Exposure::Meta, config).await;
-    let call = {
-        let request = server
-            .client
-            .post(server.url("/mcp"))
-            .header(AUTHORIZATION, format!("Bearer {}", server.member))
-            .header(ACCEPT, "application/json, text/event-stream")
-            .header(CONTENT_TYPE, "application/json")
-            .header("mcp-protocol-version", PROTOCOL)
-            .body(
-                json!({"jsonrpc": "2.0", "id": 42, "method": "tools/call",
-                    "params": {"name": "execute_tool", "arguments": {"tool_name": "wait_forever"}}})
-                .to_string(),
-            );
-        tokio::spawn(async move { request.send().await?.text().await })
-    };
+    let call = wait_forever_as_member(&server, None);
     wait_until(|| server.started.load(Ordering::SeqCst) == 1).await;
     let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 42, "reason": "user stopped it"}});
     // Another caller naming the same id cancels nothing.
