@@ -361,6 +361,7 @@ impl HttpExecutor {
                 read: method.is_read(),
                 backend: &self.options.backend_name,
                 preview_chars: self.options.preview_chars,
+                callers_credential: matches!(self.options.auth, Auth::BearerFromCaller),
                 secrets: &secrets,
             };
             let http_method = match method {

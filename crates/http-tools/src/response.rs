@@ -20,6 +20,10 @@ pub(crate) struct Sent<'a> {
     pub(crate) backend: &'a str,
     /// How much of an unexpected body goes into `details`.
     pub(crate) preview_chars: usize,
+    /// Whether the credential sent is the caller's own ([`crate::Auth::BearerFromCaller`]):
+    /// only then is a 401/403 the caller's to fix (sign in again); otherwise the backend
+    /// refused the credential an operator configured for the domain.
+    pub(crate) callers_credential: bool,
     /// The credentials this request carried (the static one, the caller's for this backend):
     /// removed from everything the backend answers before any of it is kept or clipped.
     pub(crate) secrets: &'a [&'a str],
@@ -236,7 +240,7 @@ pub(crate) fn map_answer(
             }
             return Err(e.transient(false));
         }
-        401 | 403 => ToolError::new(
+        401 | 403 if sent.callers_credential => ToolError::new(
             ErrorCode::PermissionDenied,
             format!(
                 "{} refused the caller's credentials (HTTP {}). Do not retry; tell the user to sign in again or ask an operator to check their access.",
@@ -244,6 +248,16 @@ pub(crate) fn map_answer(
                 status.as_u16()
             ),
         ),
+        // The credential is toolgate's own (static, or none at all): the user cannot fix it.
+        401 | 403 => ToolError::new(
+            ErrorCode::ExecutionError,
+            format!(
+                "{} refused the credential toolgate is configured with (HTTP {}). Do not retry and do not ask the user to sign in; tell the user the service is not reachable with toolgate's configuration, and that an operator must check this domain's credential.",
+                sent.backend,
+                status.as_u16()
+            ),
+        )
+        .transient(false),
         404 => ToolError::new(
             ErrorCode::NotFound,
             format!(
@@ -368,10 +382,24 @@ pub(crate) fn map_failure(sent: &Sent<'_>, error: &reqwest::Error, timeout_ms: u
 mod tests {
     use super::*;
 
-    const GET: Sent<'static> =
-        Sent { method: "GET", path: "/x/1", read: true, backend: "the API", preview_chars: 20, secrets: &[] };
-    const POST: Sent<'static> =
-        Sent { method: "POST", path: "/x", read: false, backend: "the API", preview_chars: 20, secrets: &[] };
+    const GET: Sent<'static> = Sent {
+        method: "GET",
+        path: "/x/1",
+        read: true,
+        backend: "the API",
+        preview_chars: 20,
+        callers_credential: false,
+        secrets: &[],
+    };
+    const POST: Sent<'static> = Sent {
+        method: "POST",
+        path: "/x",
+        read: false,
+        backend: "the API",
+        preview_chars: 20,
+        callers_credential: false,
+        secrets: &[],
+    };
 
     fn map(sent: &Sent<'_>, status: u16, body: &str) -> Result<Value, ToolError> {
         map_answer(

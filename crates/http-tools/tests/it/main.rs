@@ -6,4 +6,5 @@ mod encoding;
 mod faults;
 mod progress;
 mod properties;
+mod refused;
 mod tls;
