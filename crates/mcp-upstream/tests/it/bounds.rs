@@ -84,6 +84,11 @@ async fn serve(name: &str, tools: Vec<Tool>) -> UpstreamConfig {
     let router = axum::Router::new().nest_service("/mcp", service);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    // As servers on asyncio, Node and Go do: without TCP_NODELAY a reused connection waits for a
+    // delayed ACK between the parts of each answer.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     tokio::spawn(async move { axum::serve(listener, router).await });
     let mut config = UpstreamConfig::http(name, url);
     config.connect_timeout = Duration::from_secs(10);
@@ -186,4 +191,57 @@ async fn a_deep_schema_does_not_hold_up_the_start() {
         .expect("the start does not wait forever for an unreadable tool list");
     assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
     assert!(upstreams.status()[0].connected, "{:?}", upstreams.status());
+}
+
+/// A TCP forwarder to `target` on 127.0.0.1:0 that counts the connections it accepts.
+async fn counting_proxy(target: std::net::SocketAddr) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            tokio::spawn(async move {
+                // No Nagle in the forwarder: it must not add delays of its own.
+                let _ = inbound.set_nodelay(true);
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
+                    let _ = outbound.set_nodelay(true);
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    });
+    (format!("http://{addr}/mcp"), accepted)
+}
+
+/// Calls to an HTTP upstream reuse their connections: 40 calls opened 40
+/// TCP connections before (one per POST, TIME_WAIT piling up on our side and
+/// the upstream paying a handshake per call).
+#[tokio::test]
+async fn calls_to_an_http_upstream_reuse_their_connections() {
+    let direct = serve("pooled", vec![plain("normal")]).await;
+    let direct_url = match &direct.transport {
+        mcp_upstream::Transport::Http { url, .. } => url.clone(),
+        other => unreachable!("{other:?}"),
+    };
+    let target = direct_url.trim_start_matches("http://").trim_end_matches("/mcp").parse().unwrap();
+    let (url, accepted) = counting_proxy(target).await;
+    let mut config = UpstreamConfig::http("pooled", url);
+    config.connect_timeout = Duration::from_secs(10);
+    let gateway = front();
+    let upstreams = Upstreams::start(&gateway, vec![config]).await;
+    assert!(upstreams.status()[0].connected, "{:?}", upstreams.status());
+    let before = accepted.load(std::sync::atomic::Ordering::SeqCst);
+    let started = Instant::now();
+    for _ in 0..40 {
+        let answer = call(&gateway, &member(), "pooled__normal", json!({})).await;
+        assert!(answer.success, "{answer:?}");
+    }
+    let opened = accepted.load(std::sync::atomic::Ordering::SeqCst) - before;
+    eprintln!(
+        "40 calls opened {opened} connections ({before} for the handshake and listing) in {:?}",
+        started.elapsed()
+    );
+    assert!(opened <= 2, "40 calls opened {opened} connections");
 }
