@@ -361,7 +361,9 @@ impl HttpExecutor {
                 read: method.is_read(),
                 backend: &self.options.backend_name,
                 preview_chars: self.options.preview_chars,
-                callers_credential: matches!(self.options.auth, Auth::BearerFromCaller),
+                // Whose credential a refusal refuses: the caller's only when one of theirs was sent
+                // (the weather provider, with the default auth, sends none).
+                callers_credential: token.is_some_and(|t| !t.is_empty()),
                 secrets: &secrets,
             };
             let http_method = match method {

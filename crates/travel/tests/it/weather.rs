@@ -24,6 +24,8 @@ async fn forecast(State(seen): State<Seen>, Query(q): Query<HashMap<String, Stri
         Some("Atlantis") => (StatusCode::NOT_FOUND, "no such city").into_response(),
         Some("Brokenville") => (StatusCode::INTERNAL_SERVER_ERROR, "boom").into_response(),
         Some("Textville") => "sunny, probably".into_response(),
+        Some("Lockedville") => (StatusCode::UNAUTHORIZED, "api key required").into_response(),
+        Some("Forbiddenville") => (StatusCode::FORBIDDEN, "plan does not include forecasts").into_response(),
         Some(city) => axum::Json(json!({
             "city": city,
             "date": q.get("date"),
@@ -171,6 +173,19 @@ async fn provider_failures_map_to_the_right_codes() {
     assert!(err.transient, "a read may be tried again");
     let err = tools.err(&u, "query_weather", json!({"city": "Textville"})).await;
     assert_eq!(err.code, ErrorCode::ParseError, "a body that is not JSON");
+    // The provider's credential is the operator's, never the user's: no "sign in again".
+    for (city, status) in [("Lockedville", 401), ("Forbiddenville", 403)] {
+        let err = tools.err(&u, "query_weather", json!({"city": city})).await;
+        assert_eq!(err.code, ErrorCode::ExecutionError, "{status}: {err:?}");
+        assert!(!err.transient, "{status}: {err:?}");
+        assert!(
+            err.message.contains(&format!("HTTP {status}"))
+                && err.message.contains("operator must check")
+                && !err.message.contains("caller's credentials"),
+            "{status}: {}",
+            err.message
+        );
+    }
 
     // A provider that is not listening.
     let port = {
@@ -217,7 +232,7 @@ async fn no_provider_answers_an_unavailable_signal() {
     match &out.signals[..] {
         [Signal::Unavailable { reason, how_to_enable }] => {
             assert!(reason.contains("no weather provider"));
-            assert!(how_to_enable.contains("weather_url") && how_to_enable.contains(travel::ENV_WEATHER_URL));
+            assert!(how_to_enable.contains("`url` under [weather]") && how_to_enable.contains(travel::ENV_WEATHER_URL));
         }
         other => panic!("{other:?}"),
     }
