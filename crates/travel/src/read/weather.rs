@@ -107,7 +107,7 @@ async fn run(call: Call, input: Input) -> ToolResult {
         return Ok(ToolOutput::json(out).with_signal(Signal::Unavailable {
             reason: "no weather provider is configured on this server".into(),
             how_to_enable: format!(
-                "an operator sets `weather_url` under [travel] in toolgate.toml (or {ENV_WEATHER_URL}) to the \
+                "an operator sets `url` under [weather] in toolgate.toml (or {ENV_WEATHER_URL}) to the \
                  provider's base URL; until then tell the user the forecast is not available here"
             ),
         }));
