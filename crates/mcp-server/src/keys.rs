@@ -227,17 +227,21 @@ impl KeyStore {
         Self::open(db).await
     }
 
+    /// How long a verified key is trusted by default: the longest a key
+    /// revoked by another process still works when no notification arrives.
+    pub const DEFAULT_CACHE_TTL: Duration = Duration::from_millis(500);
+
     /// The key store on an open pool (shared with the process's other
     /// stores): applies the key store's migrations.
     pub async fn open(db: Db) -> Result<Self> {
         let (revoked, _) = broadcast::channel(256);
-        let store = Self { db, cache: Arc::default(), cache_ttl: Duration::from_secs(1), revoked };
+        let store = Self { db, cache: Arc::default(), cache_ttl: Self::DEFAULT_CACHE_TTL, revoked };
         store.migrate().await?;
         Ok(store)
     }
 
     /// How long a verified key is trusted without asking the database again
-    /// (default 1 s; `Duration::ZERO` turns the cache off). It bounds how long a
+    /// ([`Self::DEFAULT_CACHE_TTL`] unless set; `Duration::ZERO` turns the cache off). It bounds how long a
     /// key revoked by another process still works when no notification arrives.
     pub fn with_cache_ttl(mut self, ttl: Duration) -> Self {
         self.cache_ttl = ttl;

@@ -89,26 +89,30 @@ impl ServerConfig {
     }
 }
 
+/// The defaults are the libraries' own (`mcp_server::HttpConfig`, the key
+/// store's cache), so the binary, the library and the example file (held to
+/// them by a test) cannot drift apart.
 impl Default for ServerConfig {
     fn default() -> Self {
+        let http = mcp_server::HttpConfig::default();
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8377)),
             expose: Exposure::Meta,
             allowed_hosts: Vec::new(),
-            max_body_bytes: 1024 * 1024,
+            max_body_bytes: http.max_body_bytes,
             instance: None,
             metrics_token: None,
-            key_cache_ms: 500,
-            header_timeout_secs: 10,
-            idle_timeout_secs: 60,
-            max_connections: 1024,
-            max_unauthenticated_connections: 512,
-            max_unauthenticated_per_peer: 64,
-            max_sessions: 1000,
-            max_sessions_per_key: 32,
-            session_idle_secs: 300,
-            drain_grace_secs: 10,
-            trace_buffer: 256,
+            key_cache_ms: mcp_server::KeyStore::DEFAULT_CACHE_TTL.as_millis() as u64,
+            header_timeout_secs: http.header_timeout.as_secs(),
+            idle_timeout_secs: http.idle_timeout.as_secs(),
+            max_connections: http.max_connections,
+            max_unauthenticated_connections: http.max_unauthenticated_connections,
+            max_unauthenticated_per_peer: http.max_unauthenticated_per_peer,
+            max_sessions: http.max_sessions,
+            max_sessions_per_key: http.max_sessions_per_key,
+            session_idle_secs: http.session_idle.as_secs(),
+            drain_grace_secs: http.drain_grace.as_secs(),
+            trace_buffer: http.trace_buffer,
         }
     }
 }
@@ -187,20 +191,19 @@ mod tests {
     }
 
     #[test]
-    fn the_example_file_has_the_connection_limits_of_the_defaults() {
+    fn the_example_file_says_every_server_default() {
         let example = Config::from_toml(include_str!("../../../../toolgate.example.toml")).unwrap();
-        let defaults = super::ServerConfig::default();
-        let http = example.server.http();
-        assert_eq!(example.server.max_connections, defaults.max_connections);
-        assert_eq!(example.server.max_unauthenticated_connections, defaults.max_unauthenticated_connections);
-        assert_eq!(example.server.max_unauthenticated_per_peer, defaults.max_unauthenticated_per_peer);
-        assert_eq!((http.max_unauthenticated_connections, http.max_unauthenticated_per_peer), (512, 64));
+        // Every [server] key the example sets is the default; the two it leaves
+        // commented out (instance, metrics_token) have none.
+        assert_eq!(example.server, super::ServerConfig::default());
         let mcp = mcp_server::HttpConfig::default();
+        let http = super::ServerConfig::default().http();
         assert_eq!(
-            (mcp.max_unauthenticated_connections, mcp.max_unauthenticated_per_peer),
-            (defaults.max_unauthenticated_connections, defaults.max_unauthenticated_per_peer),
+            (http.max_connections, http.max_unauthenticated_connections, http.max_unauthenticated_per_peer),
+            (mcp.max_connections, mcp.max_unauthenticated_connections, mcp.max_unauthenticated_per_peer),
             "the binary's defaults are the library's"
         );
+        assert_eq!((http.header_timeout, http.session_idle), (mcp.header_timeout, mcp.session_idle));
         let config = Config::from_toml(
             "[server]\nmax_unauthenticated_connections = 16\nmax_unauthenticated_per_peer = 4\n",
         )
