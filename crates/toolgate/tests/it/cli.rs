@@ -302,3 +302,41 @@ fn keys_update_changes_role_and_scope_and_goes_on_the_audit_trail() {
     assert!(records[0]["user_id"].as_str().unwrap().starts_with("cli:"));
     assert!(!out.contains(key), "the key itself is never recorded");
 }
+
+/// `query_weather` without a provider tells the operator a key to set: that very key, in that
+/// very table, is one the configuration loader accepts (`weather_url` under [travel] was named,
+/// and made `toolgate check` fail).
+#[test]
+fn the_weather_key_the_unavailable_signal_names_is_accepted_by_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let url = format!("sqlite:{}", db.display());
+    let out = crate::common::toolgate()
+        .args(["--db", &url, "call", "query_weather", "--user", "w", "--role", "guest"])
+        .args(["--params", r#"{"city": "Oslo"}"#])
+        .env_remove("TOOLGATE_DATABASE_URL")
+        .env_remove("TOOLGATE_CONFIG")
+        .env_remove("TOOLGATE_WEATHER_URL")
+        .output()
+        .expect("toolgate runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let envelope: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let how = envelope["signals"]
+        .as_array()
+        .and_then(|s| s.iter().find_map(|s| s["how_to_enable"].as_str()))
+        .unwrap_or_else(|| panic!("an unavailable signal with how_to_enable: {envelope}"))
+        .to_owned();
+    // "... sets `KEY` under [TABLE] in toolgate.toml ..."
+    let (key, rest) = how.split_once('`').and_then(|(_, r)| r.split_once('`')).expect("a `key`");
+    let table = rest
+        .trim_start()
+        .strip_prefix("under [")
+        .and_then(|r| r.split_once(']'))
+        .map(|(t, _)| t)
+        .unwrap_or_else(|| panic!("`under [table]` after the key: {how}"));
+    let config = dir.path().join("toolgate.toml");
+    std::fs::write(&config, format!("[{table}]\n{key} = \"http://127.0.0.1:9/forecast\"\n")).unwrap();
+    let (code, out, err) = toolgate(&db, &["--config", config.to_str().unwrap(), "check"]);
+    assert_eq!(code, 0, "[{table}] {key} is refused: {out}{err}");
+}
