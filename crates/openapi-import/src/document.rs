@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use schema_gen::{Field, FieldType, Route, RouteTable};
+use serde::Deserialize as _;
 use serde_json::{Map, Value, json};
 
 use crate::auth::{AuthHint, toml_value};
@@ -187,7 +188,81 @@ fn parse(text: &str) -> Result<Value> {
     // serde_json refuses deep nesting at once; the YAML parser would take time quadratic in
     // the depth before its own limit, so the same limit is checked first, in one pass.
     tool_core::nesting::check_yaml(text).map_err(Error::TooDeep)?;
-    serde_norway::from_str(text).map_err(|e| Error::Parse(format!("YAML: {e}")))
+    // Read through `Lenient`: an integer beyond i64/u64 becomes an f64, as in JSON (serde_json's
+    // own `Value` refuses the i128 the YAML parser hands it, and with it the whole document).
+    serde_norway::from_str::<Lenient>(text).map(|l| l.0).map_err(|e| Error::Parse(format!("YAML: {e}")))
+}
+
+/// A JSON value read from YAML, integers outside i64/u64 taken as f64 like serde_json does.
+struct Lenient(Value);
+
+impl<'de> serde::Deserialize<'de> for Lenient {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        deserializer.deserialize_any(LenientVisitor).map(Lenient)
+    }
+}
+
+struct LenientVisitor;
+
+impl<'de> serde::de::Visitor<'de> for LenientVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any YAML value")
+    }
+    fn visit_bool<E>(self, v: bool) -> std::result::Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> std::result::Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> std::result::Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_i128<E>(self, v: i128) -> std::result::Result<Value, E> {
+        Ok(i64::try_from(v).map(Value::from).unwrap_or_else(|_| float(v as f64)))
+    }
+    fn visit_u128<E>(self, v: u128) -> std::result::Result<Value, E> {
+        Ok(u64::try_from(v).map(Value::from).unwrap_or_else(|_| float(v as f64)))
+    }
+    fn visit_f64<E>(self, v: f64) -> std::result::Result<Value, E> {
+        Ok(float(v))
+    }
+    fn visit_str<E>(self, v: &str) -> std::result::Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> std::result::Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_none<E>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_unit<E>(self) -> std::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Value, D::Error> {
+        Lenient::deserialize(d).map(|l| l.0)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Lenient(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Value, A::Error> {
+        // Keys as strings, as serde_json's `Value` reads them (`200:` is the key "200").
+        let mut out = Map::new();
+        while let Some((key, Lenient(v))) = map.next_entry::<String, Lenient>()? {
+            out.insert(key, v);
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+/// A float as JSON holds it: NaN and the infinities (YAML's `.nan`, `.inf`) are null.
+fn float(v: f64) -> Value {
+    serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
 }
 
 /// Import a document.
@@ -204,7 +279,7 @@ pub fn import(text: &str, options: &Options) -> Result<Import> {
         )));
     }
     let title = doc.pointer("/info/title").and_then(Value::as_str).unwrap_or("API").trim().to_owned();
-    let name = snake_case(&title).chars().take(32).collect::<String>().trim_end_matches('_').to_owned();
+    let name = short_name(&snake_case(&title));
     let role = options.required_role.clone().unwrap_or_else(|| "member".to_owned());
     let mut skipped = Vec::new();
     // (domain, is_write) -> routes, in document order; the read tool of a domain comes first.
@@ -264,6 +339,24 @@ pub fn import(text: &str, options: &Options) -> Result<Import> {
     }
     let auth = AuthHint::from_document(&doc, &name);
     Ok(Import { title, name, base_url, base_url_refused, tables, skipped, auth })
+}
+
+/// Longest suggested domain name, in characters.
+const NAME_MAX: usize = 32;
+
+/// `snake` cut to [`NAME_MAX`] at a word boundary (an underscore), so that no word is cut in
+/// half; a first word longer than that is cut where the limit falls.
+fn short_name(snake: &str) -> String {
+    let snake = snake.trim_matches('_');
+    if snake.chars().count() <= NAME_MAX {
+        return snake.to_owned();
+    }
+    // The first NAME_MAX + 1 characters: an underscore right after the limit ends a whole word.
+    let head: String = snake.chars().take(NAME_MAX + 1).collect();
+    match head.rfind('_') {
+        Some(cut) => head[..cut].trim_end_matches('_').to_owned(),
+        None => head.chars().take(NAME_MAX).collect(),
+    }
 }
 
 /// A comment line: `# ` and the text, any control character (a line break above all) made `?`.

@@ -30,8 +30,9 @@ pub use document::{DomainBy, Import, Options, Skipped, import};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// Neither JSON nor YAML.
-    #[error("the document is neither JSON nor YAML: {0}")]
+    /// Not valid JSON (a document starting with `{`) or not valid YAML (any other); the
+    /// message names which, with the parser's line and column.
+    #[error("the document is not valid {0}")]
     Parse(String),
     /// YAML nested deeper than JSON may be ([`tool_core::nesting::MAX_DEPTH`]), refused
     /// before the YAML parser runs.

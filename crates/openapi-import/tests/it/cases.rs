@@ -220,3 +220,45 @@ fn a_real_yaml_document_scans_to_the_depth_the_parser_builds() {
     let limit = |l: usize| tool_core::nesting::check_yaml_with(text, l).is_ok();
     assert!(limit(depth) && !limit(depth - 1), "the scan counts {depth} levels too");
 }
+
+#[test]
+fn a_yaml_integer_beyond_64_bits_imports_as_a_float_like_json() {
+    // A real API's spec (an int64 bound written as its float rounding) has these.
+    let yaml = "openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /items:\n    get:\n      parameters:\n        - {name: after, in: query, schema: {type: integer, minimum: -9223372036854776000, maximum: 18446744073709551616}}\n";
+    let json = r#"{"openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {"/items": {"get": {"parameters": [
+        {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": -9223372036854776000, "maximum": 18446744073709551616}}]}}}}"#;
+    let (yaml, json) = (run(yaml), run(json));
+    let field = |i: &openapi_import::Import| i.tables[0].routes[0].fields[0].clone();
+    assert_eq!((field(&yaml).minimum, field(&yaml).maximum), (field(&json).minimum, field(&json).maximum));
+    assert_eq!(field(&yaml).minimum, Some(-9.223372036854776e18));
+}
+
+#[test]
+fn a_yaml_syntax_error_says_yaml_and_the_line() {
+    let err = openapi_import::import("openapi: 3.0.0\ninfo: {title: t}\npaths: [1, 2\n", &Options::default())
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.starts_with("the document is not valid YAML: "), "{text}");
+    assert!(text.contains("line "), "the parser's line is kept: {text}");
+    assert!(!text.contains("neither"), "{text}");
+    let err = openapi_import::import("{\"openapi\": 3,\n}", &Options::default()).unwrap_err();
+    assert!(err.to_string().starts_with("the document is not valid JSON: "), "{err}");
+}
+
+#[test]
+fn the_suggested_domain_name_is_cut_at_a_word_boundary() {
+    let named = |title: &str| {
+        let text = json!({"openapi": "3.1.0", "info": {"title": title, "version": "1"}, "paths": {"/a": {"get": {}}}});
+        run(&text.to_string()).name
+    };
+    // The real title that was cut to "spotify_web_api_with_fixes_and_i".
+    assert_eq!(
+        named("Spotify Web API with fixes and improvements from sonallux"),
+        "spotify_web_api_with_fixes_and"
+    );
+    // A word ending right at the limit (32 characters) is kept whole.
+    assert_eq!(named("abcdefghij klmnopqrst uvwxyzabcd efgh"), "abcdefghij_klmnopqrst_uvwxyzabcd");
+    assert_eq!(named("Short API"), "short_api");
+    // One word longer than the limit has no boundary to cut at.
+    assert_eq!(named(&"x".repeat(40)), "x".repeat(32));
+}
