@@ -232,7 +232,10 @@ async fn no_provider_answers_an_unavailable_signal() {
     match &out.signals[..] {
         [Signal::Unavailable { reason, how_to_enable }] => {
             assert!(reason.contains("no weather provider"));
-            assert!(how_to_enable.contains("`url` under [weather]") && how_to_enable.contains(travel::ENV_WEATHER_URL));
+            assert!(
+                how_to_enable.contains("`url` under [weather]")
+                    && how_to_enable.contains(travel::ENV_WEATHER_URL)
+            );
         }
         other => panic!("{other:?}"),
     }
