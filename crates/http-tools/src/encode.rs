@@ -22,7 +22,7 @@ pub fn encode_component(value: &str) -> String {
 
 /// The text a scalar parameter stands for in a path or query: strings as they are, numbers
 /// and booleans as JSON writes them. `None` for null, arrays and objects.
-fn scalar_text(value: &Value) -> Option<String> {
+pub(crate) fn scalar_text(value: &Value) -> Option<String> {
     match value {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),

@@ -6,11 +6,12 @@ use std::time::{Duration, Instant};
 
 use gateway::{RouteHandler, RouteTool};
 use reqwest::Url;
-use schema_gen::{Method, OP_FIELD, Route, RouteTable, path_variables};
+use schema_gen::{Body, Location, Method, OP_FIELD, Route, RouteTable};
 use serde_json::{Map, Value};
+use tool_core::params::pointer;
 use tool_core::{ErrorCode, FieldError, ProgressSink, Tool, ToolContext, ToolError, ToolOutput, ToolResult};
 
-use crate::encode::{fill_path, query_string};
+use crate::encode::{fill_path, query_string, scalar_text};
 use crate::response::{Sent, map_answer, map_failure};
 use crate::{Auth, Error, Result};
 
@@ -108,7 +109,14 @@ pub struct Prepared {
     /// The encoded path as filled from the template (without the base URL's own path and
     /// without the query), as reported in results.
     pub path: String,
-    /// The JSON body of POST, PUT and PATCH: every field that is neither `op` nor a path variable.
+    /// The headers of the fields with `in = "header"`, by field name.
+    pub headers: Vec<(String, String)>,
+    /// The `Accept` header: the media types the operation documents, JSON first
+    /// ([`Route::accept_header`]).
+    pub accept: String,
+    /// The JSON body of POST, PUT and PATCH: the fields that go in the body
+    /// ([`Route::location`]); `None` when the route sends none (`body = "none"`, or
+    /// `body = "optional"` and no body field given), and then no `Content-Type` either.
     pub body: Option<Map<String, Value>>,
 }
 
@@ -116,8 +124,10 @@ pub struct Prepared {
 /// connection pool serves every tool built from it.
 ///
 /// Per call: the operation's path variables are filled percent-encoded (no value can change the
-/// path), GET and DELETE send their other fields as a query string and no body, POST, PUT and
-/// PATCH send them as a JSON object; the caller's credential made for this backend (from
+/// path), each other field goes where [`Route::location`] says: by default GET and DELETE send
+/// them as a query string and no body, POST, PUT and PATCH as a JSON object (none at all with
+/// `body = "none"`, or with `body = "optional"` when no body field is given); `Accept` names the
+/// media types the operation documents, JSON first ([`Route::accept_header`]); the caller's credential made for this backend (from
 /// [`tool_core::Caller::credentials`], under [`HttpOptions::backend_id`]) goes in
 /// `Authorization: Bearer`: a credential made for another backend is never sent. The result is
 /// `{ok, status, method, path, payload}`. Every credential the request carried is removed from
@@ -284,14 +294,63 @@ impl HttpExecutor {
             )]));
         };
         let path = fill_path(&route.path, map)?;
-        let vars = path_variables(&route.path);
-        let rest = map.iter().filter(|(k, _)| k.as_str() != OP_FIELD && !vars.iter().any(|v| v == *k));
-        let (query, body) = match route.method {
-            Method::Get | Method::Delete => (query_string(rest), None),
-            Method::Post | Method::Put | Method::Patch => {
-                (String::new(), Some(rest.map(|(k, v)| (k.clone(), v.clone())).collect::<Map<_, _>>()))
+        let mut query = Vec::new();
+        let mut headers = Vec::new();
+        let mut body = Map::new();
+        let mut errors = Vec::new();
+        for (key, value) in map.iter().filter(|(k, _)| k.as_str() != OP_FIELD) {
+            match route.location(key) {
+                Location::Path => {}
+                Location::Query => query.push((key, value)),
+                Location::Body => {
+                    body.insert(key.clone(), value.clone());
+                }
+                Location::Header if value.is_null() => {}
+                Location::Header => match scalar_text(value) {
+                    Some(text) if reqwest::header::HeaderValue::from_str(&text).is_ok() => {
+                        headers.push((key.clone(), text));
+                    }
+                    _ => errors.push(FieldError::new(
+                        pointer(key),
+                        "a string, number or boolean without line breaks or control characters",
+                        value,
+                        format!("`{key}` is sent as a request header; give one line of text"),
+                    )),
+                },
             }
+        }
+        let body = match (route.method, route.body) {
+            (Method::Get | Method::Delete, _) | (_, Body::None) => None,
+            (_, Body::Optional) if body.is_empty() => None,
+            (_, Body::Optional) => {
+                let missing: Vec<&str> = route
+                    .fields
+                    .iter()
+                    .filter(|f| f.required && route.location(&f.name) == Location::Body)
+                    .map(|f| f.name.as_str())
+                    .filter(|name| !body.contains_key(*name))
+                    .collect();
+                let given: Vec<&str> = body.keys().map(String::as_str).collect();
+                for name in &missing {
+                    errors.push(FieldError::new(
+                        pointer(name),
+                        "a value (required once any body field is given)",
+                        &Value::Null,
+                        format!(
+                            "`{name}` is missing: the request body is sent because {} given, and the body needs {}; give them, or leave out every body field",
+                            given.iter().map(|g| format!("`{g}`")).collect::<Vec<_>>().join(", ") + if given.len() == 1 { " is" } else { " are" },
+                            missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+                        ),
+                    ));
+                }
+                Some(body)
+            }
+            (_, Body::Required) => Some(body),
         };
+        if !errors.is_empty() {
+            return Err(ToolError::invalid_params(errors));
+        }
+        let query = query_string(query.into_iter());
         let base_path = self.base.path().trim_end_matches('/');
         let full_path = format!("{base_path}{path}");
         let mut url = self.base.clone();
@@ -307,7 +366,7 @@ impl HttpExecutor {
                 "a path parameter would change the request path; give the value itself",
             )]));
         }
-        Ok(Prepared { method: route.method, url, path, body })
+        Ok(Prepared { method: route.method, url, path, headers, accept: route.accept_header(), body })
     }
 
     /// The time this request may take: the configured timeout, cut short by the call's deadline.
@@ -390,6 +449,10 @@ impl HttpExecutor {
                 (_, Some(token)) => request.bearer_auth(token),
                 (_, None) => request,
             };
+            request = request.header(reqwest::header::ACCEPT, prepared.accept.as_str());
+            for (name, value) in &prepared.headers {
+                request = request.header(name.as_str(), value.as_str());
+            }
             if let Some(body) = &prepared.body {
                 request = request.json(body);
             }

@@ -1,7 +1,7 @@
 //! One OpenAPI operation to one route: the op name, the method, the path, and the fields from
 //! its path, query and JSON-body parameters; or the reason it cannot be mapped faithfully.
 
-use schema_gen::{Field, Method, Route};
+use schema_gen::{Body, Field, Location, Method, Route};
 use serde_json::Value;
 
 use crate::schema::{flatten, follow, to_field};
@@ -69,7 +69,7 @@ impl<'a> Op<'a> {
             other => return Err(format!("{} is not a method a route table can call", other.to_uppercase())),
         };
         let mut fields: Vec<Field> = Vec::new();
-        let mut has_query = false;
+        let writes = matches!(method, Method::Post | Method::Put | Method::Patch);
         for param in self.parameters(root)? {
             let name = param.get("name").and_then(Value::as_str).unwrap_or_default();
             let required = param.get("required").and_then(Value::as_bool).unwrap_or(false);
@@ -80,9 +80,6 @@ impl<'a> Op<'a> {
                 // An optional header changes nothing a model must know about.
                 _ => continue,
             }
-            if param.get("in").and_then(Value::as_str) == Some("query") {
-                has_query = true;
-            }
             let schema = match (param.get("schema"), param.get("content")) {
                 (Some(schema), _) => flatten(root, schema, 0)?,
                 _ => return Err(format!("parameter `{name}` has no schema")),
@@ -92,9 +89,15 @@ impl<'a> Op<'a> {
                 field.description =
                     param.get("description").and_then(Value::as_str).map(|d| d.trim().to_owned());
             }
+            // A write's query parameters are said to be query ones (its other fields go in the body).
+            if writes && param.get("in").and_then(Value::as_str) == Some("query") {
+                field.location = Some(Location::Query);
+            }
             fields.retain(|f| f.name != field.name);
             fields.push(field);
         }
+        // No requestBody: the write sends no body (a validating backend refuses `{}` with 415).
+        let mut body_kind = Body::None;
         if let Some(body) = self.operation.get("requestBody") {
             let body = match body.get("$ref").and_then(Value::as_str) {
                 Some(r) => follow(root, r)?,
@@ -102,11 +105,6 @@ impl<'a> Op<'a> {
             };
             if matches!(method, Method::Get | Method::Delete) {
                 return Err(format!("{} with a request body (the body is not sent)", method.as_str()));
-            }
-            if has_query {
-                return Err(
-                    "it takes query parameters besides a body (write calls send one JSON body)".to_owned()
-                );
             }
             let content = body.get("content").and_then(Value::as_object);
             let json = content.and_then(|c| {
@@ -129,7 +127,10 @@ impl<'a> Op<'a> {
             let Some(props) = props.filter(|p| is_object && !p.is_empty()) else {
                 return Err("its body is not a JSON object with declared properties".to_owned());
             };
+            // An optional body keeps its schema's required fields: they are required of the body,
+            // which is sent only when the caller gives one of its fields.
             let body_required = body.get("required").and_then(Value::as_bool).unwrap_or(false);
+            body_kind = if body_required { Body::Required } else { Body::Optional };
             let required: Vec<&str> = schema
                 .get("required")
                 .and_then(Value::as_array)
@@ -140,9 +141,9 @@ impl<'a> Op<'a> {
                     continue;
                 }
                 if fields.iter().any(|f| f.name == *name) {
-                    return Err(format!("body field `{name}` has the name of a path parameter"));
+                    return Err(format!("body field `{name}` has the name of a path or query parameter"));
                 }
-                fields.push(to_field(name, prop, body_required && required.contains(&name.as_str()))?);
+                fields.push(to_field(name, prop, required.contains(&name.as_str()))?);
             }
         }
         let summary = ["summary", "description"]
@@ -151,7 +152,35 @@ impl<'a> Op<'a> {
             .map(|s| s.lines().next().unwrap_or_default().trim().to_owned())
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| format!("{} {}", method.as_str(), self.path));
-        Ok(Route { op: self.name(), method, path: self.path.to_owned(), summary, fields })
+        let body = if writes { body_kind } else { Body::Required };
+        let accept = self.accept();
+        Ok(Route { op: self.name(), method, path: self.path.to_owned(), summary, fields, body, accept })
+    }
+
+    /// The media types of the operation's success (2xx, `2XX`, `default`) answers, without
+    /// parameters, each once; empty when that is only `application/json`, the default.
+    fn accept(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let responses = self.operation.get("responses").and_then(Value::as_object);
+        for (status, response) in responses.into_iter().flatten() {
+            if !(status.starts_with('2') || status == "default") {
+                continue;
+            }
+            for media in
+                response.get("content").and_then(Value::as_object).into_iter().flatten().map(|(m, _)| m)
+            {
+                let media = media.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+                let token = |x: &str| {
+                    !x.is_empty()
+                        && x.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+*".contains(&b))
+                };
+                let plain = media.split_once('/').is_some_and(|(t, s)| token(t) && token(s));
+                if plain && !out.contains(&media) {
+                    out.push(media);
+                }
+            }
+        }
+        if out == ["application/json"] { Vec::new() } else { out }
     }
 
     /// Path-level then operation-level parameters (the latter win), `$ref`s followed.

@@ -223,5 +223,10 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
 
 /// A named property as a field.
 pub(crate) fn to_field(name: &str, schema: &Value, required: bool) -> Result<Field, String> {
-    Ok(Field { name: name.to_owned(), required, shape: parse(schema, &format!("field `{name}`"))? })
+    Ok(Field {
+        name: name.to_owned(),
+        required,
+        location: None,
+        shape: parse(schema, &format!("field `{name}`"))?,
+    })
 }

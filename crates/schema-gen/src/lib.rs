@@ -21,8 +21,8 @@ mod walk;
 
 pub use suggest::suggest;
 pub use table::{
-    DATE_PATTERN, Field, FieldType, Items, Method, OP_FIELD, Route, RouteTable, merge_required,
-    path_variables,
+    Body, DATE_PATTERN, Field, FieldType, Items, Location, Method, OP_FIELD, Route, RouteTable,
+    merge_required, path_variables,
 };
 pub use tool::{PLAIN_TEXT, PLAIN_TEXT_WORDS, TypedTool, tool_fn};
 pub use typed::{close_objects, typed_schema};

@@ -4,6 +4,7 @@
 mod echoed;
 mod encoding;
 mod faults;
+mod locations;
 mod progress;
 mod properties;
 mod refused;

@@ -13,7 +13,15 @@ fn route(op: &str) -> Route {
         "get" => (Method::Get, "/a/{x}/b"),
         _ => (Method::Put, "/a/{x}/b/{y}"),
     };
-    Route { op: op.to_owned(), method, path: path.to_owned(), summary: "test".to_owned(), fields: Vec::new() }
+    Route {
+        op: op.to_owned(),
+        method,
+        path: path.to_owned(),
+        summary: "test".to_owned(),
+        fields: Vec::new(),
+        body: Default::default(),
+        accept: Vec::new(),
+    }
 }
 
 /// One executor for every case: building a client loads the system's TLS roots, which is

@@ -5,3 +5,4 @@ mod cases;
 mod hostile;
 mod roundtrip;
 mod third_party;
+mod writes;

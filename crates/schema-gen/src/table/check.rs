@@ -112,6 +112,12 @@ fn check_shape(shape: &Items, at: &str, problems: &mut Vec<String>) {
                 if !names.insert(f.name.as_str()) {
                     problems.push(format!("{at}: field `{}` is declared twice", f.name));
                 }
+                if f.location.is_some() {
+                    problems.push(format!(
+                        "{at}.{}: `in` applies to a route's own fields, not to the members of an object",
+                        f.name
+                    ));
+                }
                 check_field(f, &format!("{at}.{}", f.name), problems);
             }
         }

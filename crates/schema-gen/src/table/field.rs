@@ -42,8 +42,34 @@ impl FieldType {
     }
 }
 
+/// Where a route's field goes in the HTTP request: TOML key `in`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Location {
+    /// A `{variable}` of the path template.
+    Path,
+    /// The query string.
+    Query,
+    /// A request header named as the field.
+    Header,
+    /// A member of the JSON body (POST, PUT and PATCH only).
+    Body,
+}
+
+impl Location {
+    /// `"path"`, `"query"`, `"header"`, `"body"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Location::Path => "path",
+            Location::Query => "query",
+            Location::Header => "header",
+            Location::Body => "body",
+        }
+    }
+}
+
 /// One parameter of an operation: a name, whether the operation needs it,
-/// and its [`Items`] (type, format and limits), which an array's element
+/// where it goes in the request, and its [`Items`] (type, format and limits), which an array's element
 /// type has too. In a route table the three are written side by side
 /// (`name = "date"`, `required = true`, `type = "string"`, ...); the shape's
 /// members are read through [`std::ops::Deref`], so `field.ty` works.
@@ -53,6 +79,10 @@ pub struct Field {
     pub name: String,
     /// Whether the operation needs it.
     pub required: bool,
+    /// Where it goes (TOML key `in`); `None`, the default: a path variable into the path,
+    /// the other fields of GET and DELETE into the query, of POST, PUT and PATCH into the
+    /// JSON body (into the query where the route has `body = "none"`).
+    pub location: Option<Location>,
     /// JSON type and constraints.
     pub shape: Items,
 }
@@ -60,12 +90,18 @@ pub struct Field {
 impl Field {
     /// A field of the given name and type; optional, no constraints.
     pub fn new(name: impl Into<String>, ty: FieldType) -> Self {
-        Self { name: name.into(), required: false, shape: Items::new(ty) }
+        Self { name: name.into(), required: false, location: None, shape: Items::new(ty) }
     }
 
     /// Make it required.
     pub fn required(mut self) -> Self {
         self.required = true;
+        self
+    }
+
+    /// Send it in `location`.
+    pub fn located(mut self, location: Location) -> Self {
+        self.location = Some(location);
         self
     }
 

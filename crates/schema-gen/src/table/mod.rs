@@ -16,7 +16,7 @@ use tool_core::names::{is_injected_field, is_tool_name};
 use tool_core::{Effect, SCHEMA_DIALECT, ToolSpec};
 
 use self::check::{check_field, check_path};
-pub use self::field::{Field, FieldType, Items};
+pub use self::field::{Field, FieldType, Items, Location};
 #[cfg(test)]
 use self::schema::number;
 use self::schema::route_schema;
@@ -87,7 +87,97 @@ pub struct Route {
     /// declared here too, to give them a type and a description).
     #[serde(default)]
     pub fields: Vec<Field>,
+    /// Whether a POST, PUT or PATCH sends a JSON body (default `required`: always, `{}` when no
+    /// body field is given).
+    #[serde(default, skip_serializing_if = "Body::is_required")]
+    pub body: Body,
+    /// The media types the operation answers with, e.g. `["application/json",
+    /// "application/xml"]`; sent as `Accept`, JSON types first, the others at `q=0.5`. Empty
+    /// (the default): `Accept: application/json`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accept: Vec<String>,
 }
+
+/// Whether a write sends a JSON body (route key `body`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Body {
+    /// Always: the body fields given, `{}` when none is.
+    #[default]
+    Required,
+    /// Only when the caller gives at least one body field; then every body field marked
+    /// `required` must be given too (they are required of the body, not of the call).
+    Optional,
+    /// Never: the operation takes no body, and its fields without `in` go into the query.
+    None,
+}
+
+impl Body {
+    fn is_required(&self) -> bool {
+        *self == Body::Required
+    }
+}
+
+impl Route {
+    /// Where field `name` goes: its `in`, else a path variable into the path, else the query
+    /// for GET, DELETE and `body = "none"`, else the JSON body.
+    pub fn location(&self, name: &str) -> Location {
+        if let Some(at) = self.fields.iter().find(|f| f.name == name).and_then(|f| f.location) {
+            return at;
+        }
+        if path_variables(&self.path).iter().any(|v| v == name) {
+            Location::Path
+        } else if self.method.is_read() || self.method == Method::Delete || self.body == Body::None {
+            Location::Query
+        } else {
+            Location::Body
+        }
+    }
+
+    /// The `Accept` header of the operation: its [`Route::accept`] types, JSON ones
+    /// (`application/json`, `*+json`) first, the others at `q=0.5`; `application/json` when
+    /// it lists none.
+    ///
+    /// ```
+    /// let mut route: schema_gen::Route = toml::from_str(
+    ///     "op = \"login\"\nmethod = \"GET\"\npath = \"/login\"\nsummary = \"Log in\"",
+    /// ).unwrap();
+    /// assert_eq!(route.accept_header(), "application/json");
+    /// route.accept = vec!["application/xml".into(), "application/json".into()];
+    /// assert_eq!(route.accept_header(), "application/json, application/xml;q=0.5");
+    /// ```
+    pub fn accept_header(&self) -> String {
+        if self.accept.is_empty() {
+            return "application/json".to_owned();
+        }
+        let is_json = |m: &&String| {
+            let m = m.to_ascii_lowercase();
+            m == "application/json" || m.ends_with("+json")
+        };
+        let (json, other): (Vec<&String>, Vec<&String>) = self.accept.iter().partition(is_json);
+        json.iter()
+            .map(|m| m.to_string())
+            .chain(other.iter().map(|m| format!("{m};q=0.5")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Header names a field may not set: the request's framing, its credentials and what the
+/// executor sets itself.
+const RESERVED_HEADERS: [&str; 11] = [
+    "authorization",
+    "proxy_authorization",
+    "cookie",
+    "host",
+    "content_type",
+    "content_length",
+    "transfer_encoding",
+    "connection",
+    "accept",
+    "user_agent",
+    "te",
+];
 
 /// HTTP method of a route. Written `GET`, `POST`, ... (lowercase accepted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -268,6 +358,27 @@ impl RouteTable {
             }
             check_path(&route.path, &at, &mut problems);
             let vars = path_variables(&route.path);
+            let writes = matches!(route.method, Method::Post | Method::Put | Method::Patch);
+            if route.body != Body::Required && !writes {
+                problems.push(format!(
+                    "{at}: `body` applies to POST, PUT and PATCH only; a {} sends no body",
+                    route.method
+                ));
+            }
+            for media in &route.accept {
+                let plain = media.split_once('/').is_some_and(|(t, s)| {
+                    let token = |x: &str| {
+                        !x.is_empty()
+                            && x.bytes().all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+*".contains(&b))
+                    };
+                    token(t) && token(s)
+                });
+                if !plain {
+                    problems.push(format!(
+                        "{at}: `accept` entry {media:?} is not a media type `type/subtype` (without parameters)"
+                    ));
+                }
+            }
             let mut names = HashSet::new();
             for field in &route.fields {
                 if !names.insert(field.name.as_str()) {
@@ -284,6 +395,43 @@ impl RouteTable {
                     ));
                 }
                 check_field(field, &format!("{at}: field `{}`", field.name), &mut problems);
+                let is_var = vars.contains(&field.name);
+                match field.location {
+                    None => {}
+                    Some(Location::Path) if is_var => {}
+                    Some(Location::Path) => problems.push(format!(
+                        "{at}: field `{}` has `in = \"path\"` but the path has no `{{{}}}`",
+                        field.name, field.name
+                    )),
+                    Some(other) if is_var => problems.push(format!(
+                        "{at}: field `{}` is a path variable; it cannot be `in = \"{}\"`",
+                        field.name,
+                        other.as_str()
+                    )),
+                    Some(Location::Body) if !writes || route.body == Body::None => problems.push(format!(
+                        "{at}: field `{}` has `in = \"body\"` but the route sends no body (a {} {})",
+                        field.name,
+                        route.method,
+                        if writes { "with `body = \"none\"`" } else { "never has one" }
+                    )),
+                    Some(Location::Header)
+                        if RESERVED_HEADERS.contains(&field.name.to_ascii_lowercase().as_str()) =>
+                    {
+                        problems.push(format!(
+                            "{at}: field `{}` cannot be a header: toolgate sets that header itself",
+                            field.name
+                        ))
+                    }
+                    Some(Location::Header)
+                        if field.ty == FieldType::Array || field.ty == FieldType::Object =>
+                    {
+                        problems.push(format!(
+                            "{at}: header field `{}` must be a string, number or boolean",
+                            field.name
+                        ))
+                    }
+                    Some(_) => {}
+                }
             }
             for var in &vars {
                 if var == OP_FIELD || is_injected_field(var) {
@@ -363,5 +511,61 @@ mod tests {
         assert_eq!(number(1.0), json!(1));
         assert_eq!(number(-2.5), json!(-2.5));
         assert_eq!(number(1e300), json!(1e300));
+    }
+}
+
+#[cfg(test)]
+mod location_tests {
+    use super::*;
+
+    fn table(routes: &str) -> Result<RouteTable> {
+        RouteTable::from_toml_str(&format!(
+            "tool = \"update_x\"\ndescription = \"d\"\ndomain = \"x\"\n{routes}"
+        ))
+    }
+
+    #[test]
+    fn locations_and_bodies_that_cannot_hold_are_refused_with_the_fix() {
+        let err = table(
+            r#"
+[[routes]]
+op = "a"
+method = "POST"
+path = "/a/{id}"
+summary = "s"
+body = "none"
+accept = ["application/json; charset=utf-8"]
+fields = [
+  { name = "id", type = "string", in = "query" },
+  { name = "b", type = "string", in = "body" },
+  { name = "c", type = "string", in = "path" },
+  { name = "Authorization", type = "string", in = "header" },
+  { name = "o", type = "object", fields = [{ name = "k", type = "string", in = "query" }] },
+]
+[[routes]]
+op = "d"
+method = "DELETE"
+path = "/d"
+summary = "s"
+body = "optional"
+"#,
+        )
+        .unwrap_err()
+        .to_string();
+        for expected in [
+            "`id` is a path variable; it cannot be `in = \"query\"`",
+            "`b` has `in = \"body\"` but the route sends no body",
+            "`c` has `in = \"path\"` but the path has no `{c}`",
+            "`Authorization` cannot be a header",
+            "`in` applies to a route's own fields",
+            "\"application/json; charset=utf-8\" is not a media type",
+            "`body` applies to POST, PUT and PATCH only",
+        ] {
+            assert!(err.contains(expected), "{expected}: {err}");
+        }
+        let err = table("[[routes]]\nop = \"a\"\nmethod = \"POST\"\npath = \"/a\"\nsummary = \"s\"\nfields = [{ name = \"q\", type = \"string\", in = \"cookie\" }]")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown variant `cookie`"), "{err}");
     }
 }

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use super::field::{FieldType, Items};
-use super::{DATE_PATTERN, OP_FIELD, Route, merge_required, path_variables};
+use super::{Body, DATE_PATTERN, Location, OP_FIELD, Route, merge_required, path_variables};
 
 pub(super) fn route_schema(route: &Route) -> Value {
     let vars = path_variables(&route.path);
@@ -20,7 +20,15 @@ pub(super) fn route_schema(route: &Route) -> Value {
     for field in &route.fields {
         properties.insert(field.name.clone(), shape_schema(&field.shape));
     }
-    let declared: Vec<String> = route.fields.iter().filter(|f| f.required).map(|f| f.name.clone()).collect();
+    // The required fields of an optional body are required of the body, not of the call: the
+    // executor checks them once any body field is given.
+    let optional_body = |name: &str| route.body == Body::Optional && route.location(name) == Location::Body;
+    let declared: Vec<String> = route
+        .fields
+        .iter()
+        .filter(|f| f.required && !optional_body(&f.name))
+        .map(|f| f.name.clone())
+        .collect();
     let mut head = Vec::with_capacity(1 + vars.len());
     head.push(OP_FIELD.to_string());
     head.extend(vars);

@@ -161,6 +161,8 @@ pub(crate) fn provider(config: &TravelConfig) -> Option<Result<Provider, String>
         path: String::new(),
         summary: "The forecast of one city on one day".into(),
         fields: Vec::new(),
+        body: Default::default(),
+        accept: Vec::new(),
     };
     Some(HttpExecutor::new(url, options).map(|executor| Provider { executor, route }).map_err(|e| {
         tracing::error!(target: "travel::weather", error = %e, "the weather provider URL cannot be used");

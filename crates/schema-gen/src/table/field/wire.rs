@@ -13,12 +13,12 @@ use std::sync::LazyLock;
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{Field, Items};
+use super::{Field, Items, Location};
 
 /// Every key a field may have: its own two, then its shape's (as the derive
 /// for [`Items`] declares them, so the list is not written twice).
 static FIELD_KEYS: LazyLock<&'static [&'static str]> = LazyLock::new(|| {
-    let mut keys = vec!["name", "required"];
+    let mut keys = vec!["name", "required", "in"];
     keys.extend(struct_keys::<Items>());
     Box::leak(keys.into_boxed_slice())
 });
@@ -57,10 +57,13 @@ impl Serialize for Field {
         struct Flat<'a> {
             name: &'a str,
             required: bool,
+            #[serde(rename = "in", skip_serializing_if = "Option::is_none")]
+            location: Option<Location>,
             #[serde(flatten)]
             shape: &'a Items,
         }
-        Flat { name: &self.name, required: self.required, shape: &self.shape }.serialize(serializer)
+        Flat { name: &self.name, required: self.required, location: self.location, shape: &self.shape }
+            .serialize(serializer)
     }
 }
 
@@ -80,10 +83,10 @@ impl<'de> Visitor<'de> for FieldVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Field, A::Error> {
-        let mut own = OwnKeys { map, name: None, required: None };
+        let mut own = OwnKeys { map, name: None, required: None, location: None };
         let shape = Items::deserialize(de::value::MapAccessDeserializer::new(&mut own))?;
         let name = own.name.ok_or_else(|| de::Error::missing_field("name"))?;
-        Ok(Field { name, required: own.required.unwrap_or(false), shape })
+        Ok(Field { name, required: own.required.unwrap_or(false), location: own.location, shape })
     }
 }
 
@@ -93,6 +96,7 @@ struct OwnKeys<A> {
     map: A,
     name: Option<String>,
     required: Option<bool>,
+    location: Option<Location>,
 }
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for OwnKeys<A> {
@@ -110,6 +114,8 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for OwnKeys<A> {
                     return Err(de::Error::duplicate_field("required"));
                 }
                 Some(Key::Required) => self.required = Some(self.map.next_value()?),
+                Some(Key::In) if self.location.is_some() => return Err(de::Error::duplicate_field("in")),
+                Some(Key::In) => self.location = Some(self.map.next_value()?),
             }
         }
     }
@@ -123,6 +129,7 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for OwnKeys<A> {
 enum Key<T> {
     Name,
     Required,
+    In,
     Shape(T),
 }
 
@@ -149,6 +156,7 @@ impl<'de, K: DeserializeSeed<'de>> Visitor<'de> for Route<'_, K> {
         match key {
             "name" => Ok(Key::Name),
             "required" => Ok(Key::Required),
+            "in" => Ok(Key::In),
             _ if !FIELD_KEYS.contains(&key) => Err(E::unknown_field(key, *FIELD_KEYS)),
             _ => {
                 let seed = self.0.take().ok_or_else(|| E::custom("a field key was routed twice"))?;
@@ -165,7 +173,7 @@ mod tests {
 
     #[test]
     fn the_key_list_is_the_fields_own_and_its_shapes() {
-        assert_eq!(&FIELD_KEYS[..3], ["name", "required", "type"]);
+        assert_eq!(&FIELD_KEYS[..4], ["name", "required", "in", "type"]);
         assert!(FIELD_KEYS.contains(&"max_items") && FIELD_KEYS.contains(&"enum"), "{:?}", *FIELD_KEYS);
     }
 
@@ -180,7 +188,7 @@ mod tests {
         let err = toml::from_str::<Field>("name = \"a\"\ntype = \"string\"\nrequried = true").unwrap_err();
         let err = err.to_string();
         assert!(
-            err.contains("unknown field `requried`, expected one of `name`, `required`, `type`"),
+            err.contains("unknown field `requried`, expected one of `name`, `required`, `in`, `type`"),
             "{err}"
         );
         assert!(err.contains("line 3"), "the refusal points at the key: {err}");
