@@ -54,20 +54,120 @@ pub struct Config {
     pub upstreams: Vec<crate::upstreams::UpstreamEntry>,
 }
 
-/// The environment variables that override the file, and the field each sets.
-pub const ENV_OVERRIDES: &[(&str, &str)] = &[
-    ("TOOLGATE_DATABASE_URL", "database.url"),
-    ("TOOLGATE_REDIS_URL", "redis.url"),
-    ("TOOLGATE_PLAN_TTL_SECS", "redis.plan_ttl_secs"),
-    ("TOOLGATE_FITNESS_URL", "fitness.base_url"),
-    ("TOOLGATE_WEATHER_URL", "weather.url"),
-    ("TOOLGATE_SKILLS_DIR", "skills.dir"),
-    ("TOOLGATE_LISTEN", "server.listen"),
-    ("TOOLGATE_EXPOSE", "server.expose"),
-    ("TOOLGATE_INSTANCE", "server.instance"),
-    ("TOOLGATE_METRICS_TOKEN", "server.metrics_token"),
-    ("TOOLGATE_AGENT_BASE_URL", "agent.base_url"),
-    ("TOOLGATE_AGENT_MODEL", "agent.model"),
+/// An environment variable that overrides a field of the file.
+#[derive(Debug)]
+pub struct EnvOverride {
+    /// The variable, e.g. `TOOLGATE_DATABASE_URL`.
+    pub var: &'static str,
+    /// The field it sets, as the file spells it, e.g. `database.url`.
+    pub field: &'static str,
+    /// Set the field from the variable's (trimmed, non-empty) value.
+    apply: fn(&mut Config, String) -> Result<()>,
+}
+
+/// The environment variables that override the file: the one list
+/// [`Config::apply_env`] reads, so a variable cannot be documented here and
+/// forgotten there.
+pub const ENV_OVERRIDES: &[EnvOverride] = &[
+    EnvOverride {
+        var: "TOOLGATE_DATABASE_URL",
+        field: "database.url",
+        apply: |c, v| {
+            c.database.url = v;
+            Ok(())
+        },
+    },
+    EnvOverride {
+        var: "TOOLGATE_REDIS_URL",
+        field: "redis.url",
+        apply: |c, v| {
+            c.redis.url = Some(v);
+            Ok(())
+        },
+    },
+    EnvOverride {
+        var: "TOOLGATE_PLAN_TTL_SECS",
+        field: "redis.plan_ttl_secs",
+        apply: |c, v| {
+            c.redis.plan_ttl_secs = match v.parse() {
+                Ok(n) if n > 0 => n,
+                _ => bail!("TOOLGATE_PLAN_TTL_SECS must be a positive number of seconds, got {v:?}"),
+            };
+            Ok(())
+        },
+    },
+    EnvOverride {
+        var: "TOOLGATE_FITNESS_URL",
+        field: "fitness.base_url",
+        apply: |c, v| {
+            c.fitness.base_url = Some(v);
+            Ok(())
+        },
+    },
+    EnvOverride {
+        var: "TOOLGATE_WEATHER_URL",
+        field: "weather.url",
+        apply: |c, v| {
+            c.weather.url = Some(v);
+            Ok(())
+        },
+    },
+    EnvOverride {
+        var: "TOOLGATE_SKILLS_DIR",
+        field: "skills.dir",
+        apply: |c, v| {
+            c.skills.dir = Some(PathBuf::from(v));
+            Ok(())
+        },
+    },
+    EnvOverride {
+        var: "TOOLGATE_LISTEN",
+        field: "server.listen",
+        apply: |c, v| {
+            c.server.listen = parse_listen(&v).map_err(|e| anyhow::anyhow!("TOOLGATE_LISTEN: {e}"))?;
+            Ok(())
+        },
+    },
+    EnvOverride {
+        var: "TOOLGATE_EXPOSE",
+        field: "server.expose",
+        apply: |c, v| {
+            c.server.expose = v.parse().map_err(|e| anyhow::anyhow!("TOOLGATE_EXPOSE: {e}"))?;
+            Ok(())
+        },
+    },
+    EnvOverride {
+        var: "TOOLGATE_INSTANCE",
+        field: "server.instance",
+        apply: |c, v| {
+            c.server.instance = Some(v);
+            Ok(())
+        },
+    },
+    EnvOverride {
+        var: "TOOLGATE_METRICS_TOKEN",
+        field: "server.metrics_token",
+        apply: |c, v| {
+            c.server.metrics_token = Some(v);
+            Ok(())
+        },
+    },
+    EnvOverride {
+        var: "TOOLGATE_AGENT_BASE_URL",
+        field: "agent.base_url",
+        apply: |c, v| {
+            c.agent.base_url = Some(v);
+            Ok(())
+        },
+    },
+    EnvOverride {
+        var: "TOOLGATE_AGENT_MODEL",
+        field: "agent.model",
+        apply: |c, v| {
+            c.agent.model = Some(v);
+            Ok(())
+        },
+    },
 ];
 
 impl Config {
@@ -112,47 +212,13 @@ impl Config {
         toml::from_str(text).map_err(|e| anyhow::anyhow!("{e}"))
     }
 
-    /// Apply overrides from an environment (a function, so tests need not touch the process's).
+    /// Apply overrides from an environment (a function, so tests need not touch the process's):
+    /// every variable of [`ENV_OVERRIDES`] that is set and not blank.
     pub fn apply_env(&mut self, var: impl Fn(&str) -> Option<String>) -> Result<()> {
-        let get = |name: &str| var(name).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
-        if let Some(v) = get("TOOLGATE_DATABASE_URL") {
-            self.database.url = v;
-        }
-        if let Some(v) = get("TOOLGATE_REDIS_URL") {
-            self.redis.url = Some(v);
-        }
-        if let Some(v) = get("TOOLGATE_PLAN_TTL_SECS") {
-            self.redis.plan_ttl_secs = match v.parse() {
-                Ok(n) if n > 0 => n,
-                _ => bail!("TOOLGATE_PLAN_TTL_SECS must be a positive number of seconds, got {v:?}"),
-            };
-        }
-        if let Some(v) = get("TOOLGATE_FITNESS_URL") {
-            self.fitness.base_url = Some(v);
-        }
-        if let Some(v) = get("TOOLGATE_WEATHER_URL") {
-            self.weather.url = Some(v);
-        }
-        if let Some(v) = get("TOOLGATE_SKILLS_DIR") {
-            self.skills.dir = Some(PathBuf::from(v));
-        }
-        if let Some(v) = get("TOOLGATE_LISTEN") {
-            self.server.listen = parse_listen(&v).map_err(|e| anyhow::anyhow!("TOOLGATE_LISTEN: {e}"))?;
-        }
-        if let Some(v) = get("TOOLGATE_EXPOSE") {
-            self.server.expose = v.parse().map_err(|e| anyhow::anyhow!("TOOLGATE_EXPOSE: {e}"))?;
-        }
-        if let Some(v) = get("TOOLGATE_INSTANCE") {
-            self.server.instance = Some(v);
-        }
-        if let Some(v) = get("TOOLGATE_METRICS_TOKEN") {
-            self.server.metrics_token = Some(v);
-        }
-        if let Some(v) = get("TOOLGATE_AGENT_BASE_URL") {
-            self.agent.base_url = Some(v);
-        }
-        if let Some(v) = get("TOOLGATE_AGENT_MODEL") {
-            self.agent.model = Some(v);
+        for over in ENV_OVERRIDES {
+            if let Some(value) = var(over.var).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) {
+                (over.apply)(self, value)?;
+            }
         }
         Ok(())
     }
@@ -196,6 +262,31 @@ mod tests {
             assert!(err.starts_with(name) && err.contains(bad), "{err}");
         }
         assert_eq!(config.server.expose, mcp_server::Exposure::Direct, "a refused value changes nothing");
+    }
+
+    /// Each variable of the list sets its field (so none is listed and not
+    /// read), and each is named in the example file beside its key.
+    #[test]
+    fn every_listed_variable_sets_its_field_and_is_documented() {
+        let example = include_str!("../../../../toolgate.example.toml");
+        for over in ENV_OVERRIDES {
+            let value = match over.var {
+                "TOOLGATE_PLAN_TTL_SECS" => "7",
+                "TOOLGATE_LISTEN" => "127.0.0.1:9",
+                "TOOLGATE_EXPOSE" => "direct",
+                _ => "http://127.0.0.1:9/x",
+            };
+            let mut config = Config::default();
+            config.apply_env(|name| (name == over.var).then(|| value.to_owned())).unwrap();
+            assert_ne!(
+                toml::to_string(&config).unwrap(),
+                toml::to_string(&Config::default()).unwrap(),
+                "{} did not change {}",
+                over.var,
+                over.field
+            );
+            assert!(example.contains(over.var), "{} is not in toolgate.example.toml", over.var);
+        }
     }
 
     #[test]
