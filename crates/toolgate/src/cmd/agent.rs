@@ -110,7 +110,7 @@ impl Printer {
 
     fn end_line(&mut self) {
         if self.mid_line {
-            println!();
+            outln!();
             self.mid_line = false;
         }
     }
@@ -119,8 +119,7 @@ impl Printer {
         self.clear_spinner();
         match event {
             Event::Token { text } => {
-                print!("{text}");
-                let _ = std::io::stdout().flush();
+                out!("{text}");
                 self.mid_line = !text.ends_with('\n');
             }
             Event::ToolCallStarted { id, tool, parameters } => {

@@ -46,9 +46,9 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
     let records = audit.query(&query).await?;
     for r in &records {
         if args.json {
-            println!("{}", serde_json::to_string(r)?);
+            outln!("{}", serde_json::to_string(r)?);
         } else {
-            println!(
+            outln!(
                 "{}\t{}\t{}\t{}\t{}\t{}\tids={}\tparams={}\t{}",
                 r.at,
                 r.user_id,

@@ -36,6 +36,6 @@ pub(crate) async fn run(args: Args, app: &App) -> Result<ExitCode> {
     let caller = app.with_fitness_credential(Caller::new(args.user, args.role)).await?;
     let ctx = ToolContext::new(caller).with_trace_id(uuid::Uuid::new_v4().to_string());
     let envelope = app.gateway.execute_json(&ctx, &args.tool, &args.params, &options).await;
-    println!("{}", serde_json::to_string_pretty(&envelope)?);
+    outln!("{}", serde_json::to_string_pretty(&envelope)?);
     Ok(if envelope.success { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -58,15 +58,15 @@ pub(crate) fn run(globals: &Globals) -> Result<ExitCode> {
         }
     }
     if problems.is_empty() {
-        println!("ok: {}", facts.join("; "));
+        outln!("ok: {}", facts.join("; "));
         for w in &warnings {
-            println!("warning: {w}");
+            outln!("warning: {w}");
         }
         Ok(ExitCode::SUCCESS)
     } else {
-        println!("{} problem(s):", problems.len());
+        outln!("{} problem(s):", problems.len());
         for p in &problems {
-            println!("- {p}");
+            outln!("- {p}");
         }
         Ok(ExitCode::from(1))
     }

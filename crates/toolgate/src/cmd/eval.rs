@@ -106,7 +106,7 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
         }
     };
     let report = toolgate::eval::run(&suite, config, &target, &options, &mut progress).await?;
-    print!("{}", report.markdown());
+    out!("{}", report.markdown());
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report.json())?;
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;

@@ -64,8 +64,8 @@ pub(crate) fn run(kind: Kind) -> Result<ExitCode> {
     if let Err(problems) = toolgate::domains::load_tables(&files) {
         anyhow::bail!("the written tables do not load (a bug in the importer):\n  {}", problems.join("\n  "));
     }
-    print!("{}", import.summary());
-    println!("wrote {} file(s) to {}\n\nAdd to toolgate.toml:\n", import.tables.len(), args.out.display());
-    print!("{}", import.domain_snippet(&args.out.display().to_string()));
+    out!("{}", import.summary());
+    outln!("wrote {} file(s) to {}\n\nAdd to toolgate.toml:\n", import.tables.len(), args.out.display());
+    out!("{}", import.domain_snippet(&args.out.display().to_string()));
     Ok(ExitCode::SUCCESS)
 }

@@ -76,7 +76,7 @@ fn caller(app: &App, role: Option<String>) -> Caller {
 pub(crate) fn tools(args: ToolsArgs, app: &App) -> Result<ExitCode> {
     let filter = Filter { name: args.filter, ..Filter::default() };
     for spec in app.gateway.discover(&caller(app, args.role.role), &filter) {
-        println!(
+        outln!(
             "{:<32} {:<6} {:<10} {:<8} {}",
             spec.name,
             spec.effect.label(),
@@ -91,7 +91,7 @@ pub(crate) fn tools(args: ToolsArgs, app: &App) -> Result<ExitCode> {
 pub(crate) fn schema(args: SchemaArgs, app: &App) -> Result<ExitCode> {
     match app.gateway.tool_schema_as(&caller(app, None), &args.tool, args.format.into()) {
         Ok(schema) => {
-            println!("{}", serde_json::to_string_pretty(&schema)?);
+            outln!("{}", serde_json::to_string_pretty(&schema)?);
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
@@ -104,7 +104,7 @@ pub(crate) fn schema(args: SchemaArgs, app: &App) -> Result<ExitCode> {
 pub(crate) fn guide(args: GuideArgs, app: &App) -> Result<ExitCode> {
     match app.gateway.skill_guide(&caller(app, args.role.role), &args.skill) {
         Ok(guide) => {
-            println!("{guide}");
+            outln!("{guide}");
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
@@ -115,12 +115,12 @@ pub(crate) fn guide(args: GuideArgs, app: &App) -> Result<ExitCode> {
 }
 
 pub(crate) fn catalog(args: RoleArg, app: &App) -> Result<ExitCode> {
-    println!("{}", app.gateway.catalog(&caller(app, args.role)));
+    outln!("{}", app.gateway.catalog(&caller(app, args.role)));
     Ok(ExitCode::SUCCESS)
 }
 
 pub(crate) fn budget(args: BudgetArgs, app: &App) -> Result<ExitCode> {
     let report = toolgate::budget::report(&app.gateway)?;
-    println!("{}", if args.markdown { report.markdown() } else { report.text() });
+    outln!("{}", if args.markdown { report.markdown() } else { report.text() });
     Ok(ExitCode::SUCCESS)
 }

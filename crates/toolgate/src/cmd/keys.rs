@@ -123,7 +123,7 @@ pub(crate) async fn run(action: Action, config: &Config) -> Result<ExitCode> {
             let domains = domains.map(clean_domains);
             let scope = mcp_server::KeyScope { toolset, domains };
             let created = store.create_scoped(&user, &role, &scope).await?;
-            println!("{}\t{}", created.id, created.key.expose());
+            outln!("{}\t{}", created.id, created.key.expose());
             eprintln!("this key is shown once; it is stored only as a hash");
         }
         Action::List => {
@@ -137,7 +137,7 @@ pub(crate) async fn run(action: Action, config: &Config) -> Result<ExitCode> {
                         domains.as_ref().map(|d| format!("domains={}", d.join(","))).unwrap_or_default()
                     ),
                 };
-                println!(
+                outln!(
                     "{}\t{}\t{}\t{}\t{}\t{}",
                     key.id,
                     key.user_id,
@@ -153,7 +153,7 @@ pub(crate) async fn run(action: Action, config: &Config) -> Result<ExitCode> {
                 eprintln!("no active key `{id}`");
                 return Ok(ExitCode::from(1));
             }
-            println!("revoked {id}");
+            outln!("revoked {id}");
             audit(config, db, "keys.revoke", &id, json!({})).await?;
         }
         Action::Update { id, role, toolset, no_toolset, domains, all_domains } => {
@@ -177,7 +177,7 @@ pub(crate) async fn run(action: Action, config: &Config) -> Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             };
             let changed = changes(&before, &after);
-            println!("updated {id}: {changed}");
+            outln!("updated {id}: {changed}");
             audit(config, db, "keys.update", &id, changed).await?;
         }
     }

@@ -8,6 +8,40 @@ use anyhow::{Result, bail};
 use clap::Subcommand;
 use toolgate::{App, Config};
 
+/// `print!` for a command's output: a reader that went away (`toolgate schema X | head`)
+/// ends the command quietly with status 0 instead of a panic and its backtrace.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cmd::write_stdout(format_args!($($arg)*))
+    };
+}
+
+/// `println!` for a command's output, see [`out!`].
+macro_rules! outln {
+    () => {
+        $crate::cmd::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::cmd::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// Writes to stdout and flushes, so that a closed pipe is seen here: then the process ends
+/// with status 0 (what was asked for was printed as far as anyone reads it); any other
+/// failure to write ends it with status 2 and the reason on stderr.
+pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_fmt(args).and_then(|()| stdout.flush()) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        Err(e) => {
+            eprintln!("error: cannot write the output: {e}");
+            std::process::exit(2)
+        }
+    }
+}
+
 mod agent;
 mod audit;
 mod call;
@@ -101,7 +135,7 @@ impl Command {
             Command::Migrate => {
                 let config = globals.load()?;
                 App::start(&config).await?;
-                println!("migrations applied to {}", toolgate::wiring::redact_url(&config.database.url));
+                outln!("migrations applied to {}", toolgate::wiring::redact_url(&config.database.url));
                 Ok(ExitCode::SUCCESS)
             }
             Command::Budget(args) => inspect::budget(args, &start(&globals).await?),

@@ -77,15 +77,20 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
         tokio::net::TcpListener::bind(&listen).await.with_context(|| format!("listening on {listen}"))?;
     let url = format!("http://{}", listener.local_addr()?);
     if args.demo {
-        print!("{}", toolgate::serve::demo_banner(&url, &demo_keys));
+        // The banner is for whoever watches; a closed stdout does not stop the server.
+        let _ = write!(std::io::stdout(), "{}", toolgate::serve::demo_banner(&url, &demo_keys));
     }
-    println!("toolgate serving MCP at {url}/mcp ({exposure} exposure); Ctrl-C stops it");
+    let _ = writeln!(
+        std::io::stdout(),
+        "toolgate serving MCP at {url}/mcp ({exposure} exposure); Ctrl-C stops it"
+    );
     tracing::info!(%url, %exposure, instance = %toolgate::wiring::instance_name(config), "serving MCP");
     let _ = std::io::stdout().flush();
     let mut state = toolgate::serve::http_state(&app, keys, exposure, http);
     if config.agent.base_url.is_some() {
         state = state.with_agent(app.agent(config).await?);
-        println!(
+        let _ = writeln!(
+            std::io::stdout(),
             "chat at {url}/api/chat (and on the web page) with model {}",
             config.agent.model.as_deref().unwrap_or("")
         );

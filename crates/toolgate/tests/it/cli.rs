@@ -340,3 +340,47 @@ fn the_weather_key_the_unavailable_signal_names_is_accepted_by_check() {
     let (code, out, err) = toolgate(&db, &["--config", config.to_str().unwrap(), "check"]);
     assert_eq!(code, 0, "[{table}] {key} is refused: {out}{err}");
 }
+
+/// `toolgate schema X | head`: a reader that closed the pipe ends a printing command quietly,
+/// status 0 and no panic with its backtrace (println! panicked on EPIPE).
+#[test]
+fn a_closed_stdout_pipe_ends_every_printing_command_quietly() {
+    use std::io::Read;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("t.db").display());
+    let commands: [&[&str]; 7] = [
+        &["schema", "query_nutrition"],
+        &["tools"],
+        &["catalog", "--role", "member"],
+        &["guide", "travel-request"],
+        &["call", "query_weather", "--user", "w", "--role", "guest", "--params", r#"{"city": "Oslo"}"#],
+        &["check"],
+        &["audit"],
+    ];
+    for args in commands {
+        for read_first in [false, true] {
+            let mut child = crate::common::toolgate()
+                .args(["--db", &url])
+                .args(args)
+                .env_remove("TOOLGATE_DATABASE_URL")
+                .env_remove("TOOLGATE_CONFIG")
+                .env_remove("TOOLGATE_WEATHER_URL")
+                .env("RUST_BACKTRACE", "1")
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("toolgate starts");
+            let mut stdout = child.stdout.take().unwrap();
+            if read_first {
+                // A few bytes, as `head -c 4` reads them; the rest of a large answer meets a closed pipe.
+                let _ = stdout.read(&mut [0; 4]);
+            }
+            drop(stdout);
+            let out = child.wait_with_output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!err.contains("panicked"), "{args:?}: {err}");
+            assert_eq!(out.status.code(), Some(0), "{args:?} (read first: {read_first}): {err}");
+        }
+    }
+}
