@@ -8,6 +8,7 @@ mod cli;
 mod common;
 mod contract;
 mod credentials;
+mod elicit;
 mod eval;
 mod fleet;
 mod guides;
