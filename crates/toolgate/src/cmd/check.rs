@@ -36,7 +36,9 @@ pub(crate) fn run(globals: &Globals) -> Result<ExitCode> {
                     }
                 }
             }
-            // The shipped fitness tables go through the same checks (against a placeholder URL).
+            // One tool per table: the declared domains' first, then the shipped fitness ones,
+            // which go through the same checks (against a placeholder URL) and are counted apart.
+            let declared = tools.len();
             let base = config.fitness.base_url.clone().unwrap_or_else(|| "http://127.0.0.1:9".into());
             match fitness_domain(&config, &base, ca.as_deref()) {
                 Ok(d) => tools.extend(
@@ -44,6 +46,7 @@ pub(crate) fn run(globals: &Globals) -> Result<ExitCode> {
                 ),
                 Err(e) => problems.push(format!("{e:#}")),
             }
+            let shipped = tools.len() - declared;
             if let Some(policy) = policy {
                 let (skills, skill_problems) = load_skills(config.skills.dir.as_deref(), policy.hierarchy());
                 problems.extend(skill_problems.iter().map(ToString::to_string));
@@ -51,7 +54,9 @@ pub(crate) fn run(globals: &Globals) -> Result<ExitCode> {
                 // The gateway's own registration checks: unique names, specs, result templates.
                 let count = tools.len();
                 match gateway::Gateway::builder().policy(policy).tools(tools).build() {
-                    Ok(_) => facts.push(format!("{count} HTTP tool(s) registered")),
+                    Ok(_) => facts.push(format!(
+                        "{count} HTTP tool(s) registered ({declared} from the domains' tables, {shipped} from the shipped fitness tables)"
+                    )),
                     Err(e) => problems.push(format!("{e}")),
                 }
             }

@@ -384,3 +384,36 @@ fn a_closed_stdout_pipe_ends_every_printing_command_quietly() {
         }
     }
 }
+
+/// `toolgate check` on a folder of tables: the domain's table count and the tool count agree,
+/// and the shipped fitness tables (checked too) are counted apart, not added in silently (21
+/// tables were reported as 27 HTTP tools).
+#[test]
+fn check_counts_a_folders_tables_and_the_shipped_ones_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let routes = dir.path().join("routes");
+    std::fs::create_dir(&routes).unwrap();
+    for (i, thing) in ["notes", "tags", "folders"].iter().enumerate() {
+        let table = format!(
+            "tool = \"query_{thing}\"\ndescription = \"Read {thing}.\"\ndomain = \"notes\"\n\n[[routes]]\nop = \"list_{thing}\"\nmethod = \"GET\"\npath = \"/{thing}\"\nsummary = \"List {thing}\"\n"
+        );
+        std::fs::write(routes.join(format!("{i}-{thing}.toml")), table).unwrap();
+    }
+    let config = dir.path().join("toolgate.toml");
+    let entry = format!(
+        "[[domains]]\nname = \"notes\"\nbase_url = \"http://127.0.0.1:9\"\nroutes = {:?}\nauth = {{ kind = \"none\" }}\n",
+        routes.to_str().unwrap()
+    );
+    std::fs::write(&config, entry).unwrap();
+    let (code, out, err) = toolgate(&db, &["--config", config.to_str().unwrap(), "check"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let shipped =
+        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../fitness/routes")).unwrap().count();
+    assert!(out.contains("domain `notes`: 3 table(s)"), "{out}");
+    let tools = format!(
+        "{} HTTP tool(s) registered (3 from the domains' tables, {shipped} from the shipped fitness tables)",
+        3 + shipped
+    );
+    assert!(out.contains(&tools), "`{tools}` missing from: {out}");
+}
