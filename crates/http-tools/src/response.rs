@@ -431,8 +431,9 @@ mod tests {
             (409, ErrorCode::Conflict, false, false),
             (400, ErrorCode::InvalidParams, false, false),
             (422, ErrorCode::InvalidParams, false, false),
-            (401, ErrorCode::PermissionDenied, false, false),
-            (403, ErrorCode::PermissionDenied, false, false),
+            // The operator's credential (GET and POST carry no caller's one): not the user's to fix.
+            (401, ErrorCode::ExecutionError, false, false),
+            (403, ErrorCode::ExecutionError, false, false),
             (415, ErrorCode::ExecutionError, false, false),
             (429, ErrorCode::Unavailable, true, false),
             (500, ErrorCode::ExecutionError, true, false),
@@ -444,6 +445,11 @@ mod tests {
             let p = map(&POST, status, "{}").unwrap_err();
             assert_eq!((g.code, p.code), (code, code), "{status}");
             assert_eq!((g.transient, p.transient), (get_transient, post_transient), "{status}");
+        }
+        let callers = Sent { callers_credential: true, ..GET };
+        for status in [401, 403] {
+            let e = map(&callers, status, "{}").unwrap_err();
+            assert_eq!((e.code, e.transient), (ErrorCode::PermissionDenied, false), "{status}");
         }
     }
 
