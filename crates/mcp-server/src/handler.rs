@@ -14,9 +14,9 @@ use rmcp::model::{
     DiscoverResult, ErrorCode as RpcCode, Extensions, GetPromptRequestParams, GetPromptResponse,
     GetPromptResult, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
     ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, Role, ServerCapabilities, ServerConfig,
-    Tool,
+    SubscriptionFilter, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 use tool_core::{Caller, Envelope, ToolContext};
@@ -390,6 +390,37 @@ impl ServerHandler for McpServer {
                 }
             }
         });
+    }
+
+    /// `subscriptions/listen` (2026-07-28), the way a modern client hears
+    /// what `on_initialized`'s watcher tells a legacy session: in direct and
+    /// scoped modes the tool list follows the gateway's, so a listener may
+    /// have `toolsListChanged`; nothing else changes while serving.
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::default();
+        if self.inner.exposure.is_direct() && requested.tools_list_changed == Some(true) {
+            accepted.tools_list_changed = Some(true);
+        }
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        if context.accepted().tools_list_changed != Some(true) {
+            context.cancelled().await;
+            return Ok(());
+        }
+        let mut changes = self.inner.gateway.tools_changed();
+        changes.mark_unchanged();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() || context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
     }
 
     async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {

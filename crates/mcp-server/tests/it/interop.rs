@@ -77,3 +77,61 @@ async fn python_sdk_over_stdio() {
         check(&python, &["--mode", mode, "stdio", demo, "--user", "mia", "--role", "member"]).await;
     }
 }
+
+const LISTEN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/listen_check.py");
+
+/// A 2026-07-28 client hears a change of the tool list through
+/// `subscriptions/listen` (before, that method was not served and such a
+/// client could never hear one): the SDK listens, the test adds a tool to
+/// the gateway, the SDK gets the event and finds the tool listed.
+#[tokio::test]
+async fn python_sdk_hears_a_tool_list_change_through_subscriptions_listen() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let Some(python) = python() else { return };
+    let server = TestServer::start(Exposure::Direct, HttpConfig::default()).await;
+    let mut child = tokio::process::Command::new(&python)
+        .arg(LISTEN)
+        .arg(server.url("/mcp"))
+        .arg(&server.member)
+        .arg("greet_late")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("listen_check.py starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            seen.push(line.clone());
+            if line == "LISTENING" {
+                return;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("the SDK did not start listening: {seen:?}"));
+    assert_eq!(seen.last().map(String::as_str), Some("LISTENING"), "{seen:?}");
+
+    let spec = tool_core::ToolSpec::new(
+        "greet_late",
+        "Greets. Example: {}.",
+        serde_json::json!({"type": "object", "properties": {}, "additionalProperties": false}),
+    )
+    .with_role("member");
+    let tool = tool_core::FnTool::new(spec, |_ctx, _params| {
+        Box::pin(async { Ok(tool_core::ToolOutput::json(serde_json::json!({"hello": true}))) })
+    });
+    assert!(server.gateway.replace_source_tools("late", vec![std::sync::Arc::new(tool)]).is_empty());
+
+    let rest = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            seen.push(line);
+        }
+        child.wait().await.unwrap()
+    })
+    .await
+    .expect("listen_check.py finishes");
+    eprintln!("{}", seen.join("\n"));
+    assert!(rest.success() && seen.iter().any(|l| l == "PASS"), "{seen:?}");
+    server.stop().await;
+}
