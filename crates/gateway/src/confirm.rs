@@ -33,7 +33,8 @@ pub(crate) async fn ask(asker: &dyn Asker, tool: &str, message: &str, timeout: D
     answer
 }
 
-fn outcome(answer: &Answer) -> &'static str {
+/// How the person answered, in one word (for the trace, the log and the result).
+pub(crate) fn outcome(answer: &Answer) -> &'static str {
     match answer {
         _ if answer.confirms() => "confirmed",
         Answer::Accept(_) | Answer::Decline => "declined",

@@ -27,6 +27,14 @@ struct Ran {
     attempts: u32,
 }
 
+/// What `execute` found before the run: the size and depth check, when the
+/// call started (its deadline counts from there) and its trace.
+struct Before<'a> {
+    limits: Result<(), ToolError>,
+    started: Instant,
+    trace: Option<&'a CallTrace>,
+}
+
 impl Ran {
     fn refused(error: ToolError) -> Self {
         Self { result: Err(error), attempts: 0 }
@@ -67,7 +75,7 @@ impl Gateway {
             _ => None,
         };
         let in_flight = InFlight::enter(&inner.metrics);
-        let ran = self.run(ctx, tool, params, opts, limits, started).await;
+        let ran = self.run(ctx, tool, params, opts, Before { limits, started, trace: trace.as_ref() }).await;
         drop(in_flight);
         let elapsed = started.elapsed().as_secs_f64();
         let metadata = Metadata::now(name, elapsed * 1000.0, ran.attempts);
@@ -119,9 +127,9 @@ impl Gateway {
         name: &str,
         params: Value,
         opts: &CallOptions,
-        limits: Result<(), ToolError>,
-        started: Instant,
+        before: Before<'_>,
     ) -> Ran {
+        let Before { limits, started, trace } = before;
         let inner = &*self.inner;
         let table = inner.tools();
         let Some(entry) = table.tools.get(name) else {
@@ -159,6 +167,9 @@ impl Gateway {
         };
         let timeout = std::time::Duration::from_millis(inner.limits.confirm_timeout_ms);
         let answer = confirm::ask(asker.as_ref(), name, message, timeout).await;
+        if let Some(trace) = trace {
+            trace.asked(message, confirm::outcome(&answer));
+        }
         if !answer.confirms() {
             return Ran { result: Ok(confirm::not_done(&answer, message)), attempts };
         }

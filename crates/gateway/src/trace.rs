@@ -1,5 +1,6 @@
 //! Trace events: a `start` and an `end` (or `cancelled`) event per
-//! execution, sent to subscribers with secrets redacted and sizes clipped.
+//! execution, and an `asked` one when the person behind it was asked to
+//! confirm, sent to subscribers with secrets redacted and sizes clipped.
 
 use std::time::Instant;
 
@@ -22,6 +23,10 @@ pub enum TraceKind {
     /// The caller went away (the request was cancelled or its connection
     /// closed) before the call answered; the tool was stopped.
     Cancelled,
+    /// The person behind the call was asked to confirm a write (elicitation);
+    /// `result` holds the question and the answer's outcome (`confirmed`,
+    /// `declined`, `cancelled`, `unanswered`), never what they typed.
+    Asked,
 }
 
 /// What one moment of one execution looked like, for logs and the live trace stream.
@@ -99,6 +104,17 @@ impl CallTrace {
         };
         let _ = sender.send(event.clone());
         Self { sender, started: Instant::now(), event: Some(event) }
+    }
+
+    /// The person was asked `question`, and `outcome` is how they answered.
+    pub(crate) fn asked(&self, question: &str, outcome: &str) {
+        let Some(start) = &self.event else { return };
+        let mut event = start.clone();
+        event.kind = TraceKind::Asked;
+        event.result = json!({ "question": echo::clip_to(question, 500), "outcome": outcome });
+        event.duration_ms = self.started.elapsed().as_secs_f64() * 1000.0;
+        event.timestamp = now();
+        let _ = self.sender.send(event);
     }
 
     pub(crate) fn end(mut self, envelope: &Envelope) {

@@ -100,7 +100,24 @@ async fn no_or_a_dismissed_question_changes_nothing_and_says_so() {
     for (action, outcome) in
         [(ElicitationAction::Decline, "declined"), (ElicitationAction::Cancel, "cancelled")]
     {
+        let mut trace = server.gateway.subscribe();
         let (envelope, asked) = delete_acme(&server, Some(action)).await;
+        // The trace shows the question and how it was answered, between start and end.
+        let mut kinds = Vec::new();
+        while let Ok(event) = trace.try_recv() {
+            if event.tool == "delete_account" {
+                if event.kind == gateway::TraceKind::Asked {
+                    assert_eq!(event.result["outcome"], outcome, "{:?}", event.result);
+                    assert!(event.result["question"].as_str().unwrap().contains("cannot be undone"));
+                }
+                kinds.push(event.kind);
+            }
+        }
+        assert_eq!(
+            kinds,
+            [gateway::TraceKind::Start, gateway::TraceKind::Asked, gateway::TraceKind::End],
+            "{outcome}"
+        );
         assert_eq!(asked.len(), 1);
         assert_eq!(envelope["success"], true, "{envelope}");
         assert_eq!(envelope["result"]["done"], false, "{envelope}");
