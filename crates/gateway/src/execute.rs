@@ -10,13 +10,13 @@ use tool_core::{
 };
 
 use crate::audit::{AuditRecord, audited};
-use crate::confirm;
 use crate::echo::{self, clip_str};
 use crate::metrics::CallMetrics;
 use crate::registry::Entry;
 use crate::retry::Policy;
 use crate::trace::CallTrace;
 use crate::{CallOptions, Format, Gateway, Limits};
+use crate::{confirm, missing};
 
 /// A successful run's result, its signals and the images beside it.
 pub(crate) type Converted = (Value, Vec<Signal>, Vec<tool_core::Image>);
@@ -150,9 +150,26 @@ impl Gateway {
             return Ran::refused(error);
         }
         let params = if opts.openai_strict { schema_gen::export::openai_unwrap(params) } else { params };
-        if let Err(error) = check_params(entry, &params) {
-            return Ran::refused(error);
-        }
+        let mut started = started;
+        let params = match (check_params(entry, &params), &ctx.asker) {
+            (Ok(()), _) => params,
+            (Err(error), Some(asker)) if inner.limits.ask_for_missing => {
+                let timeout = std::time::Duration::from_millis(inner.limits.confirm_timeout_ms);
+                let spec = entry.tool.spec();
+                match missing::ask(asker.as_ref(), spec, params, error, timeout, trace).await {
+                    Ok(filled) => {
+                        if let Err(error) = check_params(entry, &filled) {
+                            return Ran::refused(error);
+                        }
+                        // The person's time does not count in the call's deadline.
+                        started = Instant::now();
+                        filled
+                    }
+                    Err(error) => return Ran::refused(error),
+                }
+            }
+            (Err(error), _) => return Ran::refused(error),
+        };
         // A write whose person can be asked keeps its parameters, to run
         // again once they confirm.
         let asker = ctx.asker.as_ref().filter(|_| !entry.tool.spec().effect.is_read());

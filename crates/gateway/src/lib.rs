@@ -30,6 +30,7 @@ mod execute;
 pub mod fallback;
 mod meta;
 mod metrics;
+mod missing;
 mod observe;
 mod options;
 mod ratelimit;

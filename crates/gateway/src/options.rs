@@ -109,6 +109,10 @@ pub struct Limits {
     /// then the call ends as declined, nothing changed. Not counted in the
     /// write's own deadline.
     pub confirm_timeout_ms: u64,
+    /// Ask the person for required values a call left out (elicitation, when
+    /// the client can be asked) instead of refusing it: flat primitive fields
+    /// only, never identity fields, secrets or `writeOnly` ones. Off unless set.
+    pub ask_for_missing: bool,
 }
 
 impl Default for Limits {
@@ -123,6 +127,7 @@ impl Default for Limits {
             default_retry_delay_ms: 50,
             max_retry_delay_ms: 2_000,
             confirm_timeout_ms: 300_000,
+            ask_for_missing: false,
         }
     }
 }

@@ -51,3 +51,32 @@ impl Asker for PeerAsker {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// The gateway's questions are forms elicitation can carry: a confirmation,
+    /// and missing values of each primitive kind (the keywords the gateway keeps).
+    #[test]
+    fn the_gateways_questions_are_elicitation_forms() {
+        let missing = json!({
+            "type": "object",
+            "properties": {
+                "return_date": {"type": "string", "format": "date", "title": "return date", "description": "Last day."},
+                "nights": {"type": "integer", "minimum": 1, "maximum": 30, "title": "nights"},
+                "budget": {"type": "number", "minimum": 0, "title": "budget"},
+                "window_seat": {"type": "boolean", "default": false, "title": "window seat"},
+                "class": {"type": "string", "enum": ["economy", "business"], "title": "class"},
+                "note": {"type": "string", "minLength": 1, "maxLength": 200, "title": "note"}
+            },
+            "required": ["return_date", "nights"]
+        });
+        for schema in [Question::confirm("cancel order 7").schema, missing] {
+            let parsed = serde_json::from_value::<ElicitationSchema>(schema.clone());
+            assert!(parsed.is_ok(), "{schema}: {parsed:?}");
+        }
+    }
+}

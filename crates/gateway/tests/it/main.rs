@@ -4,5 +4,6 @@ mod acceptance;
 mod bad_input;
 mod common;
 mod contract;
+mod missing;
 mod signals_and_exports;
 mod skill_runs;
