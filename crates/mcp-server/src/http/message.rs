@@ -5,7 +5,8 @@
 //! The body is read once, without building it: the members the check needs
 //! (`jsonrpc`, `id`, `method`) are kept, everything else is walked only to
 //! refuse a member named twice. rmcp then reads the same bytes into its own
-//! types.
+//! types. A batch, served to MCP 2025-03-26 sessions only, is split by
+//! [`split_batch`] and each of its messages is checked here on its own.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -40,19 +41,7 @@ pub(super) type Refusal = (Value, i32, String);
 /// the first, so such a message means different things to different parts),
 /// a batch, or a bad `jsonrpc`, `id`, `method` or `params`.
 pub(super) fn check(bytes: &[u8]) -> Result<Checked, Refusal> {
-    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-    let mut members = Members::default();
-    let top = Walk { top: Some(&mut members) }
-        .deserialize(&mut deserializer)
-        .and_then(|kind| deserializer.end().map(|()| kind));
-    let kind = top.map_err(|error| {
-        let text = error.to_string();
-        if text.starts_with(DUPLICATE) {
-            (Value::Null, -32600, format!("invalid request: {text}"))
-        } else {
-            (Value::Null, -32700, format!("parse error: {text}"))
-        }
-    })?;
+    let (kind, members) = walk(bytes)?;
     let invalid = |id: Value, why: &str| Err((id, -32600, format!("invalid request: {why}")));
     match kind {
         Kind::Array => {
@@ -85,6 +74,55 @@ pub(super) fn check(bytes: &[u8]) -> Result<Checked, Refusal> {
             "a message needs a `method` (request, notification) or a `result`/`error` (response)",
         ),
     }
+}
+
+/// Reads the body once: what it is, and its top-level members when it is an object.
+fn walk(bytes: &[u8]) -> Result<(Kind, Members), Refusal> {
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let mut members = Members::default();
+    let top = Walk { top: Some(&mut members) }
+        .deserialize(&mut deserializer)
+        .and_then(|kind| deserializer.end().map(|()| kind));
+    let kind = top.map_err(|error| {
+        let text = error.to_string();
+        if text.starts_with(DUPLICATE) {
+            (Value::Null, -32600, format!("invalid request: {text}"))
+        } else {
+            (Value::Null, -32700, format!("parse error: {text}"))
+        }
+    })?;
+    Ok((kind, members))
+}
+
+/// The most messages one batch may hold.
+pub(super) const MAX_BATCH: usize = 32;
+
+/// Whether the body is a JSON array (a batch), by its first byte that is not whitespace.
+pub(super) fn is_batch(bytes: &[u8]) -> bool {
+    bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[')
+}
+
+/// The messages of a batch (MCP 2025-03-26), each still to be checked on
+/// its own by [`check`]: `-32700` for text that is not JSON, `-32600` for a
+/// member named twice anywhere, an empty batch, or one longer than [`MAX_BATCH`].
+pub(super) fn split_batch(bytes: &[u8]) -> Result<Vec<Value>, Refusal> {
+    let invalid = |why: String| Err((Value::Null, -32600, format!("invalid request: {why}")));
+    match walk(bytes)?.0 {
+        Kind::Array => {}
+        _ => return invalid("a batch is a JSON array of JSON-RPC messages".to_owned()),
+    }
+    let items: Vec<Value> = serde_json::from_slice(bytes)
+        .map_err(|error| (Value::Null, -32700, format!("parse error: {error}")))?;
+    if items.is_empty() {
+        return invalid("the batch is empty; send at least one JSON-RPC message".to_owned());
+    }
+    if items.len() > MAX_BATCH {
+        return invalid(format!(
+            "the batch holds {} messages, more than the {MAX_BATCH} allowed; split it into batches of at most {MAX_BATCH}",
+            items.len()
+        ));
+    }
+    Ok(items)
 }
 
 const DUPLICATE: &str = "duplicate member";

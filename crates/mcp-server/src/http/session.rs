@@ -350,6 +350,26 @@ pub(super) async fn endpoint(State(shared): State<Arc<Shared>>, request: Request
 }
 
 async fn mcp_guard(guard: &McpGuard, mcp: &McpService, request: Request) -> Response {
+    let mut split = None;
+    let response = guard_one(guard, mcp, request, Some(&mut split)).await;
+    match split {
+        Some((parts, items)) => batch(guard, mcp, &parts, items).await,
+        None => response,
+    }
+}
+
+/// A batch's request head and messages, for [`batch`].
+type Split = (axum::http::request::Parts, Vec<Value>);
+
+/// Steps 4 and 5 and rmcp for one message. With `split`, a batch the
+/// session may send is put there (answered with a placeholder) instead of
+/// refused; without it (the messages of a batch) it is refused.
+async fn guard_one(
+    guard: &McpGuard,
+    mcp: &McpService,
+    request: Request,
+    split: Option<&mut Option<Split>>,
+) -> Response {
     let Some(auth) = request.extensions().get::<Authenticated>() else {
         return unauthorized("send `Authorization: Bearer <API key>`");
     };
@@ -381,6 +401,18 @@ async fn mcp_guard(guard: &McpGuard, mcp: &McpService, request: Request) -> Resp
         let Ok(bytes) = axum::body::to_bytes(body, guard.max_body_bytes).await else {
             return payload_too_large(guard.max_body_bytes);
         };
+        if let Some(split) = split
+            && message::is_batch(&bytes)
+            && batches_allowed(&parts.headers, guard.owners.is_none())
+        {
+            return match message::split_batch(&bytes) {
+                Ok(items) => {
+                    *split = Some((parts, items));
+                    StatusCode::ACCEPTED.into_response()
+                }
+                Err((id, code, why)) => rpc_error(id, code, &why),
+            };
+        }
         let (id, method) = match message::check(&bytes) {
             Ok(checked) => (checked.id, checked.method),
             Err((id, code, why)) => return rpc_error(id, code, &why),
@@ -519,6 +551,105 @@ async fn mcp_guard(guard: &McpGuard, mcp: &McpService, request: Request) -> Resp
     let mut response = Response::from_parts(parts, Body::from_stream(stream));
     response.headers_mut().remove(header::CONTENT_LENGTH);
     response
+}
+
+/// The one revision whose clients may send JSON-RPC batches; later ones removed them.
+const BATCH_REVISION: &str = "2025-03-26";
+
+/// Whether a POST may be a batch: its `mcp-protocol-version` header names
+/// [`BATCH_REVISION`], and it is sent in a session (or there are no
+/// sessions). `initialize`, which opens the session, is never batched.
+fn batches_allowed(headers: &axum::http::HeaderMap, stateless: bool) -> bool {
+    headers.get("mcp-protocol-version").is_some_and(|v| v.as_bytes() == BATCH_REVISION.as_bytes())
+        && (stateless || headers.contains_key(SESSION_HEADER))
+}
+
+/// A batch (MCP 2025-03-26): each message goes through [`guard_one`] on its
+/// own, one after another, as if it had come in a POST of its own with the
+/// same headers; the answers to its requests come back as one JSON array
+/// (an SSE answer gives its final response), and a batch without requests
+/// is answered 202 with no body.
+async fn batch(
+    guard: &McpGuard,
+    mcp: &McpService,
+    parts: &axum::http::request::Parts,
+    items: Vec<Value>,
+) -> Response {
+    let mut answers = Vec::with_capacity(items.len());
+    for item in items {
+        let id = item.get("id").filter(|id| id.is_string() || id.is_number()).cloned();
+        let method = item.get("method").and_then(Value::as_str);
+        if !item.is_object() {
+            let why = "invalid request: each message of a batch is a JSON-RPC message (a JSON object)";
+            answers.push(error_entry(Value::Null, -32600, why));
+            continue;
+        }
+        if method == Some("initialize") {
+            let why = "invalid request: `initialize` cannot be sent in a batch; send it alone";
+            answers.push(error_entry(id.unwrap_or_default(), -32600, why));
+            continue;
+        }
+        let is_request = id.is_some() && method.is_some();
+        let mut request = Request::new(Body::from(item.to_string()));
+        *request.method_mut() = parts.method.clone();
+        *request.uri_mut() = parts.uri.clone();
+        *request.version_mut() = parts.version;
+        *request.headers_mut() = parts.headers.clone();
+        request.headers_mut().remove(header::CONTENT_LENGTH);
+        *request.extensions_mut() = parts.extensions.clone();
+        let response = Box::pin(guard_one(guard, mcp, request, None)).await;
+        if response.status() == StatusCode::NOT_FOUND {
+            // The session is gone: so is the rest of the batch.
+            return response;
+        }
+        let sse = response
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
+        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap_or_default();
+        let answer = if sse {
+            final_response(&body)
+        } else {
+            serde_json::from_slice::<Value>(&body).ok().filter(Value::is_object)
+        };
+        match answer {
+            Some(answer) => answers.push(answer),
+            None if is_request => answers.push(error_entry(
+                id.unwrap_or_default(),
+                -32603,
+                "internal error: this request of the batch got no answer; send it again on its own",
+            )),
+            None => {}
+        }
+    }
+    if answers.is_empty() {
+        return StatusCode::ACCEPTED.into_response();
+    }
+    let mut response = (StatusCode::OK, axum::Json(Value::Array(answers))).into_response();
+    if let Some(session) = parts.headers.get(SESSION_HEADER) {
+        response.headers_mut().insert(SESSION_HEADER, session.clone());
+    }
+    response
+}
+
+fn error_entry(id: Value, code: i32, message: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
+}
+
+/// The last JSON-RPC response (an id, no method) in an SSE body.
+fn final_response(body: &[u8]) -> Option<Value> {
+    let text = String::from_utf8_lossy(body).replace("\r\n", "\n");
+    text.split("\n\n")
+        .filter_map(|event| {
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .map(|d| d.strip_prefix(' ').unwrap_or(d))
+                .collect();
+            serde_json::from_str::<Value>(&data.join("\n")).ok()
+        })
+        .filter(|m| m.get("id").is_some() && m.get("method").is_none())
+        .last()
 }
 
 /// How long the headers of a call's event stream may wait for its first
