@@ -269,8 +269,10 @@ async fn a_chat_run_stops_when_its_key(change: impl AsyncFnOnce(&KeyStore, &str)
     let start = Instant::now();
     let (mut succeeded, mut refused, mut error, mut stop) = (0, 0, None, None);
     while let Some((event, data)) = stream.next(Duration::from_secs(10)).await {
+        // Generous bounds: they catch a run that goes on (before the fix it
+        // streamed until max_steps), not a slow machine; the figures are printed.
         assert!(
-            start.elapsed() < Duration::from_secs(3),
+            start.elapsed() < Duration::from_secs(6),
             "the run still streams {:?} after the change",
             start.elapsed()
         );
@@ -289,7 +291,7 @@ async fn a_chat_run_stops_when_its_key(change: impl AsyncFnOnce(&KeyStore, &str)
          {refused} refused; {} model requests in all",
         model.requests.load(Ordering::SeqCst)
     );
-    assert!(ended < Duration::from_millis(2000), "{ended:?}");
+    assert!(ended < Duration::from_secs(4), "{ended:?}");
     assert!(
         succeeded <= 1,
         "{succeeded} member-only calls succeeded after the change (at most the one in flight may)"
@@ -334,14 +336,14 @@ async fn a_chat_run_that_calls_no_tool_still_ends_when_its_key_is_revoked() {
     assert!(cli.revoke(&id).await.unwrap());
     let mut error = None;
     while let Some((event, data)) = stream.next(Duration::from_secs(10)).await {
-        assert!(start.elapsed() < Duration::from_secs(3), "still streaming after {:?}", start.elapsed());
+        assert!(start.elapsed() < Duration::from_secs(6), "still streaming after {:?}", start.elapsed());
         if event == "error" {
             error = Some(serde_json::from_str::<Value>(&data).unwrap());
         }
     }
     let ended = start.elapsed();
     eprintln!("a talking chat run ended {ended:?} after its key was revoked by another process");
-    assert!(ended < Duration::from_millis(1500), "{ended:?}");
+    assert!(ended < Duration::from_secs(4), "{ended:?}");
     assert_eq!(error.expect("an error event")["code"], "UNAUTHORIZED");
     server.stop().await;
 }
