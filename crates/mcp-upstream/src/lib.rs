@@ -89,7 +89,8 @@ impl Upstreams {
         let mut running = Vec::with_capacity(configs.len());
         let mut waits = Vec::with_capacity(configs.len());
         for config in configs {
-            let link = Arc::new(Link::new(&config.name));
+            let ask_timeout = std::time::Duration::from_millis(gateway.limits().confirm_timeout_ms);
+            let link = Arc::new(Link::new(&config.name, ask_timeout));
             let (tx, rx) = tokio::sync::oneshot::channel();
             let task = tokio::spawn(supervisor::supervise(config, gateway.clone(), link.clone(), tx));
             running.push((link, task));

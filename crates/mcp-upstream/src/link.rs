@@ -1,19 +1,20 @@
 //! The live link to one upstream: whether it is up (and its peer), the
-//! progress routes of calls in flight, and the rmcp client handler that
-//! feeds both from the upstream's notifications.
+//! progress routes and askers of calls in flight, and the rmcp client handler
+//! that feeds them from the upstream's notifications and requests.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, Implementation, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion,
+    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, RequestId,
 };
-use rmcp::service::NotificationContext;
-use rmcp::{ClientHandler, Peer, RoleClient};
-use tokio::sync::mpsc;
-use tool_core::ProgressSink;
+use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext};
+use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient};
+use tokio::sync::{mpsc, watch};
+use tool_core::{Answer, Asker, ProgressSink, Question};
 
 /// Up with a peer, or down with the reason.
 #[derive(Debug, Clone)]
@@ -27,6 +28,11 @@ pub(crate) struct Link {
     pub(crate) name: String,
     state: RwLock<State>,
     progress: Mutex<HashMap<String, Arc<Throttle>>>,
+    /// The calls in flight, by request id: whom to ask when the upstream
+    /// elicits during one of them.
+    calls: Mutex<HashMap<String, Call>>,
+    /// The longest wait for the person's answer to an upstream's question.
+    ask_timeout: Duration,
     /// Asks the supervisor to drop the connection and reconnect now (a call
     /// saw the transport fail before the supervisor did).
     pub(crate) reconnect: tokio::sync::Notify,
@@ -42,11 +48,14 @@ impl std::fmt::Debug for Link {
 }
 
 impl Link {
-    pub(crate) fn new(name: &str) -> Self {
+    /// `ask_timeout` bounds the wait for the person when the upstream elicits.
+    pub(crate) fn new(name: &str, ask_timeout: Duration) -> Self {
         Self {
             name: name.to_owned(),
             state: RwLock::new(State::Down("not connected yet".into())),
             progress: Mutex::new(HashMap::new()),
+            calls: Mutex::new(HashMap::new()),
+            ask_timeout,
             reconnect: tokio::sync::Notify::new(),
             generation: std::sync::atomic::AtomicU64::new(0),
         }
@@ -98,6 +107,65 @@ impl Link {
 
 fn key(token: &ProgressToken) -> String {
     serde_json::to_string(token).unwrap_or_default()
+}
+
+/// One call in flight: whom to ask (`None`: its client cannot be asked), and a
+/// receiver that fails once the call has ended.
+#[derive(Clone)]
+struct Call {
+    asker: Option<Arc<dyn Asker>>,
+    ended: watch::Receiver<()>,
+}
+
+impl Link {
+    /// Record the call `id` as in flight, with the asker of its caller, until
+    /// the guard drops.
+    pub(crate) fn track_call(self: &Arc<Self>, id: &RequestId, asker: Option<Arc<dyn Asker>>) -> InFlight {
+        let key = request_key(id);
+        let (ended, receiver) = watch::channel(());
+        let call = Call { asker, ended: receiver };
+        self.calls.lock().unwrap_or_else(|e| e.into_inner()).insert(key.clone(), call);
+        InFlight { link: self.clone(), key, _ended: ended }
+    }
+
+    /// The call an upstream's request belongs to: the one whose response
+    /// stream carried it (streamable HTTP), else the only call in flight;
+    /// otherwise why none can be chosen.
+    fn call_for(&self, origin: Option<&InboundStreamOrigin>) -> Result<Call, &'static str> {
+        let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(InboundStreamOrigin::OutboundRequest(id)) = origin {
+            return calls
+                .get(&request_key(id))
+                .cloned()
+                .ok_or("it came with a request that is not a tool call in flight");
+        }
+        let mut calls = calls.values();
+        match (calls.next(), calls.next()) {
+            (Some(call), None) => Ok(call.clone()),
+            (None, _) => Err("no tool call to it is in flight"),
+            (Some(_), Some(_)) => {
+                Err("several tool calls to it are in flight and the question does not say whose it is")
+            }
+        }
+    }
+}
+
+fn request_key(id: &RequestId) -> String {
+    serde_json::to_string(id).unwrap_or_default()
+}
+
+/// Removes a call from those in flight when it ends, however it ends; a question
+/// still waiting for its person is abandoned then.
+pub(crate) struct InFlight {
+    link: Arc<Link>,
+    key: String,
+    _ended: watch::Sender<()>,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.link.calls.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.key);
+    }
 }
 
 /// Removes a progress route when the call ends, however it ends, and delivers the last
@@ -235,9 +303,78 @@ impl ClientHandler for Handler {
         let _ = self.refresh.send(());
     }
 
+    /// The upstream asks the person behind the call it came with: through that
+    /// call's asker, within the link's ask timeout. A question nobody can be
+    /// asked (no call tied to it, a client without elicitation, no answer in
+    /// time) is declined; its content is never logged.
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, McpError> {
+        let upstream = self.link.name.as_str();
+        let ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } = request else {
+            tracing::info!(
+                upstream,
+                outcome = "declined",
+                "upstream asked a question of a mode toolgate does not pass on"
+            );
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let message_len = message.chars().count();
+        let call = match self.link.call_for(context.extensions.get::<InboundStreamOrigin>()) {
+            Ok(call) => call,
+            Err(why) => {
+                tracing::warn!(
+                    upstream,
+                    message_len,
+                    outcome = "declined",
+                    why,
+                    "upstream asked a question nobody can be asked"
+                );
+                return Ok(ElicitResult::new(ElicitationAction::Decline));
+            }
+        };
+        let Some(asker) = call.asker else {
+            tracing::info!(
+                upstream,
+                message_len,
+                outcome = "declined",
+                "upstream asked a question; the caller's client cannot be asked"
+            );
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+        let question = Question { message, schema };
+        let mut ended = call.ended;
+        let timeout = self.link.ask_timeout;
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(timeout, asker.ask(&question)) => answer
+                .unwrap_or_else(|_| Answer::Unanswered(format!("no answer within {} s", timeout.as_secs()))),
+            _ = context.ct.cancelled() => Answer::Unanswered("the upstream withdrew the question".to_owned()),
+            _ = ended.changed() => Answer::Unanswered("the call ended".to_owned()),
+        };
+        let (result, outcome) = match answer {
+            Answer::Accept(content) => {
+                (ElicitResult::new(ElicitationAction::Accept).with_content(content), "accepted")
+            }
+            Answer::Decline => (ElicitResult::new(ElicitationAction::Decline), "declined"),
+            Answer::Cancel => (ElicitResult::new(ElicitationAction::Cancel), "cancelled"),
+            Answer::Unanswered(_) => (ElicitResult::new(ElicitationAction::Decline), "unanswered, declined"),
+        };
+        tracing::info!(upstream, message_len, outcome, "upstream asked the caller a question");
+        Ok(result)
+    }
+
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
         info.capabilities = ClientCapabilities::default();
+        // Form elicitation: an upstream's question goes to the person behind
+        // the call it came with, when their client can be asked, and is
+        // declined otherwise.
+        let mut elicitation = ElicitationCapability::new();
+        elicitation.form = Some(FormElicitationCapability::new());
+        info.capabilities.elicitation = Some(elicitation);
         // The `initialize` handshake, which every server version speaks; on
         // it `notifications/tools/list_changed` arrives without a
         // subscription (2026-07-28 servers send it only to `subscriptions/listen`).

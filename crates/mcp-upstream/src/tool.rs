@@ -74,6 +74,8 @@ impl Tool for UpstreamTool {
         // Progress the upstream reports for this request goes to our caller;
         // if our caller goes away (cancels, times out) the upstream is told.
         let _route = self.link.route_progress(&handle.progress_token, ctx.progress.clone());
+        // A question the upstream asks during the call goes to our caller.
+        let _in_flight = self.link.track_call(&handle.id, ctx.asker.clone());
         let mut guard = CancelOnDrop { peer: peer.clone(), id: Some(handle.id.clone()) };
         let answer = handle.await_response().await;
         guard.id = None;

@@ -6,6 +6,7 @@
 mod bounds;
 mod common;
 mod cut;
+mod elicit;
 mod front;
 mod http;
 mod identity;

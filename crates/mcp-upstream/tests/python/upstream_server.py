@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import anyio
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -87,6 +87,17 @@ async def hold_read(label: str) -> str:
     (MARKERS / f"began-{label}").write_text("began")
     await anyio.sleep(3600)
     return "read"
+
+
+class Name(BaseModel):
+    name: str
+
+
+@server.tool()
+async def ask_name(ctx: Context) -> dict[str, Any]:
+    """Asks the user for a name (elicitation) and returns the answer."""
+    result = await ctx.elicit("What is your name?", schema=Name)
+    return {"action": result.action, "name": result.data.name if result.action == "accept" else None}
 
 
 @server.tool()
