@@ -40,6 +40,7 @@ pub(crate) fn outcome(answer: &Answer) -> &'static str {
         Answer::Accept(_) | Answer::Decline => "declined",
         Answer::Cancel => "cancelled",
         Answer::Unanswered(_) => "unanswered",
+        Answer::Unreachable(_) => "unreachable",
     }
 }
 

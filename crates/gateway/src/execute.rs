@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 use tool_core::{
-    Caller, Envelope, ErrorCode, FieldError, Metadata, Payload, Signal, ToolContext, ToolError, ToolOutput,
-    ToolSpec, names::is_injected_field,
+    Answer, Caller, Envelope, ErrorCode, FieldError, Metadata, Payload, Signal, ToolContext, ToolError,
+    ToolOutput, ToolSpec, names::is_injected_field,
 };
 
 use crate::audit::{AuditRecord, audited};
@@ -186,6 +186,10 @@ impl Gateway {
         let answer = confirm::ask(asker.as_ref(), name, message, timeout).await;
         if let Some(trace) = trace {
             trace.asked(message, confirm::outcome(&answer));
+        }
+        if let Answer::Unreachable(_) = answer {
+            // The client could not take the question: the model gets the signal, as without an asker.
+            return Ran { result, attempts };
         }
         if !answer.confirms() {
             return Ran { result: Ok(confirm::not_done(&answer, message)), attempts };

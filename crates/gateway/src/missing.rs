@@ -106,10 +106,14 @@ pub(crate) async fn ask(
         Answer::Decline => "declined",
         Answer::Cancel => "cancelled",
         Answer::Unanswered(_) => "unanswered",
+        Answer::Unreachable(_) => "unreachable",
     };
     tracing::info!(tool = %spec.name, fields = missing.len(), outcome, "asked the user for missing values");
     if let Some(trace) = trace {
         trace.asked(&question.message, outcome);
+    }
+    if let Answer::Unreachable(_) = answer {
+        return Err(error);
     }
     let Answer::Accept(Value::Object(given)) = answer else {
         let mut error = error;

@@ -29,7 +29,7 @@ impl Asker for PeerAsker {
     async fn ask(&self, question: &Question) -> Answer {
         let schema = match serde_json::from_value::<ElicitationSchema>(question.schema.clone()) {
             Ok(schema) => schema,
-            Err(_) => return Answer::Unanswered("the question's schema is not a flat form".to_owned()),
+            Err(_) => return Answer::Unreachable("the question's schema is not a flat form".to_owned()),
         };
         let params = ElicitRequestParams::FormElicitationParams {
             meta: None,
@@ -46,8 +46,10 @@ impl Asker for PeerAsker {
                     "the client answered with an action this server does not know".to_owned(),
                 ),
             },
-            // The client went away or answered with an error: nobody said yes.
-            Err(_) => Answer::Unanswered("the client did not answer the question".to_owned()),
+            // The client answered with an error (it could not take the
+            // question: e.g. a toolgate whose own caller cannot be asked), or
+            // went away: nobody was asked, so the caller goes on without.
+            Err(_) => Answer::Unreachable("the client could not take the question".to_owned()),
         }
     }
 }

@@ -150,6 +150,17 @@ impl Link {
     }
 }
 
+/// The answer to a question nobody can be asked: an error, not a decline,
+/// because nobody said no (an upstream toolgate then gives its model the
+/// `need_confirm` signal instead of "the user declined").
+fn cannot_ask(why: &str) -> McpError {
+    McpError::new(
+        rmcp::model::ErrorCode::INVALID_REQUEST,
+        format!("toolgate cannot put this question to the person behind the call: {why}"),
+        None,
+    )
+}
+
 fn request_key(id: &RequestId) -> String {
     serde_json::to_string(id).unwrap_or_default()
 }
@@ -304,9 +315,10 @@ impl ClientHandler for Handler {
     }
 
     /// The upstream asks the person behind the call it came with: through that
-    /// call's asker, within the link's ask timeout. A question nobody can be
-    /// asked (no call tied to it, a client without elicitation, no answer in
-    /// time) is declined; its content is never logged.
+    /// call's asker, within the link's ask timeout. No answer in time is a
+    /// decline; a question nobody can be asked (no call tied to it, a client
+    /// without elicitation or one that could not take it) is an error, since
+    /// nobody said no. Its content is never logged.
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
@@ -328,21 +340,21 @@ impl ClientHandler for Handler {
                 tracing::warn!(
                     upstream,
                     message_len,
-                    outcome = "declined",
+                    outcome = "refused",
                     why,
                     "upstream asked a question nobody can be asked"
                 );
-                return Ok(ElicitResult::new(ElicitationAction::Decline));
+                return Err(cannot_ask(why));
             }
         };
         let Some(asker) = call.asker else {
             tracing::info!(
                 upstream,
                 message_len,
-                outcome = "declined",
+                outcome = "refused",
                 "upstream asked a question; the caller's client cannot be asked"
             );
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
+            return Err(cannot_ask("the caller's client cannot be asked"));
         };
         let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
         let question = Question { message, schema };
@@ -361,6 +373,15 @@ impl ClientHandler for Handler {
             Answer::Decline => (ElicitResult::new(ElicitationAction::Decline), "declined"),
             Answer::Cancel => (ElicitResult::new(ElicitationAction::Cancel), "cancelled"),
             Answer::Unanswered(_) => (ElicitResult::new(ElicitationAction::Decline), "unanswered, declined"),
+            Answer::Unreachable(why) => {
+                tracing::info!(
+                    upstream,
+                    message_len,
+                    outcome = "unreachable",
+                    "upstream asked the caller a question"
+                );
+                return Err(cannot_ask(&why));
+            }
         };
         tracing::info!(upstream, message_len, outcome, "upstream asked the caller a question");
         Ok(result)

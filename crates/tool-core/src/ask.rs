@@ -43,6 +43,10 @@ pub enum Answer {
     Cancel,
     /// No answer came (the time ran out, or the client went away); why, in words.
     Unanswered(String),
+    /// Nobody could be asked after all: the client refused the question or
+    /// could not take it (an error, not an answer). Whoever asked goes on as
+    /// if there had been no asker (a `need_confirm` reaches the model).
+    Unreachable(String),
 }
 
 impl Answer {

@@ -76,7 +76,7 @@ async fn the_person_is_asked_for_exactly_the_missing_fields_and_the_call_runs_wi
     let envelope = greet(&gateway, &ada, json!({})).await;
     assert!(envelope.success, "{envelope:?}");
     assert_eq!(envelope.result.unwrap()["text"], "Hello, Ada x2");
-    let asked = ada.asked.lock().unwrap();
+    let asked = ada.asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 1);
     let form = &asked[0].schema;
     assert_eq!(form["required"], json!(["name", "times"]), "{form}");

@@ -24,6 +24,9 @@ use crate::common::TestServer;
 #[derive(Clone)]
 struct User {
     action: Option<ElicitationAction>,
+    /// Declares the capability but answers every question with an error (as
+    /// a toolgate in front answers when its own caller cannot be asked).
+    refuses: bool,
     asked: Arc<Mutex<Vec<(String, Value)>>>,
 }
 
@@ -35,6 +38,9 @@ impl ClientHandler for User {
     ) -> Result<ElicitResult, ErrorData> {
         if let ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } = request {
             self.asked.lock().unwrap().push((message, serde_json::to_value(requested_schema).unwrap()));
+        }
+        if self.refuses {
+            return Err(ErrorData::invalid_request("cannot put this question to anyone", None));
         }
         let action = self.action.clone().unwrap_or(ElicitationAction::Decline);
         let content = (action == ElicitationAction::Accept).then(|| json!({"confirm": true}));
@@ -63,7 +69,10 @@ async fn delete_acme(
     server: &TestServer,
     action: Option<ElicitationAction>,
 ) -> (Value, Vec<(String, Value)>) {
-    let user = User { action, asked: Arc::default() };
+    ask_acme(server, User { action, refuses: false, asked: Arc::default() }).await
+}
+
+async fn ask_acme(server: &TestServer, user: User) -> (Value, Vec<(String, Value)>) {
     let config =
         StreamableHttpClientTransportConfig::with_uri(server.url("/mcp")).auth_header(server.admin.clone());
     let client =
@@ -144,5 +153,20 @@ async fn a_client_that_cannot_be_asked_gets_the_signal_as_before() {
     assert_eq!(envelope["success"], true, "{envelope}");
     assert_eq!(envelope["signals"][0]["kind"], "need_confirm", "{envelope}");
     assert_eq!(envelope["signals"][0]["confirm_param"], "confirm", "{envelope}");
+    server.stop().await;
+}
+
+/// A client that declared elicitation but cannot take the question (answers
+/// with an error): the model gets the `need_confirm` signal, as without the
+/// capability, not "the user declined".
+#[tokio::test]
+async fn a_client_that_cannot_take_the_question_leaves_the_signal_to_the_model() {
+    let server = TestServer::start(Exposure::Meta, HttpConfig::default()).await;
+    let user = User { action: Some(ElicitationAction::Accept), refuses: true, asked: Arc::default() };
+    let (envelope, asked) = ask_acme(&server, user).await;
+    assert_eq!(asked.len(), 1, "it was asked");
+    assert_eq!(envelope["success"], true, "{envelope}");
+    assert_eq!(envelope["signals"][0]["kind"], "need_confirm", "{envelope}");
+    assert_eq!(envelope["metadata"]["attempts"], 1, "the write did not run again: {envelope}");
     server.stop().await;
 }

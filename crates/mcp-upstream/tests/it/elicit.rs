@@ -149,11 +149,20 @@ async fn an_upstream_question_goes_to_the_person_behind_the_call() {
     let answer = call(&gateway, &member().with_asker(gone), "asking__ask_name", json!({})).await;
     assert_eq!(answer.result.clone().unwrap_or_default()["action"], "decline", "{answer:?}");
 
-    // A caller whose client cannot be asked: declined, and nobody else is asked in their place.
+    // A caller whose client cannot be asked: an error, not a decline (nobody said no), and
+    // nobody else is asked in their place.
     let answer = call(&gateway, &member(), "asking__ask_name", json!({})).await;
     assert!(answer.success, "{answer:?}");
-    assert_eq!(answer.result.clone().unwrap_or_default()["action"], "decline", "{answer:?}");
+    let error = answer.result.clone().unwrap_or_default()["error"].as_str().unwrap_or_default().to_owned();
+    assert!(error.contains("cannot put this question"), "{answer:?}");
     assert_eq!(ada.asked().len(), 1, "{:?}", ada.asked());
+
+    // The caller's own client could not take it (an upstream toolgate whose caller cannot be
+    // asked): the same error, so that toolgate gives its model the need_confirm signal.
+    let unreachable = Person::new(Answer::Unreachable("the client could not take the question".into()));
+    let answer = call(&gateway, &member().with_asker(unreachable), "asking__ask_name", json!({})).await;
+    let error = answer.result.clone().unwrap_or_default()["error"].as_str().unwrap_or_default().to_owned();
+    assert!(error.contains("cannot put this question"), "{answer:?}");
 }
 
 /// Two calls in flight together (neither person answers before both are asked): each question
@@ -184,7 +193,7 @@ async fn concurrent_calls_each_ask_their_own_person() {
 }
 
 /// Over stdio nothing ties a question to a call: with one call in flight it is that call's; with
-/// several, nobody is asked (never the wrong person) and the upstream hears a decline.
+/// several, nobody is asked (never the wrong person) and the upstream hears that nobody can be.
 #[tokio::test]
 async fn over_stdio_a_question_goes_to_the_only_call_in_flight() {
     let Some(python) = python() else { return };
@@ -214,7 +223,9 @@ async fn over_stdio_a_question_goes_to_the_only_call_in_flight() {
     .await;
     let bob = Person::new(Answer::Accept(json!({"name": "Bob"})));
     let answer = call(&gateway, &member().with_asker(bob.clone()), "weather__ask_name", json!({})).await;
-    assert_eq!(answer.result.clone().unwrap_or_default()["action"], "decline", "{answer:?}");
+    // The Python SDK's ctx.elicit raises on the error: the upstream tool fails, saying why.
+    assert!(!answer.success, "{answer:?}");
+    assert!(format!("{answer:?}").contains("cannot put this question"), "{answer:?}");
     assert!(bob.asked().is_empty() && other.asked().is_empty(), "{:?} {:?}", bob.asked(), other.asked());
     holding.abort();
     // The upstream took the cancellation and goes on answering.
