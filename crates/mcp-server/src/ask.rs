@@ -1,12 +1,91 @@
-//! The person behind an MCP session, asked through elicitation
-//! (`elicitation/create`, 2025-06-18 to 2025-11-25): the [`Asker`] a call's
-//! context gets when its client declared the capability. Sessions without it,
-//! stateless requests and 2026-07-28 (which forbids server-to-client
-//! requests) get no asker, so a `need_confirm` reaches the model as a signal.
+//! The person behind an MCP call, asked through elicitation: in a session
+//! (2025-06-18 to 2025-11-25) with an `elicitation/create` request
+//! ([`PeerAsker`]); at 2026-07-28, which forbids server-to-client requests,
+//! with an `input_required` result that the client answers by retrying the
+//! call with `inputResponses` ([`Rounds`]). A client that declared no
+//! elicitation gets no asker, so a `need_confirm` reaches the model as a signal.
 
-use rmcp::model::{ElicitRequestParams, ElicitationAction, ElicitationSchema};
-use rmcp::service::{ElicitationMode, Peer, RoleServer};
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{
+    CallToolRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, ProtocolVersion,
+};
+use rmcp::service::{ElicitationMode, Peer, RequestContext, RoleServer};
 use tool_core::{Answer, Asker, Question};
+
+/// The key of toolgate's one question in `inputRequests` / `inputResponses`.
+const QUESTION_KEY: &str = "toolgate_question";
+
+/// The `requestState` of a round for `tool`: the retry must name the same tool.
+fn round_state(tool: &str) -> String {
+    format!("toolgate:ask:{tool}")
+}
+
+/// A 2026-07-28 call's rounds: the answer its retry brought (for the first
+/// question asked), and the next question, which ends this round as an
+/// `input_required` result instead of the call's own.
+pub(crate) struct Rounds {
+    given: Mutex<Option<Answer>>,
+    next: Mutex<Option<Question>>,
+}
+
+impl Rounds {
+    /// The rounds of this request, when it is 2026-07-28 or later and its
+    /// client declared form elicitation; `None` otherwise.
+    pub(crate) fn for_request(
+        context: &RequestContext<RoleServer>,
+        request: &CallToolRequestParams,
+    ) -> Option<Arc<Self>> {
+        if context.protocol_version()? < ProtocolVersion::V_2026_07_28 {
+            return None;
+        }
+        let elicitation = context.client_capabilities()?.elicitation?;
+        if elicitation.form.is_none() && elicitation.url.is_some() {
+            return None;
+        }
+        // An answer counts only for the round it was asked in: the same tool.
+        let given = (request.request_state.as_deref() == Some(round_state(&request.name).as_str()))
+            .then(|| request.input_responses.as_ref()?.get(QUESTION_KEY).cloned())
+            .flatten()
+            .map(|answer| match serde_json::from_value::<ElicitResult>(answer) {
+                Ok(result) => match result.action {
+                    ElicitationAction::Accept => Answer::Accept(result.content.unwrap_or_default()),
+                    ElicitationAction::Decline => Answer::Decline,
+                    ElicitationAction::Cancel => Answer::Cancel,
+                    _ => Answer::Unanswered("an action this server does not know".to_owned()),
+                },
+                Err(_) => Answer::Unanswered("the client's answer is not an elicitation result".to_owned()),
+            });
+        Some(Arc::new(Self { given: Mutex::new(given), next: Mutex::default() }))
+    }
+
+    /// The `input_required` result of this round, when a question is waiting.
+    pub(crate) fn input_required(&self, tool: &str) -> Option<InputRequiredResult> {
+        let question = self.next.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+        let schema = serde_json::from_value::<ElicitationSchema>(question.schema).ok()?;
+        let params = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: question.message,
+            requested_schema: schema,
+        };
+        let mut requests = InputRequests::new();
+        requests.insert(QUESTION_KEY.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)));
+        Some(InputRequiredResult::new(Some(requests), Some(round_state(tool))))
+    }
+}
+
+#[tool_core::async_trait]
+impl Asker for Rounds {
+    async fn ask(&self, question: &Question) -> Answer {
+        if let Some(answer) = self.given.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            return answer;
+        }
+        // Asked in the next round: the call answers `input_required` instead.
+        *self.next.lock().unwrap_or_else(|e| e.into_inner()) = Some(question.clone());
+        Answer::Unreachable("asked through input_required".to_owned())
+    }
+}
 
 /// Asks through the session's client.
 pub(crate) struct PeerAsker {

@@ -200,16 +200,15 @@ impl McpServer {
         name: &str,
         args: Value,
         context: &RequestContext<RoleServer>,
+        asker: Option<Arc<dyn tool_core::Asker>>,
     ) -> Option<Envelope> {
         let mut ctx = ToolContext::new(caller).with_trace_id(uuid::Uuid::new_v4().simple().to_string());
         let channel = context.meta.get_progress_token().map(ProgressChannel::new);
         if let Some(channel) = &channel {
             ctx = ctx.with_progress(channel.sink());
         }
-        if self.inner.ask
-            && let Some(asker) = crate::ask::PeerAsker::for_peer(&context.peer)
-        {
-            ctx = ctx.with_asker(Arc::new(asker));
+        if let Some(asker) = asker {
+            ctx = ctx.with_asker(asker);
         }
         let gateway = &self.inner.gateway;
         let direct = self.inner.exposure.is_direct();
@@ -445,9 +444,21 @@ impl ServerHandler for McpServer {
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let caller = self.take_caller(&mut context.extensions)?;
+        // Who can be asked: a 2026-07-28 client through input_required
+        // rounds, a session's client through elicitation/create.
+        let rounds = crate::ask::Rounds::for_request(&context, &request);
+        let asker: Option<Arc<dyn tool_core::Asker>> = match &rounds {
+            Some(rounds) => Some(rounds.clone()),
+            None if self.inner.ask => crate::ask::PeerAsker::for_peer(&context.peer)
+                .map(|a| Arc::new(a) as Arc<dyn tool_core::Asker>),
+            None => None,
+        };
         let args = Value::Object(request.arguments.unwrap_or_default());
-        match self.run(caller, &request.name, args, &context).await {
-            Some(envelope) => Ok(self.tool_result(envelope).into()),
+        match self.run(caller, &request.name, args, &context, asker).await {
+            Some(envelope) => match rounds.and_then(|r| r.input_required(&request.name)) {
+                Some(input_required) => Ok(input_required.into()),
+                None => Ok(self.tool_result(envelope).into()),
+            },
             None => Err(cancelled()),
         }
     }

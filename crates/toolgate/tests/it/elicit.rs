@@ -3,7 +3,9 @@
 //! elicitation callback against a real `toolgate serve --demo`, cancelling
 //! alice's APPROVED trip: no capability keeps today's `need_confirm` signal,
 //! a declined question changes nothing, an accepted one cancels the order in
-//! the same call; each state read back through the database.
+//! the same call; then bob's APPROVED trip at 2026-07-28, where the question
+//! is an `input_required` result the SDK's `Client` answers by retrying;
+//! each state read back through the database.
 //!
 //! Needs `TOOLGATE_PYTHON` with `mcp` 2.x; skips without it unless
 //! `TOOLGATE_REQUIRE_INTEROP=1`.
@@ -20,12 +22,14 @@ async fn the_python_sdk_confirms_and_declines_a_cancellation_it_is_asked_about()
     let Some(python) = test_support::python::with("import mcp") else { return };
     let demo = start(&[]);
     let key = key_of(&demo.banner, "alice");
+    let bob = key_of(&demo.banner, "bob");
     let output = tokio::time::timeout(
         Duration::from_secs(120),
         tokio::process::Command::new(&python)
             .arg(SCRIPT)
             .arg(format!("{}/mcp", demo.url))
             .arg(&key)
+            .arg(&bob)
             .kill_on_drop(true)
             .output(),
     )

@@ -7,10 +7,14 @@ Against `toolgate serve --demo` as alice, whose Shenzhen trip is APPROVED:
      trip and says it cannot be undone), the result says nothing changed,
      and the order stays APPROVED;
   3. a session whose user accepts is asked once and the order is CANCELLED
-     in the same call.
+     in the same call;
+then, as bob (a manager whose Beijing trip is APPROVED), at 2026-07-28,
+where the server may not send requests: the question comes as an
+`input_required` result that the SDK's `Client` answers by retrying the
+call with `inputResponses`; a decline keeps the order, an accept cancels it.
 Every state is read back through query_travel_order (the database).
 
-Usage: elicit_check.py URL KEY
+Usage: elicit_check.py URL ALICE_KEY BOB_KEY
 """
 
 import json
@@ -18,7 +22,7 @@ import sys
 from typing import Any
 
 import anyio
-from mcp import ClientSession, types
+from mcp import Client, ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -56,11 +60,28 @@ async def execute(session: ClientSession, tool: str, params: dict) -> dict:
     return result.structured_content
 
 
-async def approved_shenzhen(session: ClientSession) -> dict:
+async def approved_to(session: ClientSession, city: str) -> dict:
     listed = await execute(session, "query_travel_order", {"status": "APPROVED", "page_size": 50})
-    orders = [o for o in listed["result"]["orders"] if o["destination"] == "Shenzhen"]
-    expect(len(orders) == 1, "alice has one APPROVED trip to Shenzhen", listed["result"])
+    orders = [o for o in listed["result"]["orders"] if o["destination"] == city]
+    expect(len(orders) == 1, f"one APPROVED trip to {city}", listed["result"])
     return orders[0]
+
+
+async def modern(url: str, key: str, answer: str, tool: str, params: dict) -> tuple[dict, list, str]:
+    """One call at 2026-07-28 (`server/discover`, no `initialize`) by a client whose user answers `answer`."""
+    asked: list = []
+
+    async def elicit(_context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params)
+        content = {"confirm": True} if answer == "accept" else None
+        return types.ElicitResult(action=answer, content=content)
+
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"})
+    async with http:
+        async with Client(streamable_http_client(url, http_client=http), elicitation_callback=elicit) as client:
+            version = client.session.protocol_version
+            result = await client.call_tool("execute_tool", {"tool_name": tool, "parameters": params})
+            return result.structured_content, asked, version
 
 
 async def status_of(url: str, key: str, order_id: int) -> str:
@@ -72,8 +93,8 @@ async def status_of(url: str, key: str, order_id: int) -> str:
     return status
 
 
-async def main(url: str, key: str) -> None:
-    order, _ = await with_session(url, key, None, approved_shenzhen)
+async def main(url: str, key: str, bob: str) -> None:
+    order, _ = await with_session(url, key, None, lambda s: approved_to(s, "Shenzhen"))
     order_id = order["order_id"]
     cancel = lambda s: execute(s, "cancel_travel_order", {"order_id": order_id})
 
@@ -97,12 +118,26 @@ async def main(url: str, key: str) -> None:
     expect(len(asked) == 1, "the user was asked once")
     expect(envelope["success"] is True and envelope["result"].get("cancelled") is True, "the write ran in the same call", envelope)
     expect(await status_of(url, key, order_id) == "CANCELLED", "the order is CANCELLED")
+
+    trip, _ = await with_session(url, bob, None, lambda s: approved_to(s, "Beijing"))
+    trip_id = trip["order_id"]
+    print("--- 2026-07-28: the user declines the input_required question")
+    envelope, asked, version = await modern(url, bob, "decline", "cancel_travel_order", {"order_id": trip_id})
+    expect(version == "2026-07-28", "the protocol is 2026-07-28", version)
+    expect(len(asked) == 1 and "Beijing" in asked[0].message, "the user was asked once, about the Beijing trip", [str(a) for a in asked])
+    expect(envelope["result"]["confirmation"] == "declined", "the result says the user declined", envelope)
+    expect(await status_of(url, bob, trip_id) == "APPROVED", "bob's order is still APPROVED")
+    print("--- 2026-07-28: the user accepts")
+    envelope, asked, _ = await modern(url, bob, "accept", "cancel_travel_order", {"order_id": trip_id})
+    expect(len(asked) == 1, "the user was asked once")
+    expect(envelope["success"] is True and envelope["result"].get("cancelled") is True, "the write ran on the retry", envelope)
+    expect(await status_of(url, bob, trip_id) == "CANCELLED", "bob's order is CANCELLED")
     print("PASS")
 
 
 if __name__ == "__main__":
     try:
-        anyio.run(main, sys.argv[1], sys.argv[2])
+        anyio.run(main, sys.argv[1], sys.argv[2], sys.argv[3])
     except CheckFailed as failure:
         print(f"FAIL {failure}")
         sys.exit(1)
