@@ -70,6 +70,8 @@ mod admission;
 mod api;
 mod audit;
 mod auth;
+mod batch;
+mod cancel;
 mod chat;
 mod console;
 mod limits;
@@ -81,6 +83,9 @@ mod rate;
 mod serve;
 mod session;
 mod trace;
+
+/// The header that names an MCP session.
+const SESSION_HEADER: &str = "mcp-session-id";
 
 pub use ops::{MetricsSource, Probe};
 pub use rate::HttpRate;

@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::auth::unauthorized;
 use super::limits::payload_too_large;
 use super::message::{self, rpc_error};
-use super::{Drain, HttpConfig, Shared, admit};
+use super::{Drain, HttpConfig, SESSION_HEADER, Shared, admit};
 use crate::handler::Authenticated;
 use crate::{KeyStore, McpServer};
 
@@ -215,66 +215,9 @@ pub(super) struct McpGuard {
     pub(super) in_flight: Arc<Mutex<HashSet<(String, String)>>>,
     /// Requests being answered without sessions; `None` with sessions (rmcp
     /// routes a session's `notifications/cancelled` itself).
-    pub(super) stateless_calls: Option<Arc<StatelessCalls>>,
+    pub(super) stateless_calls: Option<Arc<super::cancel::StatelessCalls>>,
     pub(super) drain: Drain,
 }
-
-/// Requests in progress without sessions, by (key id, JSON-RPC id): there a
-/// `notifications/cancelled` comes in a POST of its own, and finds the call
-/// it names here. Keyed by the key, so a client can cancel only its own.
-#[derive(Debug, Default)]
-pub(super) struct StatelessCalls {
-    calls: Mutex<HashMap<(String, String), (u64, CancellationToken)>>,
-    serial: std::sync::atomic::AtomicU64,
-}
-
-impl StatelessCalls {
-    fn register(self: &Arc<Self>, key_id: &str, id: &Value) -> Registered {
-        let serial = self.serial.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let token = CancellationToken::new();
-        let key = (key_id.to_owned(), id.to_string());
-        if let Ok(mut calls) = self.calls.lock() {
-            calls.insert(key.clone(), (serial, token.clone()));
-        }
-        Registered { calls: self.clone(), key, serial, token }
-    }
-
-    /// Cancel the caller's request `id`, if it is still running.
-    fn cancel(&self, key_id: &str, id: &Value) {
-        let key = (key_id.to_owned(), id.to_string());
-        if let Some((_, token)) = self.calls.lock().ok().and_then(|calls| calls.get(&key).cloned()) {
-            token.cancel();
-        }
-    }
-}
-
-/// A stateless request's entry, removed when its answer is done (or
-/// dropped); a later request that reused the id keeps its own entry.
-struct Registered {
-    calls: Arc<StatelessCalls>,
-    key: (String, String),
-    serial: u64,
-    token: CancellationToken,
-}
-
-impl Drop for Registered {
-    fn drop(&mut self) {
-        if let Ok(mut calls) = self.calls.calls.lock()
-            && calls.get(&self.key).is_some_and(|(serial, _)| *serial == self.serial)
-        {
-            calls.remove(&self.key);
-        }
-    }
-}
-
-/// The `requestId` a `notifications/cancelled` names.
-fn cancelled_request(body: &[u8]) -> Option<Value> {
-    let message: Value = serde_json::from_slice(body).ok()?;
-    message.get("params")?.get("requestId").filter(|id| id.is_string() || id.is_number()).cloned()
-}
-
-/// The answer to a request the client cancelled, as a session answers it.
-const CANCELLED: &str = "the request was cancelled by the client";
 
 /// Removes a request id from the in-flight set when its answer is done (or dropped).
 struct InFlight {
@@ -289,8 +232,6 @@ impl Drop for InFlight {
         }
     }
 }
-
-const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The JSON-RPC code of errors about the transport's state (sessions, shutdown).
 const SERVER_ERROR: i32 = -32000;
@@ -353,7 +294,10 @@ async fn mcp_guard(guard: &McpGuard, mcp: &McpService, request: Request) -> Resp
     let mut split = None;
     let response = guard_one(guard, mcp, request, Some(&mut split)).await;
     match split {
-        Some((parts, items)) => batch(guard, mcp, &parts, items).await,
+        Some((parts, items)) => {
+            super::batch::answer(&parts, items, |request| Box::pin(guard_one(guard, mcp, request, None)))
+                .await
+        }
         None => response,
     }
 }
@@ -403,7 +347,7 @@ async fn guard_one(
         };
         if let Some(split) = split
             && message::is_batch(&bytes)
-            && batches_allowed(&parts.headers, guard.owners.is_none())
+            && super::batch::allowed(&parts.headers, guard.owners.is_none())
         {
             return match message::split_batch(&bytes) {
                 Ok(items) => {
@@ -421,7 +365,7 @@ async fn guard_one(
             && let Some(auth) = parts.extensions.get::<Authenticated>()
         {
             if method.as_deref() == Some("notifications/cancelled") {
-                if let Some(target) = cancelled_request(&bytes) {
+                if let Some(target) = super::cancel::cancelled_request(&bytes) {
                     calls.cancel(&auth.key_id, &target);
                 }
             } else if let Some(id) = &id {
@@ -466,7 +410,7 @@ async fn guard_one(
     let response = tokio::select! {
         response = mcp.handle(request) => response,
         // Dropping rmcp's future before its first message cancels the handler.
-        () = cancelled => return json_rpc(StatusCode::OK, request_id.unwrap_or_default(), -32600, CANCELLED),
+        () = cancelled => return json_rpc(StatusCode::OK, request_id.unwrap_or_default(), -32600, super::cancel::CANCELLED),
         // Past the grace period a call that has not answered gets an error, not a cut connection.
         () = guard.drain.expired.cancelled(), if request_id.is_some() => {
             return json_rpc(StatusCode::SERVICE_UNAVAILABLE, request_id.unwrap_or_default(), SERVER_ERROR, SHUTTING_DOWN);
@@ -551,105 +495,6 @@ async fn guard_one(
     let mut response = Response::from_parts(parts, Body::from_stream(stream));
     response.headers_mut().remove(header::CONTENT_LENGTH);
     response
-}
-
-/// The one revision whose clients may send JSON-RPC batches; later ones removed them.
-const BATCH_REVISION: &str = "2025-03-26";
-
-/// Whether a POST may be a batch: its `mcp-protocol-version` header names
-/// [`BATCH_REVISION`], and it is sent in a session (or there are no
-/// sessions). `initialize`, which opens the session, is never batched.
-fn batches_allowed(headers: &axum::http::HeaderMap, stateless: bool) -> bool {
-    headers.get("mcp-protocol-version").is_some_and(|v| v.as_bytes() == BATCH_REVISION.as_bytes())
-        && (stateless || headers.contains_key(SESSION_HEADER))
-}
-
-/// A batch (MCP 2025-03-26): each message goes through [`guard_one`] on its
-/// own, one after another, as if it had come in a POST of its own with the
-/// same headers; the answers to its requests come back as one JSON array
-/// (an SSE answer gives its final response), and a batch without requests
-/// is answered 202 with no body.
-async fn batch(
-    guard: &McpGuard,
-    mcp: &McpService,
-    parts: &axum::http::request::Parts,
-    items: Vec<Value>,
-) -> Response {
-    let mut answers = Vec::with_capacity(items.len());
-    for item in items {
-        let id = item.get("id").filter(|id| id.is_string() || id.is_number()).cloned();
-        let method = item.get("method").and_then(Value::as_str);
-        if !item.is_object() {
-            let why = "invalid request: each message of a batch is a JSON-RPC message (a JSON object)";
-            answers.push(error_entry(Value::Null, -32600, why));
-            continue;
-        }
-        if method == Some("initialize") {
-            let why = "invalid request: `initialize` cannot be sent in a batch; send it alone";
-            answers.push(error_entry(id.unwrap_or_default(), -32600, why));
-            continue;
-        }
-        let is_request = id.is_some() && method.is_some();
-        let mut request = Request::new(Body::from(item.to_string()));
-        *request.method_mut() = parts.method.clone();
-        *request.uri_mut() = parts.uri.clone();
-        *request.version_mut() = parts.version;
-        *request.headers_mut() = parts.headers.clone();
-        request.headers_mut().remove(header::CONTENT_LENGTH);
-        *request.extensions_mut() = parts.extensions.clone();
-        let response = Box::pin(guard_one(guard, mcp, request, None)).await;
-        if response.status() == StatusCode::NOT_FOUND {
-            // The session is gone: so is the rest of the batch.
-            return response;
-        }
-        let sse = response
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .is_some_and(|v| v.as_bytes().starts_with(b"text/event-stream"));
-        let body = axum::body::to_bytes(response.into_body(), usize::MAX).await.unwrap_or_default();
-        let answer = if sse {
-            final_response(&body)
-        } else {
-            serde_json::from_slice::<Value>(&body).ok().filter(Value::is_object)
-        };
-        match answer {
-            Some(answer) => answers.push(answer),
-            None if is_request => answers.push(error_entry(
-                id.unwrap_or_default(),
-                -32603,
-                "internal error: this request of the batch got no answer; send it again on its own",
-            )),
-            None => {}
-        }
-    }
-    if answers.is_empty() {
-        return StatusCode::ACCEPTED.into_response();
-    }
-    let mut response = (StatusCode::OK, axum::Json(Value::Array(answers))).into_response();
-    if let Some(session) = parts.headers.get(SESSION_HEADER) {
-        response.headers_mut().insert(SESSION_HEADER, session.clone());
-    }
-    response
-}
-
-fn error_entry(id: Value, code: i32, message: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
-}
-
-/// The last JSON-RPC response (an id, no method) in an SSE body.
-fn final_response(body: &[u8]) -> Option<Value> {
-    let text = String::from_utf8_lossy(body).replace("\r\n", "\n");
-    text.split("\n\n")
-        .filter_map(|event| {
-            let data: Vec<&str> = event
-                .lines()
-                .filter_map(|line| line.strip_prefix("data:"))
-                .map(|d| d.strip_prefix(' ').unwrap_or(d))
-                .collect();
-            serde_json::from_str::<Value>(&data.join("\n")).ok()
-        })
-        .filter(|m| m.get("id").is_some() && m.get("method").is_none())
-        .last()
 }
 
 /// How long the headers of a call's event stream may wait for its first
