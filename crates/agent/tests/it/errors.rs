@@ -9,18 +9,9 @@ use tokio_util::sync::CancellationToken;
 use tool_core::Secret;
 
 use crate::model_server::{ModelServer, Reply, text};
-use crate::{config, member, names, run, test_gateway};
+use crate::{config, error_message, member, names, run, test_gateway};
 
 const KEY: &str = "sk-test-4f1c2a9b03d7e611aa";
-
-fn error_message(events: &[Event]) -> String {
-    events
-        .iter()
-        .find_map(|e| {
-            if let Event::Error { code, message } = e { Some(format!("{code}: {message}")) } else { None }
-        })
-        .unwrap_or_default()
-}
 
 #[tokio::test]
 async fn a_500_is_retried_and_the_run_succeeds() {

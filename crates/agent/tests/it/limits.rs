@@ -12,16 +12,7 @@ use serde_json::{Value, json};
 use tool_core::{Effect, FnTool, ToolOutput, ToolSpec};
 
 use crate::model_server::{ModelServer, Reply, calls, text};
-use crate::{config, direct, member, run, test_gateway, tool_messages};
-
-fn error_message(events: &[Event]) -> String {
-    events
-        .iter()
-        .find_map(|e| {
-            if let Event::Error { code, message } = e { Some(format!("{code}: {message}")) } else { None }
-        })
-        .unwrap_or_default()
-}
+use crate::{config, direct, error_message, member, run, test_gateway, tool_messages};
 
 #[tokio::test]
 async fn a_line_without_end_is_refused_at_the_line_limit() {

@@ -133,6 +133,16 @@ pub fn member() -> Caller {
 }
 
 /// The `tool` messages of a request: `(tool_call_id, content)`.
+/// The first `error` event of a run, as `CODE: message` (empty when none).
+pub fn error_message(events: &[Event]) -> String {
+    events
+        .iter()
+        .find_map(|e| {
+            if let Event::Error { code, message } = e { Some(format!("{code}: {message}")) } else { None }
+        })
+        .unwrap_or_default()
+}
+
 pub fn tool_messages(messages: &[Value]) -> Vec<(String, String)> {
     messages
         .iter()
