@@ -564,17 +564,7 @@ fn wait_forever_as_member(
     server: &TestServer,
     session: Option<&str>,
 ) -> tokio::task::JoinHandle<reqwest::Result<String>> {
-    let mut request = server
-        .client
-        .post(server.url("/mcp"))
-        .header(AUTHORIZATION, format!("Bearer {}", server.member))
-        .header(ACCEPT, "application/json, text/event-stream")
-        .header(CONTENT_TYPE, "application/json")
-        .header("mcp-protocol-version", PROTOCOL);
-    if let Some(session) = session {
-        request = request.header("mcp-session-id", session);
-    }
-    let request = request.body(
+    let request = server.mcp_post(&server.member, session).body(
         json!({"jsonrpc": "2.0", "id": 42, "method": "tools/call",
             "params": {"name": "execute_tool", "arguments": {"tool_name": "wait_forever"}}})
         .to_string(),
@@ -719,14 +709,7 @@ async fn stateless_mode_answers_plain_json_without_sessions() {
     assert!(init.response(1).unwrap()["result"]["instructions"].as_str().unwrap().contains("count_steps"));
 
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "query_weather", "arguments": {"city": "Oslo"}}});
-    let mut request = server
-        .client
-        .post(server.url("/mcp"))
-        .header(AUTHORIZATION, format!("Bearer {}", server.member))
-        .header(ACCEPT, "application/json, text/event-stream")
-        .header(CONTENT_TYPE, "application/json")
-        .header("mcp-protocol-version", PROTOCOL);
-    request = request.body(call.to_string());
+    let request = server.mcp_post(&server.member, None).body(call.to_string());
     let reply = crate::common::Reply::read(request.send().await.unwrap()).await.unwrap();
     assert_eq!(reply.status, 200, "{}", reply.text);
     assert!(

@@ -149,6 +149,22 @@ impl TestServer {
         self.call(key, session, "execute_tool", json!({"tool_name": tool, "parameters": parameters})).await
     }
 
+    /// A POST to `/mcp` as `key` with the headers every MCP request carries
+    /// (in `session`, when given); the body is the caller's to set.
+    pub fn mcp_post(&self, key: &str, session: Option<&str>) -> reqwest::RequestBuilder {
+        let request = self
+            .client
+            .post(self.url("/mcp"))
+            .header(AUTHORIZATION, format!("Bearer {key}"))
+            .header(reqwest::header::ACCEPT, "application/json, text/event-stream")
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .header("mcp-protocol-version", mcp::PROTOCOL);
+        match session {
+            Some(session) => request.header("mcp-session-id", session),
+            None => request,
+        }
+    }
+
     /// A GET with a bearer key, its body not read (an SSE stream such as `/trace`).
     pub async fn stream(&self, key: &str, path: &str) -> reqwest::Response {
         self.client.get(self.url(path)).header(AUTHORIZATION, format!("Bearer {key}")).send().await.unwrap()
