@@ -113,6 +113,11 @@ pub struct Caller {
     /// The id (never the secret) of the API key that authenticated the
     /// caller, when one did: rate limits count per key, the audit trail names it.
     pub key_id: Option<String>,
+    /// The access token the caller signed in with (OAuth), kept only as the
+    /// subject of a token exchange (RFC 8693) that gets a backend its own
+    /// token for this user ([`TokenSource`]). Never sent to any backend
+    /// itself, never logged (a [`Secret`]). `None` for API keys and stdio.
+    pub subject_token: Option<Secret>,
 }
 
 impl Caller {
@@ -127,6 +132,7 @@ impl Caller {
             toolset: None,
             domains: None,
             key_id: None,
+            subject_token: None,
         }
     }
 
@@ -140,6 +146,12 @@ impl Caller {
     /// for this user under `fitness`). Only that backend's tools receive it.
     pub fn with_credential(mut self, backend: impl Into<String>, secret: impl Into<String>) -> Self {
         self.credentials.insert(backend, Secret::new(secret));
+        self
+    }
+
+    /// Set the access token the caller signed in with (see [`Caller::subject_token`]).
+    pub fn with_subject_token(mut self, token: Secret) -> Self {
+        self.subject_token = Some(token);
         self
     }
 
@@ -180,6 +192,23 @@ impl fmt::Display for Caller {
         }
         Ok(())
     }
+}
+
+/// Where a backend's tools get the credential they send for a caller when it
+/// is neither the caller's own stored one nor a fixed key: a token minted for
+/// that backend alone, e.g. by exchanging the caller's sign-in
+/// ([`Caller::subject_token`], RFC 8693) or by a client-credentials grant.
+/// Implementations cache what they mint and never hand one caller's token
+/// to another.
+#[async_trait::async_trait]
+pub trait TokenSource: Send + Sync + fmt::Debug + 'static {
+    /// The kind, as configuration spells it (`token_exchange`, `client_credentials`).
+    fn kind(&self) -> &'static str;
+
+    /// The token to send to the backend for `caller`, or the error the call
+    /// fails with (PERMISSION_DENIED when the caller cannot have one,
+    /// UNAVAILABLE when the token service did not answer).
+    async fn token(&self, caller: &Caller) -> Result<Secret, crate::ToolError>;
 }
 
 /// Where a running tool reports progress. The MCP server turns these into

@@ -20,7 +20,7 @@ mod tool;
 
 pub use ask::{Answer, Asker, Question};
 pub use backend::{BackendFailure, FailureKind};
-pub use context::{Caller, Credentials, NoProgress, ProgressSink, Secret, ToolContext};
+pub use context::{Caller, Credentials, NoProgress, ProgressSink, Secret, TokenSource, ToolContext};
 pub use envelope::{Envelope, ErrorBody, Metadata, Signal};
 pub use error::{ErrorCode, ToolError, WRITE_OUTCOME_UNKNOWN};
 pub use image::Image;
