@@ -3,7 +3,11 @@
 # outside the clone (reused by later runs on the same machine):
 #   - the official MCP Python SDK (`mcp`, PyPI) in a virtualenv,
 #   - the official MCP conformance suite (`@modelcontextprotocol/conformance`, npm),
-#   - Debian's Chromium and `playwright-core` (npm) for the web page test.
+#   - Debian's Chromium and `playwright-core` (npm) for the web page test,
+#   - panva's `oidc-provider` (npm), the real identity provider of the OAuth
+#     tests (crates/toolgate/tests/oidc/provider.mjs), and the official MCP
+#     TypeScript SDK (`@modelcontextprotocol/sdk`, npm), whose OAuth client
+#     crates/toolgate/tests/oidc/oauth_check.mjs drives.
 # Prints the environment variables the tests read.
 set -euo pipefail
 tools="${TOOLGATE_CI_TOOLS:-/var/tmp/toolgate-ci-tools}"
@@ -17,11 +21,23 @@ fi
 
 # 0.1.13 is the newest release that runs on the machine's Node.js 20
 # (0.1.14 and later import fs.globSync, which needs Node.js 22).
-if [ ! -x "$tools/node/node_modules/.bin/conformance" ] || [ ! -d "$tools/node/node_modules/playwright-core" ]; then
+# oidc-provider 9.x and @modelcontextprotocol/sdk 1.x run on Node.js 20.
+# The scripts are ES modules, which ignore NODE_PATH: they import these
+# packages by absolute path under $TOOLGATE_NODE_MODULES.
+oidc_provider=9.13.3
+mcp_sdk=1.32.2
+node_ok() {
+  local m="$tools/node/node_modules"
+  [ -x "$m/.bin/conformance" ] && [ -d "$m/playwright-core" ] &&
+    grep -qs "\"version\": \"$oidc_provider\"" "$m/oidc-provider/package.json" &&
+    grep -qs "\"version\": \"$mcp_sdk\"" "$m/@modelcontextprotocol/sdk/package.json"
+}
+if ! node_ok; then
   mkdir -p "$tools/node"
   (cd "$tools/node" && [ -f package.json ] || npm init -y >/dev/null)
   npm install --silent --no-fund --no-audit --prefix "$tools/node" \
-    @modelcontextprotocol/conformance@0.1.13 playwright-core >&2
+    @modelcontextprotocol/conformance@0.1.13 playwright-core \
+    "oidc-provider@$oidc_provider" "@modelcontextprotocol/sdk@$mcp_sdk" >&2
 fi
 
 if [ ! -x /usr/bin/chromium ]; then
@@ -35,3 +51,4 @@ echo "export TOOLGATE_CONFORMANCE=$tools/node/node_modules/.bin/conformance"
 echo "export TOOLGATE_CHROMIUM=/usr/bin/chromium"
 echo "export TOOLGATE_REQUIRE_INTEROP=1"
 echo "export TOOLGATE_REQUIRE_BROWSER=1"
+echo "export TOOLGATE_REQUIRE_OIDC=1"
