@@ -401,6 +401,23 @@ impl HttpExecutor {
         params: &Value,
         progress: &dyn ProgressSink,
     ) -> ToolResult {
+        // Whose credential a refusal refuses: the caller's only when one of theirs was sent
+        // (the weather provider, with the default auth, sends none).
+        let callers_credential = token.is_some_and(|t| !t.is_empty());
+        self.send_with(prepared, token, callers_credential, timeout, params, progress).await
+    }
+
+    /// [`HttpExecutor::send_reporting`], saying whose credential `token` is: the caller's
+    /// (`callers_credential`: a refusal is theirs to fix by signing in again) or toolgate's.
+    async fn send_with(
+        &self,
+        prepared: Prepared,
+        token: Option<&str>,
+        callers_credential: bool,
+        timeout: Duration,
+        params: &Value,
+        progress: &dyn ProgressSink,
+    ) -> ToolResult {
         // Boxed: the exchange's future (reqwest's, the streamed body's) is
         // several kilobytes, and a tool that holds it inline, even on a path
         // that never sends, is copied whole each time its future moves.
@@ -420,9 +437,7 @@ impl HttpExecutor {
                 read: method.is_read(),
                 backend: &self.options.backend_name,
                 preview_chars: self.options.preview_chars,
-                // Whose credential a refusal refuses: the caller's only when one of theirs was sent
-                // (the weather provider, with the default auth, sends none).
-                callers_credential: token.is_some_and(|t| !t.is_empty()),
+                callers_credential,
                 secrets: &secrets,
             };
             let http_method = match method {
@@ -527,9 +542,16 @@ impl RouteHandler for HttpExecutor {
     async fn handle(&self, ctx: &ToolContext, route: &Route, params: Value) -> ToolResult {
         let token = match self.options.auth {
             Auth::BearerFromCaller => Some(self.caller_token(ctx)?),
-            Auth::Static { .. } | Auth::None => None,
+            _ => None,
         };
         let prepared = self.prepare(route, &params)?;
+        // A minted token is fetched once the parameters are known to be good (minting may be
+        // a request of its own) and before any I/O to the backend: the source's error is the
+        // call's, and nothing is sent.
+        let minted = match &self.options.auth {
+            Auth::Token(provider) => Some((provider.token(&ctx.caller).await?, provider.is_callers())),
+            _ => None,
+        };
         let timeout = self.budget(ctx);
         if timeout.is_zero() {
             return Err(ToolError::new(
@@ -541,7 +563,13 @@ impl RouteHandler for HttpExecutor {
             )
             .transient(route.method.is_read()));
         }
-        self.send_reporting(prepared, token, timeout, &params, ctx.progress.as_ref()).await
+        let progress = ctx.progress.as_ref();
+        match &minted {
+            Some((token, callers)) => {
+                self.send_with(prepared, Some(token.expose()), *callers, timeout, &params, progress).await
+            }
+            None => self.send_reporting(prepared, token, timeout, &params, progress).await,
+        }
     }
 }
 

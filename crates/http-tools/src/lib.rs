@@ -36,8 +36,13 @@
 //! parameters (the gateway refuses injected fields), and it is never logged or returned. A
 //! backend that wants one fixed credential instead gets [`Auth::Static`] (the binary reads it
 //! from the environment and hands it over as a [`tool_core::Secret`]); an open backend gets
-//! [`Auth::None`]. Whatever the backend answers is scrubbed of every credential the request
-//! carried before any of it is clipped, kept in an error or returned.
+//! [`Auth::None`]. A backend that takes tokens from the company's identity provider gets
+//! [`Auth::Token`]: a [`tool_core::TokenSource`] (e.g. the `oauth` crate's token exchange, which
+//! trades the caller's sign-in for a token made for this backend alone, or its client-credentials
+//! grant) mints the token sent as `Authorization: Bearer`, fetched per call before any I/O to the
+//! backend; a source that cannot give one fails the call with its error and nothing is sent, and
+//! the caller's own sign-in is never sent. Whatever the backend answers is scrubbed of every
+//! credential the request carried before any of it is clipped, kept in an error or returned.
 //!
 //! TLS goes through rustls: the system roots, plus the PEM bundle of
 //! [`HttpOptions::ca_bundle_pem`] for private CAs. A certificate the client cannot trust is
@@ -50,7 +55,7 @@ mod executor;
 mod response;
 mod tls;
 
-pub use auth::Auth;
+pub use auth::{Auth, TokenProvider};
 pub use encode::{encode_component, fill_path};
 pub use executor::{HttpExecutor, HttpOptions, PROGRESS_STEP_BYTES, Prepared};
 /// The URL type of [`Prepared::url`] and [`HttpExecutor::base_url`].

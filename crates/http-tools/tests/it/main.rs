@@ -9,3 +9,4 @@ mod progress;
 mod properties;
 mod refused;
 mod tls;
+mod token;
