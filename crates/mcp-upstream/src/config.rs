@@ -2,9 +2,11 @@
 //! `[[upstreams]]` (this crate never reads files or the environment).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
-use tool_core::Secret;
+use http_tools::TokenProvider;
+use tool_core::{Secret, TokenSource};
 
 /// How to reach an upstream server.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,6 +80,9 @@ pub struct UpstreamConfig {
     /// Certificate authorities an `https://` upstream may chain to besides the system roots,
     /// as PEM text (`[tls] ca_file`, shared with every TLS client of toolgate).
     pub ca_bundle_pem: Option<String>,
+    /// Where an HTTP upstream's `Authorization: Bearer` token comes from, when it is minted
+    /// ([`UpstreamConfig::with_token_source`]); `None`: only the configured `headers` are sent.
+    pub auth: Option<TokenProvider>,
 }
 
 impl UpstreamConfig {
@@ -96,6 +101,7 @@ impl UpstreamConfig {
             backoff_min: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
             ca_bundle_pem: None,
+            auth: None,
         }
     }
 
@@ -107,5 +113,53 @@ impl UpstreamConfig {
     /// A streamable HTTP upstream.
     pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
         Self::new(name, Transport::Http { url: url.into(), headers: Vec::new() })
+    }
+
+    /// Send a token minted by `source` as `Authorization: Bearer` (HTTP upstreams only):
+    ///
+    /// - a source of the caller's own tokens (`token_exchange`): on the POST of each of that
+    ///   caller's tool calls, fetched for the caller before the call is sent (a source that
+    ///   cannot give one fails the call with its error, and nothing is sent). The handshake,
+    ///   listings, the event stream and notifications carry the configured `headers` only.
+    /// - toolgate's own token (`client_credentials`): on every request, the handshake and
+    ///   listings included, fetched through the source each time (it keeps the token and
+    ///   renews it before it expires).
+    ///
+    /// The caller's own sign-in ([`tool_core::Caller::subject_token`]) and API keys are never
+    /// sent. `headers` may not set `Authorization` as well ([`UpstreamConfig::check`]).
+    pub fn with_token_source(mut self, source: Arc<dyn TokenSource>) -> Self {
+        self.auth = Some(TokenProvider::new(source));
+        self
+    }
+
+    /// Checks the settings that are known wrong before connecting: the identity mode
+    /// ([`crate::check_identity`]) and the token source (an HTTP upstream, and no
+    /// `Authorization` in `headers` beside it). The message names the upstream and the fix.
+    pub fn check(&self) -> Result<(), String> {
+        crate::check_identity(self)?;
+        check_auth(self)
+    }
+}
+
+/// Checks an upstream's token source: only over HTTP, and never together with an
+/// `Authorization` in `headers`, since a request can carry only one.
+pub(crate) fn check_auth(config: &UpstreamConfig) -> Result<(), String> {
+    let Some(auth) = &config.auth else { return Ok(()) };
+    match &config.transport {
+        Transport::Stdio { .. } => Err(format!(
+            "upstream `{}`: `auth` ({}) sends a token over HTTP, and a child process has none; give the upstream a `url`, or remove `auth`",
+            config.name,
+            auth.kind()
+        )),
+        Transport::Http { headers, .. } => {
+            match headers.iter().find(|(name, _)| name.trim().eq_ignore_ascii_case("authorization")) {
+                Some((name, _)) => Err(format!(
+                    "upstream `{}`: `headers` sets `{name}` and `auth` ({}) sends a minted token in it; a request can carry only one: remove `{name}` from `headers`, or remove `auth`",
+                    config.name,
+                    auth.kind()
+                )),
+                None => Ok(()),
+            }
+        }
     }
 }

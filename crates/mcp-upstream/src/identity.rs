@@ -9,12 +9,19 @@
 //! handshake, listings, the event stream, notifications) goes out with the
 //! configured headers only, so a caller's id never lands on a request made
 //! for someone else.
+//!
+//! A minted token ([`crate::UpstreamConfig::with_token_source`]) goes the
+//! same way: the caller's own (`token_exchange`) rides in its tool call's
+//! extensions as a [`CallToken`] and becomes that POST's `Authorization:
+//! Bearer`; toolgate's own (`client_credentials`) is fetched from the
+//! source for every request the client sends.
 
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::Arc;
 
 use futures::stream::BoxStream;
+use http_tools::TokenProvider;
 use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{ClientJsonRpcMessage, GetExtensions};
@@ -23,7 +30,7 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpResponseLimits,
 };
 use sse_stream::Sse;
-use tool_core::Caller;
+use tool_core::{Caller, Secret};
 
 use crate::IdentityMode;
 
@@ -124,25 +131,69 @@ impl CallerHeaders {
     }
 }
 
-/// An HTTP client that adds the [`CallerHeaders`] of a message to the POST
-/// that carries it; otherwise it is `C`.
+/// The token one tool call's POST carries as `Authorization: Bearer`, in
+/// its request's extensions (fetched from the upstream's token source for
+/// the call's caller before the call was sent). `Debug` shows no value.
+#[derive(Clone)]
+pub(crate) struct CallToken(pub(crate) Secret);
+
+impl std::fmt::Debug for CallToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CallToken([redacted])")
+    }
+}
+
+/// An HTTP client that adds the [`CallerHeaders`] and [`CallToken`] of a
+/// message to the POST that carries it, and toolgate's own token from
+/// `service` (a source whose tokens are not the caller's) to every request;
+/// otherwise it is `C`.
 #[derive(Clone)]
 pub(crate) struct HeaderClient<C> {
     pub(crate) inner: C,
+    pub(crate) service: Option<TokenProvider>,
 }
 
-fn with_caller(
-    message: &ClientJsonRpcMessage,
-    mut headers: HashMap<HeaderName, HeaderValue>,
-) -> HashMap<HeaderName, HeaderValue> {
-    if let ClientJsonRpcMessage::Request(request) = message
-        && let Some(caller) = request.request.extensions().get::<CallerHeaders>()
-    {
-        for (name, value) in caller.0.iter() {
-            headers.insert(name.clone(), value.clone());
-        }
+impl<C: StreamableHttpClient> HeaderClient<C> {
+    /// The `Authorization` of a request that carries no call token: toolgate's
+    /// own token, when the upstream has one, else what rmcp gave (none).
+    async fn service_auth(
+        &self,
+        auth_header: Option<String>,
+    ) -> Result<Option<String>, StreamableHttpError<C::Error>> {
+        let Some(service) = &self.service else { return Ok(auth_header) };
+        // The caller is ignored by such a source: toolgate's own token is the same for all.
+        let token = service.token(&Caller::new("toolgate", "")).await.map_err(|error| {
+            StreamableHttpError::Io(std::io::Error::other(format!(
+                "no token for the upstream: {}",
+                error.message
+            )))
+        })?;
+        Ok(Some(token.expose().to_owned()))
     }
-    headers
+
+    /// The `Authorization` and headers of the POST that carries `message`.
+    async fn for_message(
+        &self,
+        message: &ClientJsonRpcMessage,
+        auth_header: Option<String>,
+        mut headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(Option<String>, HashMap<HeaderName, HeaderValue>), StreamableHttpError<C::Error>> {
+        let mut call_token = None;
+        if let ClientJsonRpcMessage::Request(request) = message {
+            let extensions = request.request.extensions();
+            if let Some(caller) = extensions.get::<CallerHeaders>() {
+                for (name, value) in caller.0.iter() {
+                    headers.insert(name.clone(), value.clone());
+                }
+            }
+            call_token = extensions.get::<CallToken>().map(|t| t.0.expose().to_owned());
+        }
+        let auth = match call_token {
+            Some(token) => Some(token),
+            None => self.service_auth(auth_header).await?,
+        };
+        Ok((auth, headers))
+    }
 }
 
 impl<C: StreamableHttpClient + Sync> StreamableHttpClient for HeaderClient<C> {
@@ -156,7 +207,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for HeaderClient<C> {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let headers = with_caller(&message, custom_headers);
+        let (auth_header, headers) = self.for_message(&message, auth_header, custom_headers).await?;
         self.inner.post_message(uri, message, session_id, auth_header, headers).await
     }
 
@@ -169,7 +220,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for HeaderClient<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let headers = with_caller(&message, custom_headers);
+        let (auth_header, headers) = self.for_message(&message, auth_header, custom_headers).await?;
         self.inner
             .post_message_with_max_sse_event_size(
                 uri,
@@ -191,7 +242,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for HeaderClient<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
-        let headers = with_caller(&message, custom_headers);
+        let (auth_header, headers) = self.for_message(&message, auth_header, custom_headers).await?;
         self.inner
             .post_message_with_response_limits(uri, message, session_id, auth_header, headers, limits)
             .await
@@ -204,6 +255,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for HeaderClient<C> {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<(), StreamableHttpError<Self::Error>> {
+        let auth_header = self.service_auth(auth_header).await?;
         self.inner.delete_session(uri, session_id, auth_header, custom_headers).await
     }
 
@@ -215,6 +267,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for HeaderClient<C> {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
+        let auth_header = self.service_auth(auth_header).await?;
         self.inner.get_stream(uri, session_id, last_event_id, auth_header, custom_headers).await
     }
 
@@ -227,6 +280,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for HeaderClient<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<Self::Error>> {
+        let auth_header = self.service_auth(auth_header).await?;
         self.inner
             .get_stream_with_max_sse_event_size(
                 uri,

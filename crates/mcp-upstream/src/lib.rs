@@ -45,6 +45,19 @@
 //! The caller's token and toolgate's API keys never leave; every other
 //! header is a configured one, and an identity header can never be a
 //! credential one ([`check_identity`]).
+//!
+//! # Tokens
+//!
+//! An HTTP upstream that takes tokens from the identity provider gets a
+//! [`tool_core::TokenSource`] ([`UpstreamConfig::with_token_source`]). With
+//! a token exchange, each tool call's POST carries `Authorization: Bearer`
+//! with the caller's own token for that upstream, fetched before the call
+//! is sent (a source that cannot give one fails the call with its error and
+//! nothing is sent); the handshake, listings and the event stream carry the
+//! configured headers only. With client credentials every request carries
+//! toolgate's service token, renewed by the source before it expires. The
+//! caller's own sign-in is never sent, and an `Authorization` in `headers`
+//! beside a token source is refused ([`UpstreamConfig::check`]).
 
 mod config;
 mod identity;

@@ -171,6 +171,7 @@ async fn refresh_peer(
                 link: link.clone(),
                 meta: config.identity == IdentityMode::Meta,
                 headers: headers.clone(),
+                auth: config.auth.clone(),
             })),
             Err(reason) => tracing::warn!(upstream = %config.name, %reason, "upstream tool left out"),
         }
@@ -193,6 +194,8 @@ fn backoff(config: &UpstreamConfig, failures: u32) -> Duration {
 }
 
 async fn connect(config: &UpstreamConfig, handler: Handler) -> Result<Service, String> {
+    // A token source beside a configured `Authorization`, or on a child process, never connects.
+    crate::config::check_auth(config)?;
     match &config.transport {
         Transport::Stdio { command, env, cwd } => {
             let Some((program, args)) = command.split_first() else {
@@ -228,15 +231,19 @@ async fn connect(config: &UpstreamConfig, handler: Handler) -> Result<Service, S
             let failed = |e: ClientInitializeError| {
                 certificate_problem(&e, &config.name).unwrap_or_else(|| handshake_problem(&config.name, &e))
             };
-            if identity::header_names(&config.identity, headers)?.is_empty() {
+            if identity::header_names(&config.identity, headers)?.is_empty() && config.auth.is_none() {
                 let transport = StreamableHttpClientTransport::with_client(client, transport_config);
                 return handler.serve(transport).await.map_err(failed);
             }
-            // The caller's headers are added per call by the client under the
-            // transport. The client follows no redirect (`http_client`), so a
-            // caller's id never reaches another address than the configured one.
-            let transport =
-                StreamableHttpClientTransport::with_client(HeaderClient { inner: client }, transport_config);
+            // The caller's headers and token are added per call, and toolgate's own token
+            // to every request, by the client under the transport. The client follows no
+            // redirect (`http_client`), so neither reaches another address than the
+            // configured one.
+            let service = config.auth.clone().filter(|auth| !auth.is_callers());
+            let transport = StreamableHttpClientTransport::with_client(
+                HeaderClient { inner: client, service },
+                transport_config,
+            );
             handler.serve(transport).await.map_err(failed)
         }
     }

@@ -18,7 +18,7 @@ use tool_core::{
 };
 
 use crate::CALLER_META_KEY;
-use crate::identity::CallerHeaders;
+use crate::identity::{CallToken, CallerHeaders};
 use crate::link::{Link, State};
 
 /// A tool of an upstream server, registered under our name for it.
@@ -31,6 +31,8 @@ pub(crate) struct UpstreamTool {
     pub(crate) meta: bool,
     /// Send the caller as these headers ([`crate::IdentityMode::Header`]).
     pub(crate) headers: Vec<HeaderName>,
+    /// Where the call's `Authorization: Bearer` token comes from ([`crate::UpstreamConfig::auth`]).
+    pub(crate) auth: Option<http_tools::TokenProvider>,
 }
 
 #[async_trait::async_trait]
@@ -65,12 +67,19 @@ impl Tool for UpstreamTool {
         if !self.headers.is_empty() {
             request.extensions.insert(CallerHeaders::new(&self.headers, &ctx.caller));
         }
+        // The token for this call, before anything is sent: a source that cannot give one
+        // (a caller with no sign-in to exchange, an identity provider that refused or is
+        // down) fails the call with its own error, and the upstream never hears of it.
+        if let Some(auth) = &self.auth {
+            let token = auth.token(&ctx.caller).await?;
+            request.extensions.insert(CallToken(token));
+        }
         let request = ClientRequest::CallToolRequest(request);
         // An error here means the request never reached the connection's writer.
         let handle = peer
             .send_request_with_option(request, options)
             .await
-            .map_err(|e| self.cut(&e, generation, Cut::NotSent("the connection had just closed")))?;
+            .map_err(|e| self.failed(&e, generation, Cut::NotSent("the connection had just closed")))?;
         // Progress the upstream reports for this request goes to our caller;
         // if our caller goes away (cancels, times out) the upstream is told.
         let _route = self.link.route_progress(&handle.progress_token, ctx.progress.clone());
@@ -95,7 +104,7 @@ impl Tool for UpstreamTool {
             )),
             Err(error) => {
                 let cut = cut_of(&error);
-                Err(self.cut(&error, generation, cut))
+                Err(self.failed(&error, generation, cut))
             }
         }
     }
@@ -138,7 +147,58 @@ fn cut_of(error: &ServiceError) -> Cut {
     }
 }
 
+/// The status of an answer refusing the call's credential (HTTP 401 or 403, with or without
+/// a `WWW-Authenticate` challenge): the upstream answered, and did not run the call.
+fn refused_status(error: &ServiceError) -> Option<u16> {
+    let ServiceError::TransportSend(error) = error else { return None };
+    let inner: &(dyn std::error::Error + 'static) = error.error.as_ref();
+    match inner.downcast_ref::<StreamableHttpError<reqwest::Error>>()? {
+        StreamableHttpError::AuthRequired(_) => Some(401),
+        StreamableHttpError::InsufficientScope(_) => Some(403),
+        StreamableHttpError::UnexpectedServerResponse(text) => {
+            [401, 403].into_iter().find(|status| text.starts_with(&format!("HTTP {status} ")))
+        }
+        _ => None,
+    }
+}
+
 impl UpstreamTool {
+    /// A call that failed on the connection: refused credentials are said so (the connection
+    /// is fine, nothing ran); anything else is a cut ([`UpstreamTool::cut`]).
+    fn failed(&self, error: &ServiceError, generation: u64, cut: Cut) -> ToolError {
+        match refused_status(error) {
+            Some(status) => self.refused(status),
+            None => self.cut(error, generation, cut),
+        }
+    }
+
+    /// The upstream refused the call's credential (HTTP 401/403) and ran nothing. Whose
+    /// problem that is depends on whose credential it was: the caller's own exchanged token
+    /// is theirs (sign in again); toolgate's (`headers`, a service token) is an operator's.
+    fn refused(&self, status: u16) -> ToolError {
+        let (name, tool) = (&self.link.name, &self.spec.name);
+        tracing::warn!(upstream = %name, tool = %tool, status, "upstream refused the call's credential");
+        let details = json!({"upstream": name, "status": status, "sent": true});
+        if self.auth.as_ref().is_some_and(|auth| auth.is_callers()) {
+            return ToolError::new(
+                ErrorCode::PermissionDenied,
+                format!(
+                    "`{tool}`: the MCP server `{name}` refused the caller's token (HTTP {status}) and did not run the call. Do not retry; tell the user to sign in again or ask an operator to check their access to it."
+                ),
+            )
+            .with_details(details)
+            .transient(false);
+        }
+        ToolError::new(
+            ErrorCode::ExecutionError,
+            format!(
+                "`{tool}`: the MCP server `{name}` refused the credential toolgate is configured with (HTTP {status}) and did not run the call. Do not retry and do not ask the user to sign in; an operator must check this upstream's `headers` or `auth`."
+            ),
+        )
+        .with_details(details)
+        .transient(false)
+    }
+
     /// The call was not sent: the upstream is not connected (`reason` says why, in plain
     /// words). Trying again later is safe, for a write too.
     fn unavailable(&self, reason: &str) -> ToolError {

@@ -12,3 +12,4 @@ mod http;
 mod identity;
 mod reach;
 mod stdio;
+mod token;
