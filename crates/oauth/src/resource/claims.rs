@@ -63,7 +63,12 @@ impl ClaimMapper {
         let toolset = if config.scopes.is_empty() {
             None
         } else {
-            match config.scopes.iter().find(|(scope, _)| scopes.iter().any(|s| s == scope)) {
+            let carried = |scope: &String| scopes.iter().any(|s| s == scope);
+            let all =
+                config.scopes.iter().any(|(scope, toolset)| toolset == super::ALL_TOOLS && carried(scope));
+            match config.scopes.iter().find(|(scope, _)| carried(scope)) {
+                // A scope that grants everything the role allows beats any narrower one.
+                Some(_) if all => None,
                 Some((_, toolset)) => Some(toolset.clone()),
                 None => {
                     let wanted: Vec<&str> = config.scopes.iter().map(|(scope, _)| scope.as_str()).collect();

@@ -36,7 +36,9 @@ pub struct ResourceConfig {
     /// The role of a token whose claim maps to no role. `None`: such a token
     /// is refused ([`super::Rejection::NoRole`], 403 without `insufficient_scope`).
     pub default_role: Option<String>,
-    /// Scope -> toolset: a scope narrows the caller to a toolset. When not
+    /// Scope -> toolset: a scope narrows the caller to a toolset, or, mapped
+    /// to [`super::ALL_TOOLS`] (`"*"`), lets it use everything its role allows
+    /// (and beats any narrower scope the token also carries). When not
     /// empty, a token that carries none of these scopes is refused with
     /// [`super::Rejection::InsufficientScope`]; when it carries several, the
     /// first listed here wins. The keys are the metadata's `scopes_supported`.

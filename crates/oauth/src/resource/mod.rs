@@ -38,6 +38,10 @@ use serde_json::{Map, Value};
 
 pub use config::{IntrospectionConfig, ResourceConfig};
 
+/// The toolset name that, in [`ResourceConfig::scopes`], narrows nothing: a
+/// token with that scope may use every tool its role allows.
+pub const ALL_TOOLS: &str = "*";
+
 use cache::TokenCache;
 use claims::ClaimMapper;
 use jwks::{KeySet, Selection};

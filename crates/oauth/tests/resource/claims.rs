@@ -128,6 +128,16 @@ async fn scopes_narrow_to_a_toolset() {
     assert_eq!(set.as_deref(), Some("all"));
     assert_eq!(scopes, ["toolgate.all"]);
 
+    // a scope mapped to `*` narrows nothing, and beats a narrower one the token also carries
+    let mut wide = crate::config(&idp);
+    wide.scopes = vec![("toolgate.read".into(), "readonly".into()), ("toolgate.full".into(), "*".into())];
+    let wide = crate::verifier(wide);
+    let both =
+        wide.verify(&token(&idp, &key, json!({"scope": "toolgate.read toolgate.full"}))).await.unwrap();
+    assert_eq!(both.toolset, None);
+    let read = wide.verify(&token(&idp, &key, json!({"scope": "toolgate.read"}))).await.unwrap();
+    assert_eq!(read.toolset.as_deref(), Some("readonly"));
+
     for scopes in [json!({"scope": "openid profile"}), json!({"scope": null}), json!({"scope": "toolgate"})] {
         let rejection = toolset(scopes).await.unwrap_err();
         let Rejection::InsufficientScope(message) = &rejection else { panic!("{rejection:?}") };
