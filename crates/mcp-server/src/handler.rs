@@ -41,7 +41,25 @@ the tool's own schema and call the tool itself; where they say `get_skill_guide`
 #[derive(Clone, Debug)]
 pub(crate) struct Authenticated {
     pub(crate) caller: Caller,
-    pub(crate) key_id: String,
+    /// What sessions, streams, rate limits and revocations are keyed on
+    /// ([`crate::identity::Identity::principal`]).
+    pub(crate) principal: String,
+    pub(crate) proof: crate::identity::Proof,
+}
+
+impl Authenticated {
+    /// Whether no credential was sent (the configured anonymous caller).
+    pub(crate) fn is_anonymous(&self) -> bool {
+        self.proof == crate::identity::Proof::Anonymous
+    }
+
+    /// When the request's proof ends (a token's `exp`).
+    pub(crate) fn expires_at(&self) -> Option<std::time::SystemTime> {
+        match self.proof {
+            crate::identity::Proof::Token { expires_at } => Some(expires_at),
+            _ => None,
+        }
+    }
 }
 
 /// An MCP server for one [`Gateway`]: tools, prompts and instructions for

@@ -10,6 +10,7 @@
 //! |---|---|
 //! | [`Exposure`] | `Meta` (default: the three meta-tools), `Direct` (each permitted tool), `Scoped(domains)`; `"meta" / "direct" / "scoped:a,b"` parse with `FromStr` |
 //! | [`McpServer`] | the rmcp `ServerHandler`; `McpServer::new(gateway, exposure)`, `.with_caller(caller)` for a fixed identity |
+//! | [`identity`] | how a request proves who it is: the [`identity::Authenticator`] trait, API keys ([`identity::KeyAuthenticator`]), OAuth access tokens ([`identity::OAuthAuthenticator`]), the anonymous caller |
 //! | [`KeyStore`] | API keys in `toolgate_api_keys` (SQLite or PostgreSQL): `connect(url)`, `create(user, role)`, `list()`, `revoke(id)`, `update(id, change)`, `verify(key)`, `migrate()` |
 //! | [`HttpState`], [`HttpConfig`], [`SessionMode`] | what the HTTP server needs: gateway, keys, exposure, allowed hosts/origins, body limit, sessions, trace role |
 //! | [`http_router`] | the whole HTTP surface as an `axum::Router` |
@@ -52,11 +53,15 @@
 //! target naming it (`400`), Host/Origin (`403`), bearer key (`401`, except
 //! `/`), requests per key ([`HttpConfig::http_rate`]: `429` with
 //! `Retry-After`), body size (`413`), session owner and caps (`404`, `429`).
-//! `/healthz`, `/readyz` and `/metrics` are outside these checks.
+//! `/healthz`, `/readyz` and `/metrics` are outside these checks, and so is
+//! `/.well-known/…` (the Protected Resource Metadata, RFC 9728, when an
+//! authenticator publishes one; `404` otherwise).
 //! Connections are bounded by [`HttpConfig::header_timeout`],
 //! [`HttpConfig::idle_timeout`] and [`HttpConfig::max_connections`];
 //! [`serve_http`] drains on shutdown within [`HttpConfig::drain_grace`]. Error
-//! bodies are `{"error": {"code", "message"}}`. See [`http_router`]
+//! bodies are `{"error": {"code", "message"}}`, on `/mcp` a JSON-RPC error
+//! (`{"jsonrpc": "2.0", "id": null, "error": {"code": -32000, "message", "data": {"code"}}}`)
+//! with the same status and headers. See [`http_router`]
 //! for the details, and [`KeyStore`] for why keys are stored as SHA-256 digests.
 //!
 //! # MCP surface
@@ -81,8 +86,17 @@
 //!
 //! # Identity
 //!
-//! Over HTTP the caller is the user and role stored with the API key; the
-//! key itself is never passed to tools, logged or traced. Over stdio the
+//! Over HTTP the caller is whoever the request proves to be (see
+//! [`identity`]): the user and role stored with an API key (`Bearer tg_…`),
+//! or the claims of an access token of the company's identity provider
+//! (any other bearer, with [`identity::OAuthAuthenticator`]): user, role
+//! through its groups, tenant, toolset through its scopes. A `401` then
+//! says where to sign in (`WWW-Authenticate: Bearer resource_metadata=…`).
+//! Sessions and `/trace` streams are bound to the principal (key id or
+//! token subject) and end when the key is revoked or the token expires
+//! (unless a fresh token of the same subject was used). Neither the key nor
+//! the token is passed to tools, logged or traced; a token is kept only as
+//! the subject of a token exchange ([`tool_core::Caller::subject_token`]). Over stdio the
 //! caller is fixed by whoever starts the process: see [`serve_stdio`] for
 //! why that is a local trust boundary.
 
@@ -91,6 +105,7 @@ mod error;
 mod exposure;
 mod handler;
 mod http;
+pub mod identity;
 mod keys;
 mod mcp_shape;
 mod progress;

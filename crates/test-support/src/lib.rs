@@ -11,12 +11,16 @@
 //!   status codes, headers and SSE as a client would).
 //! * [`process`]: workspace binaries and servers as child processes, killed on drop.
 //! * [`tls`]: a test CA and a server certificate it signed (rcgen).
+//! * [`oidc`]: a real OpenID provider (`oidc-provider`, npm) for end-to-end sign-in.
+//! * [`idp`]: an identity provider's discovery and JWKS, and tokens signed with its key.
 //! * [`json`]: proptest strategies for any JSON a model may send.
 
 pub mod browser;
 pub mod gate;
+pub mod idp;
 pub mod json;
 pub mod mcp;
+pub mod oidc;
 pub mod pg;
 pub mod process;
 pub mod python;

@@ -45,10 +45,10 @@ pub(super) async fn whoami(State(shared): State<Arc<Shared>>, auth: Extension<Au
     Json(json!({
         "user_id": caller.user_id,
         "role": caller.role,
-        "key_id": auth.key_id,
+        "key_id": auth.caller.key_id,
         "exposure": shared.state.exposure.to_string(),
         // Every key may follow its own calls on /trace; `all` also sees everyone else's.
-        "can_trace": auth.key_id != super::auth::ANONYMOUS,
+        "can_trace": !auth.is_anonymous(),
         "trace_scope": if may_trace(&shared, &caller) { "all" } else { "own" },
     }))
     .into_response()

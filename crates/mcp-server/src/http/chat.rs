@@ -9,7 +9,9 @@
 //! within about a second from another process) ends it with an
 //! `UNAUTHORIZED` error event, and before each tool call the key is read
 //! from the store again ([`KeyStore::active`]), so no call runs with a role
-//! the key no longer has, even before the change is heard.
+//! the key no longer has, even before the change is heard. A run of a
+//! signed-in user (an OAuth access token) calls no tool after the token's
+//! expiry.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -28,7 +30,6 @@ use tokio_stream::wrappers::ReceiverStream;
 use tool_core::Caller;
 
 use super::api::caller_of;
-use super::auth::ANONYMOUS;
 use super::{Shared, error_response, invalid_params};
 use crate::handler::Authenticated;
 use crate::{KeyScope, KeyStore};
@@ -86,11 +87,16 @@ pub(super) async fn chat(
     let (tx, rx) = agent::event_channel();
     let cancel = shared.state.shutdown.child_token();
     // Subscribed before the run starts, so no change of the key is missed.
-    let key = (auth.key_id != ANONYMOUS).then(|| KeyCheck::new(&shared.state.keys, &auth));
+    let key = (auth.proof == crate::identity::Proof::Key).then(|| KeyCheck::new(&shared.state.keys, &auth));
+    let expiry = auth.expires_at().map(|expires_at| ExpiryCheck { expires_at });
     let mut changed = shared.state.keys.revocations();
     let request = RunRequest { caller, message: body.message, conversation_id: body.conversation_id };
     tokio::spawn(async move {
-        let check = key.as_ref().map(|k| k as &dyn CallerCheck);
+        let check = match (&key, &expiry) {
+            (Some(key), _) => Some(key as &dyn CallerCheck),
+            (None, Some(expiry)) => Some(expiry as &dyn CallerCheck),
+            (None, None) => None,
+        };
         let run = agent.run_checked(request, &tx, cancel.clone(), check);
         let mut run = std::pin::pin!(run);
         let ended = tokio::select! {
@@ -148,7 +154,7 @@ impl KeyCheck {
         let caller = &auth.caller;
         Self {
             keys: keys.clone(),
-            key_id: auth.key_id.clone(),
+            key_id: auth.principal.clone(),
             user_id: caller.user_id.clone(),
             role: caller.role.clone(),
             scope: KeyScope { toolset: caller.toolset.clone(), domains: caller.domains.clone() },
@@ -171,6 +177,24 @@ impl CallerCheck for KeyCheck {
                 tracing::error!(%error, "the key store could not check a chat run's API key");
                 Err("the API key could not be checked right now, so no tool was called; try again".to_owned())
             }
+        }
+    }
+}
+
+/// A run of a signed-in user: no tool call after its access token expires.
+struct ExpiryCheck {
+    expires_at: std::time::SystemTime,
+}
+
+#[tool_core::async_trait]
+impl CallerCheck for ExpiryCheck {
+    async fn still_allowed(&self, _caller: &Caller) -> Result<(), String> {
+        if std::time::SystemTime::now() < self.expires_at {
+            Ok(())
+        } else {
+            Err("the access token of this chat expired while the run was going: the run stopped and no \
+                 further tool was called. Sign in again and send the message again"
+                .to_owned())
         }
     }
 }

@@ -8,8 +8,14 @@
 //!    the `Host` header or one not served here, are `400`; a Host that is not in
 //!    [`HttpConfig::allowed_hosts`], or an `Origin` that is neither one of
 //!    those hosts nor in [`HttpConfig::allowed_origins`], is `403`;
-//! 2. except for `/`, the bearer key: none or a bad one is `401` (with
-//!    `WWW-Authenticate: Bearer`), a key store that cannot answer is `503`;
+//! 2. except for `/` and `/.well-known/…`, who the request proves to be,
+//!    asked of the [`crate::identity::Authenticator`]s in order (API keys,
+//!    then [`HttpState::authenticators`], then the anonymous caller): no
+//!    credential or a bad one is `401` (with `WWW-Authenticate: Bearer`,
+//!    naming the resource metadata when sign-in is configured), a valid one
+//!    that may not use the server `403` (`error="insufficient_scope"` only
+//!    when more scope would help), a key store or identity provider that
+//!    cannot answer `503`;
 //!    then (2b) requests per key per interval, when [`HttpConfig::http_rate`]
 //!    is set: over it is `429` with `Retry-After`;
 //! 3. the body limit: a `Content-Length` over [`HttpConfig::max_body_bytes`]
@@ -26,13 +32,16 @@
 //!    already in progress in the same session is `400` with `-32600`
 //!    (two answers with one id would be undeliverable).
 //!
-//! Errors of steps 1-3 are JSON: `{"error": {"code": "UNAUTHORIZED", "message": "..."}}`.
+//! Errors of steps 1-3 are JSON: `{"error": {"code": "UNAUTHORIZED", "message": "..."}}`;
+//! on `/mcp` they are JSON-RPC errors (`id` null, the code in `data.code`),
+//! which MCP clients can read.
 //! What passes goes to rmcp, which answers wrong content types (`415`), a
 //! missing `Accept` (`406`), a missing session id (`400`), an unsupported
 //! HTTP method (`405`), and unknown
 //! JSON-RPC methods or bad params (JSON-RPC `-32601` / `-32602`).
 //!
-//! One file per step: `origin` (1), `auth` (2), `rate` (2b), `limits` (3),
+//! One file per step: `origin` (1), `auth` (2; `wellknown` publishes the
+//! metadata of its sign-in), `rate` (2b), `limits` (3),
 //! `session` (4) with `message` (5). Steps 1-3 are plain checks that
 //! [`admit`] runs in this order: one middleware for the page and the API
 //! routes, and called directly by the `/mcp` endpoint, which then runs 4
@@ -64,6 +73,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tool_core::Caller;
 
+use crate::identity::{Anonymous, Authenticator, KeyAuthenticator};
 use crate::{Exposure, KeyStore, McpServer};
 
 mod admission;
@@ -83,6 +93,7 @@ mod rate;
 mod serve;
 mod session;
 mod trace;
+mod wellknown;
 
 /// The header that names an MCP session.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -221,6 +232,9 @@ pub struct HttpState {
     pub rate_store: Option<Arc<dyn gateway::RateStore>>,
     /// The agent behind `POST /api/chat`; without one that route is `503`.
     pub agent: Option<agent::Agent>,
+    /// Ways to prove who a request is, asked after the API keys and before
+    /// the anonymous caller (e.g. [`crate::identity::OAuthAuthenticator`]).
+    pub authenticators: Vec<Arc<dyn Authenticator>>,
     shutdown: CancellationToken,
     drain: Drain,
 }
@@ -260,6 +274,7 @@ impl HttpState {
             audit: None,
             rate_store: None,
             agent: None,
+            authenticators: Vec::new(),
             shutdown: CancellationToken::new(),
             drain: Drain::default(),
         }
@@ -268,6 +283,15 @@ impl HttpState {
     /// Fill in backend credentials for every verified caller.
     pub fn with_credentials(mut self, hook: Arc<dyn CredentialHook>) -> Self {
         self.credentials = Some(hook);
+        self
+    }
+
+    /// Also accept requests this authenticator proves (asked after the API
+    /// keys, in the order added). One that can tell clients how to sign in
+    /// (OAuth) makes `401`s carry its `WWW-Authenticate` challenge and
+    /// publishes its Protected Resource Metadata under `/.well-known/`.
+    pub fn with_authenticator(mut self, authenticator: Arc<dyn Authenticator>) -> Self {
+        self.authenticators.push(authenticator);
         self
     }
 
@@ -338,6 +362,8 @@ struct Shared {
     guard: session::McpGuard,
     /// rmcp's streamable HTTP service behind them.
     mcp: session::McpService,
+    /// Step 2's authenticators.
+    auth: auth::Chain,
 }
 
 /// The whole HTTP surface as an axum router (see the module docs for the
@@ -373,6 +399,14 @@ pub fn http_router(mut state: HttpState) -> Router {
         // Host and Origin are checked for every route by `origin::check`, with one rule set.
         .disable_allowed_hosts()
         .disable_allowed_origins();
+    let mut authenticators: Vec<Arc<dyn Authenticator>> =
+        vec![Arc::new(KeyAuthenticator::new(state.keys.clone()))];
+    authenticators.extend(state.authenticators.iter().cloned());
+    if let Some(caller) = &state.config.anonymous {
+        authenticators.push(Arc::new(Anonymous::new(caller.clone())));
+    }
+    let expiring = !state.authenticators.is_empty();
+    let chain = auth::Chain::new(authenticators);
     let factory_server = server.clone();
     let factory = move || Ok(factory_server.for_session());
     let mut guard = session::McpGuard {
@@ -389,6 +423,9 @@ pub fn http_router(mut state: HttpState) -> Router {
             let manager = Arc::new(manager);
             let owners = Arc::new(session::SessionOwners::new(manager.clone(), config));
             session::close_revoked(&owners, &state.keys, &state.shutdown);
+            if expiring {
+                session::close_expired(&owners, &state.shutdown);
+            }
             guard.owners = Some(owners);
             let service = StreamableHttpService::new(factory, manager.clone(), rmcp_config);
             (session::McpService::Stateful(service), Some(manager))
@@ -409,6 +446,7 @@ pub fn http_router(mut state: HttpState) -> Router {
         http_limited: AtomicU64::new(0),
         guard,
         mcp,
+        auth: chain,
     });
 
     let protected = Router::new()
@@ -427,6 +465,9 @@ pub fn http_router(mut state: HttpState) -> Router {
     let page = Router::new()
         .route("/", get(page::index))
         .route("/favicon.ico", get(page::favicon))
+        // RFC 9728 metadata needs no credential: it says where to get one.
+        .route("/.well-known/{*rest}", get(wellknown::metadata))
+        .with_state(shared.clone())
         .layer(middleware::from_fn_with_state(shared.clone(), origin_checked)); // 1
 
     // Balancers and scrapers name the instance by address and carry no key.

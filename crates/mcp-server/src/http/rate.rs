@@ -32,7 +32,7 @@ pub(super) async fn check(shared: &Shared, extensions: &Extensions) -> Result<()
     let Some(auth) = extensions.get::<Authenticated>() else {
         return Ok(());
     };
-    match store.hit(&format!("http:key:{}", auth.key_id), 1, rate.interval).await {
+    match store.hit(&format!("http:key:{}", auth.principal), 1, rate.interval).await {
         Ok((count, left_ms)) if count > rate.requests => {
             shared.http_limited.fetch_add(1, Relaxed);
             Err(too_many(rate, left_ms))

@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
@@ -25,12 +26,15 @@ use super::{Drain, HttpConfig, SESSION_HEADER, Shared, admit};
 use crate::handler::Authenticated;
 use crate::{KeyStore, McpServer};
 
-/// Who opened a session: user, role, and the key it was opened with.
+/// Who opened a session: user, role, the principal it was opened with (an
+/// API key's id, a token's subject), and when its proof ends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Owner {
     user: String,
     role: String,
     key_id: String,
+    /// The latest `exp` of the tokens used in the session; `None` for keys.
+    expires: Option<SystemTime>,
 }
 
 /// The open MCP sessions: who owns each, and the caps.
@@ -100,6 +104,47 @@ impl SessionOwners {
         })
     }
 
+    /// A request of `session` came with a proof valid until `expires`: a
+    /// fresh token of the session's owner extends the session.
+    fn extend(&self, session: &str, caller: &Owner) {
+        if let Ok(mut inner) = self.inner.lock()
+            && let Some(owner) = inner.by_session.get_mut(session)
+            && owner.key_id == caller.key_id
+            && let (Some(now), Some(new)) = (owner.expires, caller.expires)
+            && new > now
+        {
+            owner.expires = Some(new);
+        }
+    }
+
+    /// Close the sessions whose proof has expired.
+    async fn close_expired(&self) {
+        let now = SystemTime::now();
+        let sessions: Vec<String> = match self.inner.lock() {
+            Ok(mut inner) => {
+                let ids: Vec<String> = inner
+                    .by_session
+                    .iter()
+                    .filter(|(_, o)| o.expires.is_some_and(|at| at <= now))
+                    .map(|(id, _)| id.clone())
+                    .collect();
+                for id in &ids {
+                    inner.by_session.remove(id);
+                }
+                ids
+            }
+            Err(_) => return,
+        };
+        for id in &sessions {
+            if let Err(error) = self.manager.close_session(&id.as_str().into()).await {
+                tracing::debug!(%error, "could not close a session whose token expired");
+            }
+        }
+        if !sessions.is_empty() {
+            tracing::info!(sessions = sessions.len(), "closed MCP sessions whose access token expired");
+        }
+    }
+
     /// Forget sessions rmcp has closed (idle expiry, DELETE, errors).
     async fn prune(&self) {
         let live: HashSet<String> =
@@ -118,7 +163,7 @@ impl SessionOwners {
             let Ok(mut inner) = self.inner.lock() else { break };
             let full = if inner.count(key_id) >= self.max_per_key {
                 Some(format!(
-                    "this API key already has {} open MCP sessions, the most allowed; close one \
+                    "this API key (or signed-in user) already has {} open MCP sessions, the most allowed; close one \
                      (HTTP DELETE with its Mcp-Session-Id) or reuse it",
                     self.max_per_key
                 ))
@@ -177,6 +222,32 @@ impl SessionOwners {
             tracing::info!(key_id, "closed the MCP sessions of a revoked key");
         }
     }
+}
+
+/// How often sessions are checked for an expired access token.
+const EXPIRY_SWEEP: Duration = Duration::from_secs(1);
+
+/// Close the sessions whose access token expired (and was not followed by a
+/// fresh one of the same subject), until `stop`.
+pub(super) fn close_expired(owners: &Arc<SessionOwners>, stop: &CancellationToken) {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        tracing::warn!("http_router built outside a Tokio runtime: sessions outlive their tokens");
+        return;
+    };
+    let owners = Arc::downgrade(owners);
+    let stop = stop.clone();
+    runtime.spawn(async move {
+        let mut tick = tokio::time::interval(EXPIRY_SWEEP);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                () = stop.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            let Some(owners) = owners.upgrade() else { return };
+            owners.close_expired().await;
+        }
+    });
 }
 
 /// Close the sessions of every key the store reports revoked, until `stop`.
@@ -286,8 +357,27 @@ impl std::fmt::Debug for McpService {
 pub(super) async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Response {
     match admit(&shared, request).await {
         Ok(request) => mcp_guard(&shared.guard, &shared.mcp, request).await,
-        Err(refused) => refused,
+        Err(refused) => as_json_rpc(refused).await,
     }
+}
+
+/// A refusal of steps 1-3 as MCP clients read it: the same status and
+/// headers (`WWW-Authenticate`, `Retry-After`), with a JSON-RPC error body
+/// whose `data.code` is the layer's error code (`UNAUTHORIZED`, ...).
+async fn as_json_rpc(refused: Response) -> Response {
+    let (mut parts, body) = refused.into_parts();
+    let bytes = axum::body::to_bytes(body, 64 * 1024).await.unwrap_or_default();
+    let error: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let code = error.pointer("/error/code").and_then(Value::as_str).unwrap_or("REFUSED");
+    let message =
+        error.pointer("/error/message").and_then(Value::as_str).unwrap_or("the request was refused");
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": SERVER_ERROR, "message": message, "data": {"code": code}},
+    });
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(body.to_string()))
 }
 
 async fn mcp_guard(guard: &McpGuard, mcp: &McpService, request: Request) -> Response {
@@ -315,13 +405,14 @@ async fn guard_one(
     split: Option<&mut Option<Split>>,
 ) -> Response {
     let Some(auth) = request.extensions().get::<Authenticated>() else {
-        return unauthorized("send `Authorization: Bearer <API key>`");
+        return as_json_rpc(unauthorized("send `Authorization: Bearer <API key>`")).await;
     };
     // Who opens or uses a session; not needed (nor copied) without sessions.
     let caller = guard.owners.is_some().then(|| Owner {
         user: auth.caller.user_id.clone(),
         role: auth.caller.role.clone(),
-        key_id: auth.key_id.clone(),
+        key_id: auth.principal.clone(),
+        expires: auth.expires_at(),
     });
     let session = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
     if let (Some(owners), Some(session), Some(caller)) = (&guard.owners, &session, &caller)
@@ -329,6 +420,11 @@ async fn guard_one(
     {
         // Answered like an unknown session, so it does not reveal that the id exists.
         return unknown_session(Value::Null);
+    }
+    if let (Some(owners), Some(session), Some(caller)) = (&guard.owners, &session, &caller)
+        && caller.expires.is_some()
+    {
+        owners.extend(session, caller);
     }
     let method = request.method().clone();
     let json_body =
@@ -343,7 +439,7 @@ async fn guard_one(
         // rmcp would answer malformed JSON with 415; JSON-RPC and MCP say 400 with a parse error.
         let (parts, body) = request.into_parts();
         let Ok(bytes) = axum::body::to_bytes(body, guard.max_body_bytes).await else {
-            return payload_too_large(guard.max_body_bytes);
+            return as_json_rpc(payload_too_large(guard.max_body_bytes)).await;
         };
         if let Some(split) = split
             && message::is_batch(&bytes)
@@ -366,10 +462,10 @@ async fn guard_one(
         {
             if method.as_deref() == Some("notifications/cancelled") {
                 if let Some(target) = super::cancel::cancelled_request(&bytes) {
-                    calls.cancel(&auth.key_id, &target);
+                    calls.cancel(&auth.principal, &target);
                 }
             } else if let Some(id) = &id {
-                registered = Some(calls.register(&auth.key_id, id));
+                registered = Some(calls.register(&auth.principal, id));
             }
         }
         if let (Some(owners), Some(caller), None, Some(id)) = (&guard.owners, &caller, &session, &id)

@@ -19,12 +19,11 @@ use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::api::{caller_of, may_trace};
-use super::auth::ANONYMOUS;
 use super::{Shared, error_response};
 use crate::handler::Authenticated;
 
 pub(super) async fn trace(State(shared): State<Arc<Shared>>, auth: Extension<Authenticated>) -> Response {
-    if auth.key_id == ANONYMOUS {
+    if auth.is_anonymous() {
         // Every anonymous request is the same "user": their calls are nobody's own.
         return error_response(
             StatusCode::FORBIDDEN,
@@ -38,18 +37,26 @@ pub(super) async fn trace(State(shared): State<Arc<Shared>>, auth: Extension<Aut
     // Subscribe before answering, so every call after the `ready` event is seen.
     let mut events = shared.state.gateway.subscribe();
     let mut revoked = shared.state.keys.revocations();
-    let key_id = auth.key_id.clone();
+    let key_id = auth.principal.clone();
+    let expires = auth.expires_at();
     let (tx, rx) = mpsc::channel::<Event>(shared.state.config.trace_buffer.max(1));
     let stop = shared.state.shutdown.clone();
     let drain = shared.state.drain.started.clone();
     let _ = tx.try_send(Event::default().event("ready").data("{}"));
     tokio::spawn(async move {
         let mut watching = true;
+        let expired = until(expires);
+        tokio::pin!(expired);
         loop {
             let event = tokio::select! {
                 () = stop.cancelled() => return,
                 () = drain.cancelled() => return,
                 () = tx.closed() => return,
+                // A token's stream ends with the token (a fresh one opens a new stream).
+                () = &mut expired => {
+                    let _ = tx.try_send(Event::default().event("expired").data("{}"));
+                    return;
+                }
                 id = revoked.recv(), if watching => match id {
                     Ok(id) if id == key_id => {
                         let _ = tx.try_send(Event::default().event("revoked").data("{}"));
@@ -86,4 +93,15 @@ pub(super) async fn trace(State(shared): State<Arc<Shared>>, auth: Extension<Aut
         keep_alive = keep_alive.interval(interval);
     }
     Sse::new(stream).keep_alive(keep_alive).into_response()
+}
+
+/// Resolves at `at` (wall-clock), never without one.
+pub(super) async fn until(at: Option<std::time::SystemTime>) {
+    match at {
+        Some(at) => {
+            let left = at.duration_since(std::time::SystemTime::now()).unwrap_or_default();
+            tokio::time::sleep(left).await;
+        }
+        None => std::future::pending().await,
+    }
 }

@@ -216,14 +216,16 @@ async fn missing_bad_and_revoked_keys_get_401_json() {
         .unwrap();
     assert_eq!(no_key.status(), 401);
     assert!(no_key.headers()["www-authenticate"].to_str().unwrap().starts_with("Bearer"));
+    // A JSON-RPC error, as MCP clients read every /mcp body, with the layer's code.
     let body: Value = no_key.json().await.unwrap();
-    assert_eq!(body["error"]["code"], "UNAUTHORIZED");
+    assert_eq!((body["jsonrpc"].as_str(), body["id"].is_null()), (Some("2.0"), true), "{body}");
+    assert_eq!(body["error"]["data"]["code"], "UNAUTHORIZED");
 
     let bad = server
         .post("tg_0000000000000000000000000000000000000000000000000000000000000000", None, &initialize(1))
         .await;
     assert_eq!(bad.status, 401);
-    assert_eq!(bad.json()["error"]["code"], "UNAUTHORIZED");
+    assert_eq!(bad.json()["error"]["data"]["code"], "UNAUTHORIZED");
     for garbage in ["", "x", "Bearer", "tg_", &"a".repeat(5000)] {
         assert_eq!(server.post(garbage, None, &initialize(1)).await.status, 401, "{garbage:.20}");
     }
@@ -334,7 +336,7 @@ async fn a_body_over_the_limit_gets_413() {
         "params": {"name": "execute_tool", "arguments": {"tool_name": "query_weather", "parameters": {"city": "x".repeat(10_000)}}}});
     let reply = server.post(&server.member, Some(&session), &big).await;
     assert_eq!(reply.status, 413);
-    assert_eq!(reply.json()["error"]["code"], "PAYLOAD_TOO_LARGE");
+    assert_eq!(reply.json()["error"]["data"]["code"], "PAYLOAD_TOO_LARGE");
     // Without a key the answer is 401: the size of a stranger's body is not discussed.
     let stranger = server.post("nope", None, &big).await;
     assert_eq!(stranger.status, 401);

@@ -9,6 +9,7 @@ mod harden;
 mod http;
 mod interop;
 mod keys;
+mod signin;
 mod stdio;
 mod watchers;
 mod web;
