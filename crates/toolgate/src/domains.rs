@@ -57,6 +57,12 @@ pub enum AuthConfig {
     },
     /// No credentials.
     None,
+    /// The caller's sign-in (an `[auth.oauth]` access token) exchanged for a token with this
+    /// backend's audience (RFC 8693), per user, cached; an API-key caller has none to
+    /// exchange and is refused before any I/O. The caller's own token is never sent.
+    TokenExchange(crate::config::TokenExchangeSection),
+    /// One service token for every caller, from the client-credentials grant, cached.
+    ClientCredentials(crate::config::ClientCredentialsSection),
 }
 
 /// A route-table file's name (as shown in messages) and text.
@@ -243,13 +249,26 @@ fn line_of(text: &str, problem: &str) -> usize {
     1
 }
 
-/// Resolve an auth kind: a static credential is read from the environment through `var`.
+/// Resolve an auth kind: a static credential (and a client secret) is read from the
+/// environment through `var`; a minted token's source uses `ca_bundle_pem` to reach the
+/// identity provider.
 pub fn resolve_auth(
     domain: &str,
     auth: &AuthConfig,
+    ca_bundle_pem: Option<&str>,
     var: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Auth, String> {
+    let minted = |grant: crate::config::GrantSection| -> Result<Auth, String> {
+        let client =
+            crate::config::idp_client(ca_bundle_pem).map_err(|e| format!("domain `{domain}`: {e:#}"))?;
+        let source = grant.source(domain, client, var).map_err(|e| format!("domain `{domain}`: {e:#}"))?;
+        Ok(Auth::Token(http_tools::TokenProvider::new(source)))
+    };
     Ok(match auth {
+        AuthConfig::TokenExchange(s) => minted(crate::config::GrantSection::TokenExchange(s.clone()))?,
+        AuthConfig::ClientCredentials(s) => {
+            minted(crate::config::GrantSection::ClientCredentials(s.clone()))?
+        }
         AuthConfig::BearerFromCaller => Auth::BearerFromCaller,
         AuthConfig::None => Auth::None,
         AuthConfig::Static { header, env } => match var(env).filter(|v| !v.trim().is_empty()) {
@@ -292,7 +311,7 @@ pub fn prepare(
         if d.timeout_ms == 0 {
             problems.push(format!("domain `{}`: timeout_ms must be above 0", d.name));
         }
-        let auth = resolve_auth(&d.name, &d.auth, var).map_err(|p| problems.push(p)).ok();
+        let auth = resolve_auth(&d.name, &d.auth, ca_bundle_pem, var).map_err(|p| problems.push(p)).ok();
         let tables = read_dir(&d.routes)
             .map_err(|p| problems.push(format!("domain `{}`: {p}", d.name)))
             .ok()
@@ -415,9 +434,10 @@ mod tests {
     #[test]
     fn a_static_credential_comes_from_the_environment_and_is_never_echoed() {
         let auth = AuthConfig::Static { header: "X-Api-Key".into(), env: "CRM_KEY".into() };
-        let err = resolve_auth("crm", &auth, &|_| None).unwrap_err();
+        let err = resolve_auth("crm", &auth, None, &|_| None).unwrap_err();
         assert!(err.contains("CRM_KEY") && err.contains("export"), "{err}");
-        let ok = resolve_auth("crm", &auth, &|n| (n == "CRM_KEY").then(|| "hunter2".to_owned())).unwrap();
+        let ok =
+            resolve_auth("crm", &auth, None, &|n| (n == "CRM_KEY").then(|| "hunter2".to_owned())).unwrap();
         assert!(!format!("{ok:?}").contains("hunter2"));
         assert_eq!(ok.kind(), "static");
     }

@@ -147,6 +147,10 @@ pub fn http_state(app: &App, keys: KeyStore, exposure: Exposure, config: HttpCon
     if let Some(db) = &app.fitness_db {
         state = state.with_credentials(Arc::new(FitnessCredentials::new(db.clone(), app.fitness_token_ttl)));
     }
+    if let Some(verifier) = &app.oauth {
+        state = state
+            .with_authenticator(Arc::new(mcp_server::identity::OAuthAuthenticator::new(verifier.clone())));
+    }
     if let Some(audit) = &app.audit {
         state = state
             .with_audit(audit.clone())

@@ -54,6 +54,12 @@ pub struct UpstreamEntry {
     /// How long the first connection may take at start, in milliseconds.
     #[serde(default = "connect_timeout_ms")]
     pub connect_timeout_ms: u64,
+    /// A token minted for this upstream (HTTP only): `{ kind = "token_exchange", ... }` puts
+    /// each signed-in caller's exchanged token on their tool calls, `{ kind =
+    /// "client_credentials", ... }` toolgate's service token on every request. Never the
+    /// client's own token or an API key.
+    #[serde(default)]
+    pub auth: Option<crate::config::GrantSection>,
 }
 
 /// A value written in the file, or the name of an environment variable holding it.
@@ -121,6 +127,16 @@ fn connect_timeout_ms() -> u64 {
 impl UpstreamEntry {
     /// The typed configuration, reading `{ env = ... }` values through `var`.
     pub fn resolve(&self, var: &dyn Fn(&str) -> Option<String>) -> Result<UpstreamConfig> {
+        self.resolve_with(None, var)
+    }
+
+    /// [`UpstreamEntry::resolve`], reaching the identity provider of its `auth` with the
+    /// `[tls] ca_file` roots too.
+    pub fn resolve_with(
+        &self,
+        ca_bundle_pem: Option<&str>,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<UpstreamConfig> {
         if !tool_core::names::is_namespace(&self.name) {
             bail!(
                 "upstream name `{}` must be lowercase letters, digits and single underscores, starting with a letter (at most 32)",
@@ -167,7 +183,11 @@ impl UpstreamEntry {
                 IdentityMode::Header { user: h.header.clone(), role: h.role_header.clone() }
             }
         };
-        mcp_upstream::check_identity(&config).map_err(anyhow::Error::msg)?;
+        if let Some(grant) = &self.auth {
+            let client = crate::config::idp_client(ca_bundle_pem)?;
+            config = config.with_token_source(grant.source(&self.name, client, var)?);
+        }
+        config.check().map_err(anyhow::Error::msg)?;
         Ok(config)
     }
 }

@@ -54,6 +54,8 @@ pub struct App {
     /// The OpenTelemetry exporter, when an OTLP endpoint is configured;
     /// dropping the app sends the spans still queued.
     pub telemetry: Option<crate::telemetry::Telemetry>,
+    /// The verifier of `[auth.oauth]` access tokens, when sign-in is configured.
+    pub oauth: Option<oauth::resource::Verifier>,
 }
 
 /// This instance's name in audit records: the configured one, else host name and process id.
@@ -107,9 +109,10 @@ impl App {
 
         let policy = authz::Policy::from_config(config.authz.clone()).context("in [authz]")?;
         let env = |name: &str| std::env::var(name).ok();
+        let oauth = oauth_verifier(config, policy.hierarchy(), ca_pem.as_deref(), &env)?;
         let mut upstream_configs = Vec::with_capacity(config.upstreams.len());
         for entry in &config.upstreams {
-            let mut upstream = entry.resolve(&env).context("in [[upstreams]]")?;
+            let mut upstream = entry.resolve_with(ca_pem.as_deref(), &env).context("in [[upstreams]]")?;
             upstream.ca_bundle_pem.clone_from(&ca_pem);
             if policy.hierarchy().rank(&upstream.required_role).is_none() {
                 anyhow::bail!(
@@ -190,6 +193,7 @@ impl App {
             rate_store,
             redis_rates,
             telemetry,
+            oauth,
         })
     }
 
@@ -214,6 +218,20 @@ impl App {
         }
         Ok(caller)
     }
+}
+
+/// The verifier of `[auth.oauth]`, its roles checked against the hierarchy and its
+/// toolsets against `[authz.toolsets]`; `None` without the section.
+pub fn oauth_verifier(
+    config: &Config,
+    hierarchy: &authz::RoleHierarchy,
+    ca_pem: Option<&str>,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<oauth::resource::Verifier>> {
+    let Some(section) = &config.auth.oauth else { return Ok(None) };
+    let client = crate::config::idp_client(ca_pem)?;
+    let toolsets: Vec<String> = config.authz.toolsets.keys().cloned().collect();
+    Ok(Some(section.verifier(client, hierarchy.roles().to_vec(), &toolsets, var)?))
 }
 
 /// The `[tls] ca_file` PEM text, checked to hold certificates.

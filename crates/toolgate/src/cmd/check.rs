@@ -5,7 +5,7 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use toolgate::wiring::{declared_domains, fitness_domain, load_skills, read_ca_file};
+use toolgate::wiring::{declared_domains, fitness_domain, load_skills, oauth_verifier, read_ca_file};
 
 use super::Globals;
 
@@ -26,6 +26,12 @@ pub(crate) fn run(globals: &Globals) -> Result<ExitCode> {
                 Ok(domains) => {
                     for d in &domains {
                         warnings.extend(d.credential_gap());
+                        if d.options.auth.kind() == "token_exchange" && config.auth.oauth.is_none() {
+                            warnings.push(format!(
+                                "domain `{}`: auth is token_exchange, but no [auth.oauth] is configured, so no caller has a sign-in to exchange and every call is refused with PERMISSION_DENIED",
+                                d.name
+                            ));
+                        }
                         facts.push(format!(
                             "domain `{}`: {} table(s) at {}",
                             d.name,
@@ -47,6 +53,19 @@ pub(crate) fn run(globals: &Globals) -> Result<ExitCode> {
                 Err(e) => problems.push(format!("{e:#}")),
             }
             let shipped = tools.len() - declared;
+            if let Some(policy) = &policy {
+                match oauth_verifier(&config, policy.hierarchy(), ca.as_deref(), &|name| {
+                    std::env::var(name).ok()
+                }) {
+                    Ok(Some(v)) => facts.push(format!(
+                        "sign-in: tokens of {} for {}",
+                        v.config().issuer,
+                        v.config().resource
+                    )),
+                    Ok(None) => {}
+                    Err(e) => problems.push(format!("{e:#}")),
+                }
+            }
             if let Some(policy) = policy {
                 let (skills, skill_problems) = load_skills(config.skills.dir.as_deref(), policy.hierarchy());
                 problems.extend(skill_problems.iter().map(ToString::to_string));

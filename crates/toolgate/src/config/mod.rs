@@ -8,6 +8,7 @@
 mod agent;
 mod backends;
 mod server;
+mod signin;
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,10 @@ use serde::{Deserialize, Serialize};
 pub use agent::{AgentSection, EnvRef};
 pub use backends::{DatabaseConfig, FitnessConfig, RedisConfig, SkillsConfig, TlsConfig, WeatherConfig};
 pub use server::{AuditConfig, RateLimitsConfig, ServerConfig, parse_listen};
+pub use signin::{
+    AuthSection, ClientCredentialsSection, GrantSection, IntrospectionSection, OAuthSection,
+    TokenExchangeSection, idp_client,
+};
 
 /// The whole configuration. Every section is optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -38,6 +43,8 @@ pub struct Config {
     pub skills: SkillsConfig,
     /// The MCP server.
     pub server: ServerConfig,
+    /// Sign-in beside API keys (`[auth.oauth]`).
+    pub auth: AuthSection,
     /// Rate limits and quotas (none by default).
     pub rate_limits: RateLimitsConfig,
     /// The audit trail.

@@ -15,5 +15,6 @@ mod guides;
 mod observe;
 mod page;
 mod serve;
+mod signin;
 mod tls;
 mod upstreams;

@@ -1,0 +1,254 @@
+//! `[auth.oauth]`: sign-in through the company's identity provider (toolgate
+//! as an OAuth 2.1 resource server), and the `auth` forms of `[[domains]]`
+//! and `[[upstreams]]` that mint a backend its own token
+//! (`token_exchange`, `client_credentials`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use tool_core::{Secret, TokenSource};
+
+use super::EnvRef;
+
+/// `[auth]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AuthSection {
+    /// `[auth.oauth]`: accept access tokens of this identity provider beside API keys.
+    pub oauth: Option<OAuthSection>,
+}
+
+/// `[auth.oauth]`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OAuthSection {
+    /// The authorization server, exactly as it writes its own `issuer`
+    /// (published byte for byte: clients compare it as a string).
+    pub issuer: String,
+    /// This server's canonical URI (RFC 8707), e.g. `https://mcp.example.com/mcp`:
+    /// tokens must carry it in `aud`, and clients must connect to a URL it is a
+    /// path prefix of.
+    pub resource: String,
+    /// The claim whose value (a string or an array of strings) maps to a role.
+    #[serde(default = "groups")]
+    pub role_claim: String,
+    /// Claim value → role; when several match, the highest role wins.
+    #[serde(default)]
+    pub roles: BTreeMap<String, String>,
+    /// The role of a token whose claim maps to none; absent: such a token is refused (403).
+    #[serde(default)]
+    pub default_role: Option<String>,
+    /// Scope → toolset: a token with that scope sees only that toolset (`"*"`: everything
+    /// its role allows). When any is set, a token with none of them is refused with
+    /// `insufficient_scope`; the scopes are what clients are told to ask for.
+    #[serde(default)]
+    pub scopes: BTreeMap<String, String>,
+    /// The claim that names the tenant.
+    #[serde(default)]
+    pub tenant_claim: Option<String>,
+    /// The claim that names the user (default `sub`).
+    #[serde(default = "sub")]
+    pub user_claim: String,
+    /// Opaque (non-JWT) tokens are checked here (RFC 7662).
+    #[serde(default)]
+    pub introspection: Option<IntrospectionSection>,
+    /// Clock skew allowed on `exp` and `nbf`, in seconds.
+    #[serde(default = "leeway_secs")]
+    pub leeway_secs: u64,
+}
+
+fn groups() -> String {
+    "groups".into()
+}
+
+fn sub() -> String {
+    "sub".into()
+}
+
+fn leeway_secs() -> u64 {
+    2
+}
+
+/// `introspection = { url, client_id, client_secret = { env = "..." } }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntrospectionSection {
+    /// The introspection endpoint.
+    pub url: String,
+    /// toolgate's client id at the identity provider.
+    pub client_id: String,
+    /// The environment variable holding its secret.
+    pub client_secret: EnvRef,
+}
+
+/// The `auth` of a domain or upstream that gets a token minted for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum GrantSection {
+    /// The caller's sign-in exchanged for a token of this backend (RFC 8693).
+    TokenExchange(TokenExchangeSection),
+    /// One service token for every caller (RFC 6749 §4.4).
+    ClientCredentials(ClientCredentialsSection),
+}
+
+/// `{ kind = "token_exchange", token_url, audience, resource, scope, client_id, client_secret = { env } }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenExchangeSection {
+    /// The identity provider's token endpoint.
+    pub token_url: String,
+    /// The backend's audience.
+    #[serde(default)]
+    pub audience: Option<String>,
+    /// The backend's resource URI (RFC 8707).
+    #[serde(default)]
+    pub resource: Option<String>,
+    /// Scopes to ask for.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// toolgate's client id.
+    pub client_id: String,
+    /// The environment variable holding its secret.
+    pub client_secret: EnvRef,
+}
+
+/// `{ kind = "client_credentials", token_url, client_id, client_secret = { env }, scope, audience, resource }`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientCredentialsSection {
+    /// The identity provider's token endpoint.
+    pub token_url: String,
+    /// toolgate's client id.
+    pub client_id: String,
+    /// The environment variable holding its secret.
+    pub client_secret: EnvRef,
+    /// Scopes to ask for.
+    #[serde(default)]
+    pub scope: Option<String>,
+    /// The backend's audience.
+    #[serde(default)]
+    pub audience: Option<String>,
+    /// The backend's resource URI (RFC 8707).
+    #[serde(default)]
+    pub resource: Option<String>,
+}
+
+/// The client toolgate reaches identity providers with: the system roots and
+/// `[tls] ca_file`, short timeouts, and no redirects (a token endpoint that
+/// redirects would carry the client secret elsewhere).
+pub fn idp_client(ca_bundle_pem: Option<&str>) -> Result<reqwest::Client> {
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(10))
+        .redirect(reqwest::redirect::Policy::none());
+    if let Some(pem) = ca_bundle_pem {
+        let certs = http_tools::parse_ca_bundle(pem).context("[tls] ca_file")?;
+        builder = builder.tls_certs_merge(certs);
+    }
+    builder.build().context("building the HTTP client for the identity provider")
+}
+
+fn secret(what: &str, env: &EnvRef, var: &dyn Fn(&str) -> Option<String>) -> Result<Secret> {
+    match var(&env.env).map(|v| v.trim().to_owned()).filter(|v| !v.is_empty()) {
+        Some(value) => Ok(Secret::new(value)),
+        None => bail!("{what} names the environment variable {}, which is not set", env.env),
+    }
+}
+
+impl OAuthSection {
+    /// The verifier's configuration; `var` reads the environment.
+    pub fn to_config(&self, var: &dyn Fn(&str) -> Option<String>) -> Result<oauth::resource::ResourceConfig> {
+        let mut config = oauth::resource::ResourceConfig::new(self.issuer.clone(), self.resource.clone());
+        config.role_claim.clone_from(&self.role_claim);
+        config.roles = self.roles.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        config.default_role.clone_from(&self.default_role);
+        config.scopes = self.scopes.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        config.tenant_claim.clone_from(&self.tenant_claim);
+        config.user_claim.clone_from(&self.user_claim);
+        config.leeway = Duration::from_secs(self.leeway_secs);
+        if let Some(introspection) = &self.introspection {
+            config.introspection = Some(oauth::resource::IntrospectionConfig {
+                url: introspection.url.clone(),
+                client_id: introspection.client_id.clone(),
+                client_secret: secret(
+                    "[auth.oauth] introspection.client_secret",
+                    &introspection.client_secret,
+                    var,
+                )?,
+            });
+        }
+        config.check().map_err(anyhow::Error::msg).context("in [auth.oauth]")?;
+        Ok(config)
+    }
+
+    /// The verifier, checking its roles against the hierarchy (`lowest..highest`)
+    /// and its toolsets against `toolsets`.
+    pub fn verifier(
+        &self,
+        client: reqwest::Client,
+        hierarchy: Vec<String>,
+        toolsets: &[String],
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<oauth::resource::Verifier> {
+        for toolset in self.scopes.values() {
+            if toolset != oauth::resource::ALL_TOOLS && !toolsets.contains(toolset) {
+                bail!(
+                    "in [auth.oauth] scopes: toolset `{toolset}` is not defined; define it in [authz.toolsets] or map the scope to one that is"
+                );
+            }
+        }
+        let config = self.to_config(var)?;
+        oauth::resource::Verifier::new(config, client, hierarchy)
+            .map_err(anyhow::Error::msg)
+            .context("in [auth.oauth]")
+    }
+}
+
+impl GrantSection {
+    /// The kind, as configuration spells it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            GrantSection::TokenExchange(_) => "token_exchange",
+            GrantSection::ClientCredentials(_) => "client_credentials",
+        }
+    }
+
+    /// The token source for `backend` (a domain's or upstream's name).
+    pub fn source(
+        &self,
+        backend: &str,
+        client: reqwest::Client,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Arc<dyn TokenSource>> {
+        let what = format!("`{backend}` auth.client_secret");
+        Ok(match self {
+            GrantSection::TokenExchange(s) => {
+                let config = oauth::grant::TokenExchangeConfig {
+                    token_url: s.token_url.clone(),
+                    client_id: s.client_id.clone(),
+                    client_secret: secret(&what, &s.client_secret, var)?,
+                    audience: s.audience.clone(),
+                    resource: s.resource.clone(),
+                    scope: s.scope.clone(),
+                };
+                config.check().map_err(anyhow::Error::msg).with_context(|| format!("`{backend}` auth"))?;
+                Arc::new(oauth::grant::TokenExchange::new(config, client, backend))
+            }
+            GrantSection::ClientCredentials(s) => {
+                let config = oauth::grant::ClientCredentialsConfig {
+                    token_url: s.token_url.clone(),
+                    client_id: s.client_id.clone(),
+                    client_secret: secret(&what, &s.client_secret, var)?,
+                    scope: s.scope.clone(),
+                    audience: s.audience.clone(),
+                    resource: s.resource.clone(),
+                };
+                config.check().map_err(anyhow::Error::msg).with_context(|| format!("`{backend}` auth"))?;
+                Arc::new(oauth::grant::ClientCredentials::new(config, client, backend))
+            }
+        })
+    }
+}
