@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 /// (so travel never depends on fitness).
 pub(crate) const LAYERS: &[&[&str]] = &[
     &["tool-core", "test-support"],
-    &["authz", "schema-gen", "db"],
+    &["authz", "schema-gen", "db", "oauth"],
     &["skills", "openapi-import"],
     &["gateway"],
     &["http-tools", "fitness-api", "agent", "fleet"],

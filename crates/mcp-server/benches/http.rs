@@ -1,7 +1,9 @@
 //! Figures of the HTTP layer: one `tools/call` of a read tool over
 //! streamable HTTP on loopback, through every check (Host/Origin, bearer key,
 //! body limit, session owner, JSON-RPC shape) and rmcp, with sessions and
-//! stateless, plus the key check alone (cache hit). The client is reqwest
+//! stateless, with an API key and with an OAuth access token (a JWT of a
+//! local identity provider, verified once and then cached), plus each
+//! credential check alone (cache hit). The client is reqwest
 //! with a kept-alive connection, so the figure is one request/response round
 //! trip. Whole-server comparisons (against FastMCP) belong to the binary's
 //! bench harness.
@@ -10,7 +12,11 @@
 mod demo;
 
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::Duration;
+
+use axum::http::{HeaderMap, HeaderValue, header};
+use mcp_server::identity::{Authenticator, KeyAuthenticator, OAuthAuthenticator};
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use mcp_server::{Exposure, HttpConfig, HttpState, KeyStore, SessionMode, serve_http};
@@ -25,11 +31,30 @@ struct Server {
     client: reqwest::Client,
 }
 
-async fn start(keys: KeyStore, sessions: SessionMode) -> Server {
-    let key = keys.create("bench", "member").await.unwrap().key.expose().to_owned();
-    let state = HttpState::new(demo::demo().gateway, keys)
+/// The resource the bench's tokens are made for.
+const RESOURCE: &str = "http://127.0.0.1/mcp";
+
+/// An OAuth authenticator for tokens of `idp` (groups `bench` → member).
+fn oauth(idp: &test_support::idp::Idp) -> OAuthAuthenticator {
+    let mut config = oauth::resource::ResourceConfig::new(idp.issuer.clone(), RESOURCE);
+    config.roles = vec![("bench".into(), "member".into())];
+    let hierarchy = ["guest", "member", "manager", "admin"].map(String::from).to_vec();
+    OAuthAuthenticator::new(
+        oauth::resource::Verifier::new(config, reqwest::Client::new(), hierarchy).unwrap(),
+    )
+}
+
+/// Serve the demo with `sessions`, its calls made with an API key, or with
+/// `token` when given (then `oauth` verifies it).
+async fn start(keys: KeyStore, sessions: SessionMode, token: Option<(String, OAuthAuthenticator)>) -> Server {
+    let mut key = keys.create("bench", "member").await.unwrap().key.expose().to_owned();
+    let mut state = HttpState::new(demo::demo().gateway, keys)
         .with_exposure(Exposure::Direct)
         .with_config(HttpConfig { sessions, ..HttpConfig::default() });
+    if let Some((token, oauth)) = token {
+        key = token;
+        state = state.with_authenticator(Arc::new(oauth));
+    }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     tokio::spawn(serve_http(listener, state, std::future::pending()));
@@ -82,12 +107,17 @@ fn bench_http(c: &mut Criterion) {
     let url = format!("sqlite:{}", dir.path().join("keys.db").display());
     let keys = rt.block_on(KeyStore::connect(&url)).unwrap();
 
+    let idp = rt.block_on(test_support::idp::Idp::start());
+    let token = idp.token("bench", RESOURCE, 3600, json!({"groups": ["bench"]}));
+
     let mut group = c.benchmark_group("http");
     group.measurement_time(Duration::from_secs(5));
-    for (name, sessions) in
-        [("tools_call_stateless", SessionMode::Stateless), ("tools_call_session", SessionMode::Stateful)]
-    {
-        let server = rt.block_on(start(keys.clone(), sessions));
+    for (name, sessions, oauth_token) in [
+        ("tools_call_stateless", SessionMode::Stateless, None),
+        ("tools_call_stateless_oauth", SessionMode::Stateless, Some((token.clone(), oauth(&idp)))),
+        ("tools_call_session", SessionMode::Stateful, None),
+    ] {
+        let server = rt.block_on(start(keys.clone(), sessions, oauth_token));
         let mut id = 0u64;
         group.bench_function(name, |b| {
             b.iter(|| {
@@ -101,6 +131,27 @@ fn bench_http(c: &mut Criterion) {
     group.bench_function("verify_key_cached", |b| {
         b.iter(|| black_box(rt.block_on(keys.verify(&key)).unwrap()))
     });
+    // The same check through the authenticators the HTTP layer asks: a key,
+    // and a token whose verification is cached after the first request.
+    let bearer = |credential: &str| {
+        let mut headers = HeaderMap::new();
+        headers
+            .insert(header::AUTHORIZATION, HeaderValue::from_str(&format!("Bearer {credential}")).unwrap());
+        headers
+    };
+    let extensions = axum::http::Extensions::new();
+    let by_key = KeyAuthenticator::new(keys.clone());
+    let by_token = oauth(&idp);
+    for (name, authenticator, headers) in [
+        ("authenticate_key_cached", &by_key as &dyn Authenticator, bearer(&key)),
+        ("authenticate_token_cached", &by_token as &dyn Authenticator, bearer(&token)),
+    ] {
+        let first = rt.block_on(authenticator.authenticate(&headers, &extensions));
+        assert!(matches!(first, Some(Ok(_))), "{name}: {first:?}");
+        group.bench_function(name, |b| {
+            b.iter(|| black_box(rt.block_on(authenticator.authenticate(&headers, &extensions))))
+        });
+    }
     group.finish();
 }
 

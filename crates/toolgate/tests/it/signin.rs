@@ -111,6 +111,37 @@ async fn client(program: &str, script: &str, url: &str, args: &[&str]) -> Value 
     answer
 }
 
+/// A client-credentials token of the provider's `client` for `resource`.
+async fn service_token(provider: &Provider, client: &str, resource: &str) -> String {
+    let form = |s: &str| s.replace('%', "%25").replace(':', "%3A").replace('/', "%2F");
+    let response = reqwest::Client::new()
+        .post(provider.token_endpoint())
+        .basic_auth(client, Some("toolgate-secret"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("grant_type=client_credentials&resource={}", form(resource)))
+        .send()
+        .await
+        .unwrap();
+    let body: Value = response.json().await.unwrap();
+    body["access_token"].as_str().unwrap_or_else(|| panic!("no access token: {body}")).to_owned()
+}
+
+/// The status and `WWW-Authenticate` of an `initialize` sent with `token`.
+async fn initialize_with(mcp: &str, token: &str) -> (u16, String) {
+    let reply = test_support::mcp::post(
+        &reqwest::Client::new(),
+        mcp,
+        Some(token),
+        None,
+        &test_support::mcp::initialize(1),
+    )
+    .await
+    .unwrap();
+    let challenge =
+        reply.headers.get("www-authenticate").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+    (reply.status, challenge)
+}
+
 /// The envelope of a call the client made through `execute_tool`.
 fn envelope(answer: &Value) -> Value {
     answer["structured"].clone()
@@ -204,6 +235,29 @@ auth = {{ kind = "token_exchange", token_url = "{token_url}", audience = "{crm}"
     // The groups decide the role: mallory's map to none, so she is refused (403) after signing in.
     let mallory = client(&python, PYTHON_CLIENT, &mcp, &["--login", "mallory", "--expect-forbidden"]).await;
     assert_eq!(mallory["status"], 403, "{mallory}");
+
+    // Tokens of the real provider that toolgate must refuse with 401: one made for another
+    // audience (the CRM's), one expired, and forgeries of a good one: its claims signed with
+    // another key under the provider's key id, and with `alg: none`.
+    let crm_token = service_token(&provider, "toolgate", &crm).await;
+    let short = service_token(&provider, "toolgate-short", &mcp).await;
+    // Valid (signature, issuer, audience) but a service has no groups: 403, not 401.
+    assert_eq!(initialize_with(&mcp, &short).await.0, 403);
+    let good = service_token(&provider, "toolgate", &mcp).await;
+    let forged = test_support::idp::resigned(&good, &test_support::idp::SigningKey::generate("other"));
+    let unsigned = test_support::idp::unsigned(&good);
+    // Past `short`'s 2 s and the 2 s leeway, counted in the whole seconds of `iat` and `exp`.
+    tokio::time::sleep(Duration::from_millis(5500)).await;
+    for (what, token) in [
+        ("another audience", &crm_token),
+        ("expired", &short),
+        ("another key", &forged),
+        ("alg none", &unsigned),
+    ] {
+        let (status, challenge) = initialize_with(&mcp, token).await;
+        assert_eq!(status, 401, "{what}");
+        assert!(challenge.contains("resource_metadata="), "{what}: {challenge}");
+    }
 
     // An API key still works beside sign-in, but has no sign-in to exchange for the CRM.
     let key = key_of(&banner, "alice");

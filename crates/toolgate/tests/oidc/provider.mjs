@@ -38,7 +38,9 @@
 //   - any client may register itself (RFC 7591 dynamic client registration, open, at
 //     /reg); PKCE (S256) is required for every authorization code request;
 //   - `toolgate`, static, confidential (client_secret_basic, OIDC_TOOLGATE_SECRET), grant
-//     types client_credentials and urn:ietf:params:oauth:grant-type:token-exchange.
+//     types client_credentials and urn:ietf:params:oauth:grant-type:token-exchange;
+//   - `toolgate-short`, the same secret, client_credentials only, whose tokens live
+//     OIDC_SHORT_TTL seconds (for "expired token" tests).
 // Scopes: openid offline_access tools:read tools:write (resource scopes from OIDC_SCOPES).
 //
 // Access tokens: with a `resource` (RFC 8707) that OIDC_RESOURCES allows, the access
@@ -197,6 +199,14 @@ const provider = new Provider(issuer, {
     grant_types: ['client_credentials', TOKEN_EXCHANGE],
     response_types: [],
     redirect_uris: [],
+  }, {
+    // Client-credentials tokens that expire after OIDC_SHORT_TTL seconds, for expiry tests.
+    client_id: 'toolgate-short',
+    client_secret: toolgateSecret,
+    token_endpoint_auth_method: 'client_secret_basic',
+    grant_types: ['client_credentials'],
+    response_types: [],
+    redirect_uris: [],
   }],
   async findAccount(_ctx, id) {
     const account = Object.hasOwn(accounts, id) ? accounts[id] : undefined;
@@ -243,7 +253,7 @@ const provider = new Provider(issuer, {
   },
   ttl: {
     AccessToken: (_ctx, token) => accessTokenTtl(token),
-    ClientCredentials: () => atTtl,
+    ClientCredentials: (_ctx, token) => (token.clientId === 'toolgate-short' ? shortTtl : atTtl),
     AuthorizationCode: 60,
     IdToken: 3600,
     RefreshToken: 24 * 3600,
