@@ -339,4 +339,39 @@ mod tests {
             Config::from_toml("[[upstreams]]\nname = \"w\"\nurl = \"http://h\"\nidentity = \"headers\"");
         assert!(typo.unwrap_err().to_string().contains("\"none\", \"meta\" or"));
     }
+
+    const EXCHANGE: &str = r#"auth = { kind = "token_exchange", token_url = "https://login.example.com/token", audience = "https://crm.internal/", client_id = "toolgate", client_secret = { env = "TG_SECRET" } }"#;
+
+    #[test]
+    fn an_http_upstream_takes_a_minted_token_and_no_authorization_header_beside_it() {
+        let secret = |name: &str| (name == "TG_SECRET").then(|| "s3cret".to_owned());
+        let config =
+            Config::from_toml(&format!("[[upstreams]]\nname = \"crm\"\nurl = \"http://h/mcp\"\n{EXCHANGE}"))
+                .unwrap();
+        let crm = config.upstreams[0].resolve(&secret).unwrap();
+        assert_eq!(crm.auth.as_ref().map(|a| a.kind()), Some("token_exchange"));
+        assert!(!format!("{crm:?}").contains("s3cret"), "the client secret is never printed");
+        let refused = |toml: String, expect: &str| {
+            let config = Config::from_toml(&toml).unwrap();
+            let err = format!("{:#}", config.upstreams[0].resolve(&secret).unwrap_err());
+            assert!(err.contains(expect), "{err}");
+            assert!(!err.contains("s3cret"), "{err}");
+        };
+        refused(
+            format!(
+                "[[upstreams]]\nname = \"crm\"\nurl = \"http://h/mcp\"\nheaders = {{ Authorization = \"Bearer x\" }}\n{EXCHANGE}"
+            ),
+            "Authorization",
+        );
+        refused(format!("[[upstreams]]\nname = \"crm\"\ncommand = [\"x\"]\n{EXCHANGE}"), "HTTP");
+        let unset =
+            Config::from_toml(&format!("[[upstreams]]\nname = \"crm\"\nurl = \"http://h/mcp\"\n{EXCHANGE}"))
+                .unwrap();
+        let err = format!("{:#}", unset.upstreams[0].resolve(&|_| None).unwrap_err());
+        assert!(err.contains("TG_SECRET") && err.contains("not set"), "{err}");
+        let unknown = Config::from_toml(
+            "[[upstreams]]\nname = \"crm\"\nurl = \"http://h/mcp\"\nauth = { kind = \"token_exchange\", token_url = \"https://l/t\", audience = \"a\", client_id = \"c\", client_secret = { env = \"S\" }, secret = \"inline\" }",
+        );
+        assert!(unknown.is_err(), "an unknown key (an inline secret) is refused");
+    }
 }

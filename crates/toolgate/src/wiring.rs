@@ -109,7 +109,12 @@ impl App {
 
         let policy = authz::Policy::from_config(config.authz.clone()).context("in [authz]")?;
         let env = |name: &str| std::env::var(name).ok();
-        let oauth = oauth_verifier(config, policy.hierarchy(), ca_pem.as_deref(), &env)?;
+        let oauth = oauth_verifier(config, &policy, ca_pem.as_deref(), &env)?;
+        if let Some(warning) =
+            config.auth.oauth.as_ref().and_then(|s| s.host_warning(&config.server.allowed_hosts))
+        {
+            tracing::warn!("{warning}");
+        }
         let mut upstream_configs = Vec::with_capacity(config.upstreams.len());
         for entry in &config.upstreams {
             let mut upstream = entry.resolve_with(ca_pem.as_deref(), &env).context("in [[upstreams]]")?;
@@ -173,6 +178,22 @@ impl App {
         }
         // Connected after the gateway exists: their tools join it as they are
         // listed, and a dead upstream only delays the start by its connect timeout.
+        if let Some(verifier) = oauth.clone() {
+            // Found out now rather than at the first token; a provider that is down is
+            // retried by the verifier when tokens come.
+            tokio::spawn(async move {
+                let issuer = verifier.config().issuer.clone();
+                match verifier.discover().await {
+                    Ok(()) => {
+                        tracing::info!(issuer, "sign-in: the identity provider's metadata and keys are read")
+                    }
+                    Err(error) => tracing::warn!(
+                        issuer,
+                        "sign-in: the identity provider could not be read ({error}); tokens are refused with 503 until it can"
+                    ),
+                }
+            });
+        }
         let upstreams = mcp_upstream::Upstreams::start(&gateway, upstream_configs).await;
         let upstream_problems =
             crate::upstreams::unlisted_tools(&gateway, &upstreams, config.weather.upstream_tool.as_deref());
@@ -220,18 +241,19 @@ impl App {
     }
 }
 
-/// The verifier of `[auth.oauth]`, its roles checked against the hierarchy and its
-/// toolsets against `[authz.toolsets]`; `None` without the section.
+/// The verifier of `[auth.oauth]`, its roles checked against the policy's hierarchy and its
+/// toolsets against the policy's (`[authz.toolsets]` and the built-in `read_only`); `None`
+/// without the section.
 pub fn oauth_verifier(
     config: &Config,
-    hierarchy: &authz::RoleHierarchy,
+    policy: &authz::Policy,
     ca_pem: Option<&str>,
     var: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Option<oauth::resource::Verifier>> {
     let Some(section) = &config.auth.oauth else { return Ok(None) };
     let client = crate::config::idp_client(ca_pem)?;
-    let toolsets: Vec<String> = config.authz.toolsets.keys().cloned().collect();
-    Ok(Some(section.verifier(client, hierarchy.roles().to_vec(), &toolsets, var)?))
+    let known = |name: &str| policy.toolset(name).is_some();
+    Ok(Some(section.verifier(client, policy.hierarchy().roles().to_vec(), &known, var)?))
 }
 
 /// The `[tls] ca_file` PEM text, checked to hold certificates.

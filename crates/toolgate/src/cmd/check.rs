@@ -54,14 +54,18 @@ pub(crate) fn run(globals: &Globals) -> Result<ExitCode> {
             }
             let shipped = tools.len() - declared;
             if let Some(policy) = &policy {
-                match oauth_verifier(&config, policy.hierarchy(), ca.as_deref(), &|name| {
+                match oauth_verifier(&config, policy, ca.as_deref(), &|name| {
                     std::env::var(name).ok()
                 }) {
-                    Ok(Some(v)) => facts.push(format!(
-                        "sign-in: tokens of {} for {}",
-                        v.config().issuer,
-                        v.config().resource
-                    )),
+                    Ok(Some(v)) => {
+                        facts.push(format!(
+                            "sign-in: tokens of {} for {}",
+                            v.config().issuer,
+                            v.config().resource
+                        ));
+                        let section = config.auth.oauth.as_ref();
+                        warnings.extend(section.and_then(|s| s.host_warning(&config.server.allowed_hosts)));
+                    }
                     Ok(None) => {}
                     Err(e) => problems.push(format!("{e:#}")),
                 }

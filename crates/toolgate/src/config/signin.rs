@@ -184,17 +184,37 @@ impl OAuthSection {
         Ok(config)
     }
 
+    /// Why clients that follow `resource` would be refused at the door, if they would: its
+    /// host must be one a request's `Host` may name (`[server] allowed_hosts` beside the
+    /// loopback names; an entry without a port allows any port).
+    pub fn host_warning(&self, extra_allowed: &[String]) -> Option<String> {
+        let url = reqwest::Url::parse(&self.resource).ok()?;
+        let host = url.host_str()?.to_ascii_lowercase();
+        let with_port = url.port().map(|p| format!("{host}:{p}"));
+        let defaults = mcp_server::HttpConfig::default().allowed_hosts;
+        let allowed = defaults.iter().chain(extra_allowed).any(|entry| {
+            let entry = entry.to_ascii_lowercase();
+            entry == host || with_port.as_ref() == Some(&entry)
+        });
+        (!allowed).then(|| {
+            format!(
+                "[auth.oauth] resource {:?} names the host `{host}`, which is not in [server] allowed_hosts, so clients that connect to it are refused (403): add \"{host}\" to allowed_hosts",
+                self.resource
+            )
+        })
+    }
+
     /// The verifier, checking its roles against the hierarchy (`lowest..highest`)
-    /// and its toolsets against `toolsets`.
+    /// and its toolsets with `known_toolset` (the policy's, built-in ones included).
     pub fn verifier(
         &self,
         client: reqwest::Client,
         hierarchy: Vec<String>,
-        toolsets: &[String],
+        known_toolset: &dyn Fn(&str) -> bool,
         var: &dyn Fn(&str) -> Option<String>,
     ) -> Result<oauth::resource::Verifier> {
         for toolset in self.scopes.values() {
-            if toolset != oauth::resource::ALL_TOOLS && !toolsets.contains(toolset) {
+            if toolset != oauth::resource::ALL_TOOLS && !known_toolset(toolset) {
                 bail!(
                     "in [auth.oauth] scopes: toolset `{toolset}` is not defined; define it in [authz.toolsets] or map the scope to one that is"
                 );
@@ -250,5 +270,91 @@ impl GrantSection {
                 Arc::new(oauth::grant::ClientCredentials::new(config, client, backend))
             }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    const HIERARCHY: [&str; 4] = ["guest", "member", "manager", "admin"];
+
+    fn verifier(toml: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<oauth::resource::Verifier> {
+        let config = Config::from_toml(toml)?;
+        let section = config.auth.oauth.expect("[auth.oauth]");
+        let policy = authz::Policy::from_config(config.authz.clone())?;
+        let known = |name: &str| policy.toolset(name).is_some();
+        section.verifier(reqwest::Client::new(), HIERARCHY.map(String::from).to_vec(), &known, var)
+    }
+
+    #[test]
+    fn the_section_of_the_issue_parses_into_a_verifier_publishing_its_strings() {
+        let toml = r#"
+            [authz.toolsets.travel]
+            domains = ["travel"]
+
+            [auth.oauth]
+            issuer = "https://login.example.com/realms/acme"
+            resource = "https://mcp.example.com/mcp"
+            role_claim = "groups"
+            roles = { "tg-admins" = "admin", "tg-members" = "member" }
+            scopes = { "tools:read" = "read_only", "tools:travel" = "travel", "tools" = "*" }
+            tenant_claim = "tenant"
+            introspection = { url = "https://login.example.com/introspect", client_id = "toolgate", client_secret = { env = "TG_INTROSPECT" } }
+        "#;
+        let secret = |name: &str| (name == "TG_INTROSPECT").then(|| "hunter2".to_owned());
+        let verifier = verifier(toml, &secret).unwrap();
+        assert_eq!(verifier.metadata()["resource"], "https://mcp.example.com/mcp");
+        assert_eq!(verifier.metadata()["authorization_servers"][0], "https://login.example.com/realms/acme");
+        assert_eq!(verifier.metadata_path(), "/.well-known/oauth-protected-resource/mcp");
+        assert_eq!(verifier.config().leeway, Duration::from_secs(2));
+        assert_eq!(verifier.config().user_claim, "sub");
+        assert!(!format!("{verifier:?}").contains("hunter2"), "the introspection secret is never printed");
+    }
+
+    #[test]
+    fn a_resource_whose_host_the_server_refuses_is_warned_about() {
+        let section = |resource: &str| {
+            let toml = format!("[auth.oauth]\nissuer = \"https://idp.example\"\nresource = \"{resource}\"\n");
+            Config::from_toml(&toml).unwrap().auth.oauth.unwrap()
+        };
+        let warning = section("https://mcp.example.com/mcp").host_warning(&[]).unwrap();
+        assert!(warning.contains("allowed_hosts") && warning.contains("mcp.example.com"), "{warning}");
+        assert_eq!(section("https://MCP.example.com/mcp").host_warning(&["mcp.example.com".into()]), None);
+        assert_eq!(
+            section("https://mcp.example.com:8443/mcp").host_warning(&["mcp.example.com:8443".into()]),
+            None
+        );
+        assert!(
+            section("https://mcp.example.com:8443/mcp").host_warning(&["mcp.example.com:9".into()]).is_some()
+        );
+        assert_eq!(section("http://127.0.0.1:8377/mcp").host_warning(&[]), None);
+    }
+
+    #[test]
+    fn a_section_that_cannot_work_is_refused_with_the_reason() {
+        let refused = |toml: &str, expect: &str| {
+            let err = format!("{:#}", verifier(toml, &|_| None).unwrap_err());
+            assert!(err.contains(expect), "{err}");
+        };
+        let base = "[auth.oauth]\nissuer = \"https://idp.example\"\nresource = \"https://mcp.example/mcp\"\n";
+        refused(&format!("{base}roles = {{ g = \"owner\" }}"), "owner");
+        refused(&format!("{base}scopes = {{ \"tools:read\" = \"nope\" }}"), "toolset `nope` is not defined");
+        refused(
+            &format!(
+                "{base}introspection = {{ url = \"https://idp.example/i\", client_id = \"c\", client_secret = {{ env = \"UNSET_SECRET\" }} }}"
+            ),
+            "UNSET_SECRET",
+        );
+        refused("[auth.oauth]\nissuer = \"https://idp.example\"\nresource = \"mcp.example/mcp\"", "resource");
+        assert!(
+            Config::from_toml(&format!("{base}client_secret = \"inline\"")).is_err(),
+            "unknown keys are refused"
+        );
+        assert!(
+            Config::from_toml("[auth.oauth]\nissuer = \"https://idp.example\"").is_err(),
+            "resource is required"
+        );
     }
 }

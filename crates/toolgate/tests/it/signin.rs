@@ -10,7 +10,6 @@
 //! and `TOOLGATE_PYTHON` with `mcp` 2.x (`.ci/tools.sh`); skips without them
 //! unless `TOOLGATE_REQUIRE_OIDC=1` / `TOOLGATE_REQUIRE_INTEROP=1`.
 
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -194,11 +193,14 @@ auth = {{ kind = "token_exchange", token_url = "{token_url}", audience = "{crm}"
     assert!(ok, "{out}");
     assert!(out.contains(&format!("sign-in: tokens of {issuer} for {mcp}")), "{out}");
 
+    // Everything the server logs, at the most verbose level, to look for tokens in at the end.
+    let log = dir.path().join("serve.log");
     let (_served, _url, banner) = serving(
         toolgate()
             .args(["--config", config, "serve", "--demo", "--listen", &format!("127.0.0.1:{port}")])
             .env("TG_CLIENT_SECRET", "toolgate-secret")
-            .stderr(Stdio::null()),
+            .env("TOOLGATE_LOG", "trace")
+            .stderr(std::fs::File::create(&log).unwrap()),
     );
     let call = json!({"tool_name": "query_crm", "parameters": {"op": "get_me"}}).to_string();
     let args = |login: &'static str| {
@@ -270,4 +272,12 @@ auth = {{ kind = "token_exchange", token_url = "{token_url}", audience = "{crm}"
     assert_eq!(refused["error"]["code"], "PERMISSION_DENIED", "{refused}");
     assert!(refused["error"]["message"].as_str().unwrap().contains("API key"), "{refused}");
     assert_eq!(seen.lock().unwrap().accepted.len(), 6, "the API-key call never reached the backend");
+
+    // No token (a JWT's header always starts `eyJ`: the clients', the exchanged ones, the
+    // refused ones) and no client secret was logged, even at trace level.
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("TRACE") || logged.contains("DEBUG"), "the log is at trace level");
+    for secret in ["eyJ", "toolgate-secret", key.as_str()] {
+        assert!(!logged.contains(secret), "`{secret}` is in the server's log");
+    }
 }
