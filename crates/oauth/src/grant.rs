@@ -47,7 +47,6 @@
 mod cache;
 mod endpoint;
 
-use std::fmt;
 use std::time::Duration;
 
 use sha2::{Digest, Sha256};
@@ -218,6 +217,7 @@ fn is_loopback(host: &str) -> bool {
 /// Exchanges each caller's sign-in for a token made for one backend (RFC
 /// 8693), kept per user until shortly before it expires. See the
 /// [module](self) for the request, the cache and the errors.
+#[derive(Debug)]
 pub struct TokenExchange {
     backend: String,
     endpoint: Result<Endpoint, ConfigError>,
@@ -225,19 +225,6 @@ pub struct TokenExchange {
     resource: Option<String>,
     scope: Option<String>,
     cache: Cache<(Option<String>, String)>,
-}
-
-impl fmt::Debug for TokenExchange {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TokenExchange")
-            .field("backend", &self.backend)
-            .field("endpoint", &self.endpoint)
-            .field("audience", &self.audience)
-            .field("resource", &self.resource)
-            .field("scope", &self.scope)
-            .field("cache", &self.cache)
-            .finish()
-    }
 }
 
 impl TokenExchange {
@@ -348,6 +335,7 @@ impl TokenSource for TokenExchange {
 /// toolgate's own token for one backend by the client-credentials grant
 /// (RFC 6749 §4.4): one for every caller, kept until shortly before it
 /// expires and minted by one request at a time. See the [module](self).
+#[derive(Debug)]
 pub struct ClientCredentials {
     backend: String,
     endpoint: Result<Endpoint, ConfigError>,
@@ -355,18 +343,6 @@ pub struct ClientCredentials {
     audience: Option<String>,
     resource: Option<String>,
     cache: Cache<()>,
-}
-
-impl fmt::Debug for ClientCredentials {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ClientCredentials")
-            .field("backend", &self.backend)
-            .field("endpoint", &self.endpoint)
-            .field("scope", &self.scope)
-            .field("audience", &self.audience)
-            .field("resource", &self.resource)
-            .finish()
-    }
 }
 
 impl ClientCredentials {

@@ -46,8 +46,17 @@ impl SigningKey {
     }
 
     /// Its public JWK.
-    pub fn jwk(&self) -> &Value {
-        &self.jwk
+    pub fn jwk(&self) -> Value {
+        self.jwk.clone()
+    }
+
+    /// Its public JWK without `kid`.
+    pub fn jwk_without_kid(&self) -> Value {
+        let mut jwk = self.jwk.clone();
+        if let Some(jwk) = jwk.as_object_mut() {
+            jwk.remove("kid");
+        }
+        jwk
     }
 
     /// `claims` signed with this key as an RFC 9068 access token (`typ: at+jwt`).
@@ -55,12 +64,12 @@ impl SigningKey {
         let mut header = Header::new(Algorithm::ES256);
         header.kid = Some(self.kid.clone());
         header.typ = Some("at+jwt".into());
-        self.sign_with(header, claims)
+        self.sign_with(&header, claims)
     }
 
     /// `claims` signed with this key under `header`.
-    pub fn sign_with(&self, header: Header, claims: &Value) -> String {
-        jsonwebtoken::encode(&header, claims, &self.key).expect("signing a test token")
+    pub fn sign_with(&self, header: &Header, claims: &Value) -> String {
+        jsonwebtoken::encode(header, claims, &self.key).expect("signing a test token")
     }
 }
 
@@ -81,7 +90,7 @@ impl Idp {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a port for the test IdP");
         let issuer = format!("http://{}", listener.local_addr().expect("its address"));
         let key = SigningKey::generate("k1");
-        let jwks = json!({ "keys": [key.jwk().clone()] });
+        let jwks = json!({ "keys": [key.jwk()] });
         let metadata = json!({
             "issuer": issuer,
             "jwks_uri": format!("{issuer}/jwks"),
@@ -156,7 +165,7 @@ pub fn resigned(token: &str, key: &SigningKey) -> String {
     let mut forged = Header::new(Algorithm::ES256);
     forged.kid = header["kid"].as_str().map(str::to_owned);
     forged.typ = header["typ"].as_str().map(str::to_owned);
-    key.sign_with(forged, &claims)
+    key.sign_with(&forged, &claims)
 }
 
 /// `token`'s claims with `alg: none` and no signature.

@@ -120,29 +120,31 @@ impl SessionOwners {
     /// Close the sessions whose proof has expired.
     async fn close_expired(&self) {
         let now = SystemTime::now();
+        let closed = self.close_where(|o| o.expires.is_some_and(|at| at <= now), "whose token expired").await;
+        if closed > 0 {
+            tracing::info!(sessions = closed, "closed MCP sessions whose access token expired");
+        }
+    }
+
+    /// Close (at rmcp, and forget) every session whose owner matches; how many.
+    async fn close_where(&self, matches: impl Fn(&Owner) -> bool, why: &str) -> usize {
         let sessions: Vec<String> = match self.inner.lock() {
             Ok(mut inner) => {
-                let ids: Vec<String> = inner
-                    .by_session
-                    .iter()
-                    .filter(|(_, o)| o.expires.is_some_and(|at| at <= now))
-                    .map(|(id, _)| id.clone())
-                    .collect();
+                let ids: Vec<String> =
+                    inner.by_session.iter().filter(|(_, o)| matches(o)).map(|(id, _)| id.clone()).collect();
                 for id in &ids {
                     inner.by_session.remove(id);
                 }
                 ids
             }
-            Err(_) => return,
+            Err(_) => return 0,
         };
         for id in &sessions {
             if let Err(error) = self.manager.close_session(&id.as_str().into()).await {
-                tracing::debug!(%error, "could not close a session whose token expired");
+                tracing::debug!(%error, "could not close a session {why}");
             }
         }
-        if !sessions.is_empty() {
-            tracing::info!(sessions = sessions.len(), "closed MCP sessions whose access token expired");
-        }
+        sessions.len()
     }
 
     /// Forget sessions rmcp has closed (idle expiry, DELETE, errors).
@@ -198,26 +200,7 @@ impl SessionOwners {
 
     /// Close every session opened with `key_id`.
     async fn close_key(&self, key_id: &str) {
-        let sessions: Vec<String> = match self.inner.lock() {
-            Ok(mut inner) => {
-                let ids: Vec<String> = inner
-                    .by_session
-                    .iter()
-                    .filter(|(_, o)| o.key_id == key_id)
-                    .map(|(id, _)| id.clone())
-                    .collect();
-                for id in &ids {
-                    inner.by_session.remove(id);
-                }
-                ids
-            }
-            Err(_) => return,
-        };
-        for id in sessions {
-            if let Err(error) = self.manager.close_session(&id.as_str().into()).await {
-                tracing::debug!(%error, "could not close a revoked key's session");
-            }
-        }
+        self.close_where(|o| o.key_id == key_id, "of a revoked key").await;
         if !key_id.is_empty() {
             tracing::info!(key_id, "closed the MCP sessions of a revoked key");
         }

@@ -12,8 +12,7 @@ use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::{Json, Router};
 use base64::Engine as _;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
-use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
 pub const CLIENT_ID: &str = "toolgate:gw";
@@ -26,52 +25,7 @@ pub fn now() -> u64 {
 }
 
 /// A P-256 signing key and its public JWK.
-pub struct Key {
-    pub kid: String,
-    encoding: EncodingKey,
-    jwk: Value,
-}
-
-impl Key {
-    /// A fresh P-256 key named `kid`.
-    pub fn generate(kid: &str) -> Self {
-        let pair = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
-        let encoding = EncodingKey::from_ec_der(&pair.serialize_der());
-        // uncompressed SEC1: 0x04, x (32 bytes), y (32 bytes)
-        let point = pair.public_key_raw();
-        let (x, y) = point[1..].split_at(32);
-        let jwk = json!({
-            "kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": kid,
-            "x": URL_SAFE_NO_PAD.encode(x), "y": URL_SAFE_NO_PAD.encode(y),
-        });
-        Self { kid: kid.to_owned(), encoding, jwk }
-    }
-
-    /// The public JWK.
-    pub fn jwk(&self) -> Value {
-        self.jwk.clone()
-    }
-
-    /// The public JWK without `kid`.
-    pub fn jwk_without_kid(&self) -> Value {
-        let mut jwk = self.jwk.clone();
-        jwk.as_object_mut().unwrap().remove("kid");
-        jwk
-    }
-
-    /// `claims` as an RFC 9068 access token (ES256, this key's kid, `typ: at+jwt`).
-    pub fn sign(&self, claims: &Value) -> String {
-        let mut header = Header::new(Algorithm::ES256);
-        header.kid = Some(self.kid.clone());
-        header.typ = Some("at+jwt".to_owned());
-        self.sign_with(&header, claims)
-    }
-
-    /// `claims` signed with this key under `header`.
-    pub fn sign_with(&self, header: &Header, claims: &Value) -> String {
-        jsonwebtoken::encode(header, claims, &self.encoding).unwrap()
-    }
-}
+pub use test_support::idp::SigningKey as Key;
 
 /// Which discovery documents the provider serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -54,9 +54,7 @@ pub(crate) fn run(globals: &Globals) -> Result<ExitCode> {
             }
             let shipped = tools.len() - declared;
             if let Some(policy) = &policy {
-                match oauth_verifier(&config, policy, ca.as_deref(), &|name| {
-                    std::env::var(name).ok()
-                }) {
+                match oauth_verifier(&config, policy, ca.as_deref(), &|name| std::env::var(name).ok()) {
                     Ok(Some(v)) => {
                         facts.push(format!(
                             "sign-in: tokens of {} for {}",
