@@ -137,7 +137,7 @@ pub struct Prepared {
 /// |---|---|---|
 /// | 2xx with JSON (or empty) | success | |
 /// | 2xx, not JSON | `PARSE_ERROR` | no |
-/// | 400, 422 | `INVALID_PARAMS` with the backend's message and fields | no |
+/// | 400, 422 | `INVALID_PARAMS` with the backend's message and its reasons (`details.reasons`: `errors[]`, `invalid-params`, validation lists; the first ones in the message) | no |
 /// | 401, 403 | `PERMISSION_DENIED` (credentials refused) | no |
 /// | 404 | `NOT_FOUND` | no |
 /// | 409 | `CONFLICT` | no |
@@ -350,7 +350,7 @@ impl HttpExecutor {
         if !errors.is_empty() {
             return Err(ToolError::invalid_params(errors));
         }
-        let query = query_string(query.into_iter());
+        let query = query_string(query);
         let base_path = self.base.path().trim_end_matches('/');
         let full_path = format!("{base_path}{path}");
         let mut url = self.base.clone();

@@ -119,10 +119,10 @@ fn scrubbed_body(body: &[u8], raw: &str, secrets: &[&str]) -> (Option<Value>, St
 
 /// The backend's own words, when its error body has a recognizable shape:
 /// `{"error": {"message", "fields": [{"field", "message"}]}}`, `{"error": "..."}`,
-/// `{"message": "..."}` or `{"detail": "..."}`.
+/// `{"message": "..."}`, `{"detail": "..."}` or (a problem without a detail) `{"title": "..."}`.
 fn backend_message(body: &Value) -> Option<String> {
     let error = &body["error"];
-    [&error["message"], error, &body["message"], &body["detail"]]
+    [&error["message"], error, &body["message"], &body["detail"], &body["title"]]
         .into_iter()
         .find_map(|v| v.as_str())
         .map(str::to_owned)
@@ -144,31 +144,205 @@ fn field_pointer(field: &str) -> String {
     out
 }
 
+/// At most this many of the backend's reasons go into `details.reasons` (the rest are counted).
+pub(crate) const MAX_REASONS: usize = 10;
+/// At most this many characters of one reason's message.
+const REASON_CHARS: usize = 200;
+/// At most this many characters of where a reason points.
+const AT_CHARS: usize = 100;
+/// How many reasons the message of a 400/422 names (all of them are in `details.reasons`).
+const REASONS_IN_MESSAGE: usize = 3;
+
+/// One reason a backend gave for refusing a request: where (as the backend wrote it: a JSON
+/// pointer, `body.name`, `items[0].qty`), and what.
+#[derive(Debug, Clone, PartialEq)]
+struct Reason {
+    at: Option<String>,
+    message: String,
+}
+
+impl Reason {
+    fn to_json(&self) -> Value {
+        let mut out = serde_json::Map::new();
+        if let Some(at) = &self.at {
+            out.insert("at".into(), at.clone().into());
+        }
+        out.insert("message".into(), self.message.clone().into());
+        Value::Object(out)
+    }
+
+    /// `at: message`, or the message alone.
+    fn said(&self) -> String {
+        match &self.at {
+            Some(at) => format!("{at}: {}", self.message),
+            None => self.message.clone(),
+        }
+    }
+}
+
+/// Keys under which error bodies list their reasons: RFC 9457 `errors` and RFC 7807
+/// `invalid-params`, JSON:API `errors`, Prism's `validation`, FastAPI's `detail` list, Zod's
+/// `issues`, Zalando's `violations`, ASP.NET's and Rails' `errors` maps, Google's
+/// `details[].fieldViolations`, toolgate's own `error.fields`.
+const REASON_LISTS: [&str; 14] = [
+    "errors",
+    "fields",
+    "invalid-params",
+    "invalid_params",
+    "invalidParams",
+    "validation",
+    "validationErrors",
+    "violations",
+    "fieldViolations",
+    "fieldErrors",
+    "field_errors",
+    "issues",
+    "details",
+    "detail",
+];
+/// Keys of a reason's text, most specific first.
+const MESSAGE_KEYS: [&str; 9] =
+    ["message", "detail", "msg", "reason", "description", "defaultMessage", "title", "error", "code"];
+/// Keys of where a reason points, most specific first.
+const AT_KEYS: [&str; 13] = [
+    "pointer",
+    "instancePath",
+    "field",
+    "name",
+    "param",
+    "parameter",
+    "property",
+    "propertyPath",
+    "path",
+    "loc",
+    "location",
+    "dataPath",
+    "key",
+];
+
+/// Where a reason points, as text: a string as is (a `#/a` pointer without its `#`), a list
+/// (`["body", "items", 0]`) joined with dots, JSON:API's `source` by its pointer or parameter.
+fn at_text(item: &serde_json::Map<String, Value>) -> Option<String> {
+    let from = |v: &Value| -> Option<String> {
+        match v {
+            Value::String(s) if !s.trim().is_empty() => Some(s.trim().trim_start_matches('#').to_owned()),
+            Value::Array(parts) if !parts.is_empty() => Some(
+                parts
+                    .iter()
+                    .map(|p| match p {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join("."),
+            ),
+            _ => None,
+        }
+    };
+    let source = item.get("source").and_then(Value::as_object);
+    AT_KEYS
+        .iter()
+        .filter_map(|k| item.get(*k))
+        .chain(["pointer", "parameter", "header"].iter().filter_map(|k| source?.get(*k)))
+        .find_map(from)
+        .map(|at| preview(&at, AT_CHARS))
+}
+
+/// The reasons of an error body, in the order given, at most [`MAX_REASONS`]; and how many
+/// there were in all.
+fn reasons(body: &Value) -> (Vec<Reason>, usize) {
+    let mut out: Vec<Reason> = Vec::new();
+    let mut total = 0;
+    let mut keep = |reason: Reason, out: &mut Vec<Reason>| {
+        if !out.contains(&reason) {
+            total += 1;
+            if out.len() < MAX_REASONS {
+                out.push(reason);
+            }
+        }
+    };
+    let mut lists: Vec<&Value> = Vec::new();
+    for root in [body, &body["error"]].into_iter().filter(|r| r.is_object()) {
+        lists.extend(REASON_LISTS.iter().filter_map(|k| root.get(*k)).filter(|l| !l.is_string()));
+    }
+    // A list's items may hold the list (Google: `details[].fieldViolations`): one level more.
+    let mut nested: Vec<&Value> = Vec::new();
+    for list in &lists {
+        for item in list.as_array().into_iter().flatten().filter_map(Value::as_object) {
+            nested.extend(REASON_LISTS.iter().filter_map(|k| item.get(*k)).filter(|l| !l.is_string()));
+        }
+    }
+    lists.extend(nested);
+    for list in lists {
+        match list {
+            Value::Array(items) => {
+                for item in items {
+                    let reason = match item {
+                        Value::String(s) => Some(Reason { at: None, message: s.clone() }),
+                        Value::Object(o) => MESSAGE_KEYS
+                            .iter()
+                            .find_map(|k| o.get(*k).and_then(Value::as_str))
+                            .map(|m| Reason { at: at_text(o), message: m.to_owned() }),
+                        _ => None,
+                    };
+                    if let Some(mut reason) = reason.filter(|r| !r.message.trim().is_empty()) {
+                        reason.message = preview(reason.message.trim(), REASON_CHARS);
+                        keep(reason, &mut out);
+                    }
+                }
+            }
+            // `{"name": ["can't be blank"], "age": "too low"}` (Rails, ASP.NET).
+            Value::Object(map) => {
+                for (at, said) in map {
+                    let messages: Vec<&str> = match said {
+                        Value::String(s) => vec![s.as_str()],
+                        Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+                        _ => Vec::new(),
+                    };
+                    for message in messages.into_iter().filter(|m| !m.trim().is_empty()) {
+                        let at = at.trim_start_matches('$').trim_start_matches('.');
+                        let at = (!at.is_empty()).then(|| preview(at, AT_CHARS));
+                        keep(Reason { at, message: preview(message.trim(), REASON_CHARS) }, &mut out);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    (out, total)
+}
+
+/// A reason's place as a pointer into the parameters: a JSON pointer as is, else the path the
+/// backend wrote (`body.items[0].name`, `items.0.name`) without a leading request part.
+fn reason_pointer(at: &str) -> String {
+    if at.starts_with('/') {
+        return at.to_owned();
+    }
+    let rest = at
+        .split_once(['.', '['])
+        .filter(|(first, _)| matches!(*first, "body" | "query" | "path" | "header" | "params"))
+        .map_or(at, |(_, rest)| rest);
+    field_pointer(rest)
+}
+
 fn value_at<'a>(params: &'a Value, pointer: &str) -> &'a Value {
     params.pointer(pointer).unwrap_or(&Value::Null)
 }
 
-/// The refused fields of a 400/422 as [`FieldError`]s pointing into the parameters.
-fn field_errors(body: &Value, params: &Value, fallback: &str) -> Vec<FieldError> {
-    let mut errors: Vec<FieldError> = body["error"]["fields"]
-        .as_array()
-        .map(|fields| {
-            fields
-                .iter()
-                .filter_map(|f| {
-                    let name = f["field"].as_str()?;
-                    let message = f["message"].as_str().unwrap_or("refused by the backend");
-                    let pointer = field_pointer(name);
-                    Some(FieldError::new(
-                        pointer.clone(),
-                        "a value the backend accepts",
-                        value_at(params, &pointer),
-                        format!("{name}: {message}"),
-                    ))
-                })
-                .collect()
+/// The refused fields of a 400/422 as [`FieldError`]s pointing into the parameters: one per
+/// reason the backend gave, else one with `fallback`.
+fn field_errors(reasons: &[Reason], params: &Value, fallback: &str) -> Vec<FieldError> {
+    let mut errors: Vec<FieldError> = reasons
+        .iter()
+        .map(|reason| match &reason.at {
+            Some(at) => {
+                let pointer = reason_pointer(at);
+                let actual = value_at(params, &pointer);
+                FieldError::new(pointer.clone(), "a value the backend accepts", actual, reason.said())
+            }
+            None => FieldError::new("", "a request the backend accepts", &Value::Null, reason.said()),
         })
-        .unwrap_or_default();
+        .collect();
     if errors.is_empty() {
         errors.push(FieldError::new("", "a request the backend accepts", &Value::Null, fallback));
     }
@@ -224,17 +398,49 @@ pub(crate) fn map_answer(
     if let Some(v) = parsed.as_ref().map(|v| &v["error"]).filter(|v| v.is_object()) {
         details.insert("backend_error".into(), v.clone());
     }
+    // The backend's own reasons (already scrubbed, clipped here), for every refusal.
+    let (reasons, all_reasons) = parsed.as_ref().map(reasons).unwrap_or_default();
+    if !reasons.is_empty() {
+        details.insert("reasons".into(), reasons.iter().map(Reason::to_json).collect());
+        if all_reasons > reasons.len() {
+            details.insert("reasons_omitted".into(), (all_reasons - reasons.len()).into());
+        }
+    }
     let said_or = |default: &str| said.clone().unwrap_or_else(|| default.to_owned());
     let error = match status.as_u16() {
         400 | 422 => {
-            let message = said_or("the backend refused the request");
-            let errors = field_errors(parsed.as_ref().unwrap_or(&Value::Null), params, &message);
-            let mut e = ToolError::invalid_params(errors);
-            e.message = format!(
-                "{} refused the parameters (HTTP {}): {message}. Fix the named parameters and call again.",
-                sent.backend,
-                status.as_u16()
-            );
+            // A body that is not JSON may still say why (`name is required`); a page is not read.
+            let plain = text();
+            let plain = plain.trim();
+            if parsed.is_none() && !plain.is_empty() {
+                details.insert("body".into(), plain.into());
+            }
+            let said = said.clone().or_else(|| {
+                (parsed.is_none() && !plain.is_empty() && !plain.starts_with('<'))
+                    .then(|| plain.lines().next().unwrap_or_default().to_owned())
+            });
+            let said = said.map(|s| preview(s.trim(), REASON_CHARS));
+            let fallback = said.clone().unwrap_or_else(|| "the backend refused the request".to_owned());
+            let mut e = ToolError::invalid_params(field_errors(&reasons, params, &fallback));
+            let mut message = format!("{} refused the parameters (HTTP {})", sent.backend, status.as_u16());
+            if let Some(said) = &said {
+                message.push_str(&format!(": {}", said.trim_end_matches('.')));
+            }
+            if !reasons.is_empty() {
+                let named: Vec<String> = reasons.iter().take(REASONS_IN_MESSAGE).map(Reason::said).collect();
+                let more = all_reasons - named.len();
+                message.push_str(&format!(
+                    "{} {}",
+                    if said.is_some() { ". Its reasons:" } else { ":" },
+                    named.join("; ")
+                ));
+                if more > 0 {
+                    message.push_str(&format!(" (and {more} more, see details.reasons)"));
+                }
+            } else if said.is_none() {
+                message.push_str(": the backend gave no reason");
+            }
+            e.message = format!("{message}. Fix the named parameters and call again.");
             if let Some(Value::Object(d)) = &mut e.details {
                 d.extend(details);
             }
@@ -474,6 +680,39 @@ mod tests {
         assert!(body.starts_with(&"x".repeat(20)) && body.ends_with("(truncated)"), "{body}");
         assert!(err.message.contains("may or may not have been applied"));
         assert!(!map(&GET, 500, "").unwrap_err().message.contains("may or may not"));
+    }
+
+    #[test]
+    fn reasons_are_read_from_the_common_shapes() {
+        let said = |body: Value| -> Vec<(Option<String>, String)> {
+            reasons(&body).0.into_iter().map(|r| (r.at, r.message)).collect()
+        };
+        let one = |at: &str, message: &str| vec![(Some(at.to_owned()), message.to_owned())];
+        // JSON:API: where in `source`.
+        let jsonapi = json!({"errors": [{"status": "422", "title": "Invalid", "detail": "is too short",
+            "source": {"pointer": "/data/attributes/name"}}]});
+        assert_eq!(said(jsonapi), one("/data/attributes/name", "is too short"));
+        // Google APIs: `error.details[].fieldViolations`.
+        let google = json!({"error": {"code": 400, "message": "Invalid argument", "status": "INVALID_ARGUMENT",
+            "details": [{"@type": "type.googleapis.com/google.rpc.BadRequest",
+                "fieldViolations": [{"field": "name", "description": "must be set"}]}]}});
+        assert_eq!(said(google), one("name", "must be set"));
+        // Zod: a path list; plain strings in `errors`.
+        assert_eq!(
+            said(json!({"issues": [{"path": ["items", 0, "qty"], "message": "too small"}]})),
+            one("items.0.qty", "too small")
+        );
+        assert_eq!(
+            said(json!({"errors": ["name is required"]})),
+            vec![(None, "name is required".to_owned())]
+        );
+        // Nothing to read: no reasons.
+        assert!(said(json!({"detail": "bad", "errors": 3})).is_empty());
+        assert!(said(json!([1, 2])).is_empty());
+        assert_eq!(reason_pointer("body.items[0].name"), "/items/0/name");
+        assert_eq!(reason_pointer("items.0.qty"), "/items/0/qty");
+        assert_eq!(reason_pointer("/age"), "/age");
+        assert_eq!(reason_pointer("body"), "");
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod echoed;
 mod encoding;
 mod faults;
 mod locations;
+mod problems;
 mod progress;
 mod properties;
 mod refused;
