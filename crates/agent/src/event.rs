@@ -56,7 +56,8 @@ impl Usage {
 }
 
 /// One event of a run. The JSON form carries its name in `event`
-/// (`token`, `tool_call_started`, `tool_call_finished`, `final`, `error`).
+/// (`token`, `tool_call_started`, `tool_call_finished`, `elicitation`,
+/// `elicitation_answered`, `final`, `error`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
@@ -91,6 +92,30 @@ pub enum Event {
         /// The result (or the error message), redacted and cut short.
         result: String,
     },
+    /// A tool call asks the person running the agent (a confirmation, or
+    /// missing values): show `message` and a form of `requested_schema`.
+    /// A run started with [`Asking::Events`](crate::Asking::Events) waits
+    /// for [`Agent::answer`](crate::Agent::answer) with this `id`.
+    Elicitation {
+        /// The question's id, to answer it with.
+        id: String,
+        /// The tool call that asks (a `tool_call_started` event's id).
+        call_id: String,
+        /// What will happen, in words a person reads.
+        message: String,
+        /// JSON Schema of the answer: `type: object` with primitive properties
+        /// (a confirmation is `{"confirm": true}`).
+        requested_schema: Value,
+    },
+    /// The question `id` is over: `outcome` is `accepted`, `declined`,
+    /// `cancelled`, `unanswered` (its time ran out, or the run stopped) or
+    /// `unreachable` (nobody could be asked: the model gets the signal).
+    ElicitationAnswered {
+        /// The question's id.
+        id: String,
+        /// How it ended.
+        outcome: String,
+    },
     /// Something went wrong; a `final` follows when the run had started.
     Error {
         /// `MODEL_ERROR`, `NOT_FOUND`, `INVALID_PARAMS`, `INTERNAL_ERROR`.
@@ -120,6 +145,8 @@ impl Event {
             Event::Token { .. } => "token",
             Event::ToolCallStarted { .. } => "tool_call_started",
             Event::ToolCallFinished { .. } => "tool_call_finished",
+            Event::Elicitation { .. } => "elicitation",
+            Event::ElicitationAnswered { .. } => "elicitation_answered",
             Event::Error { .. } => "error",
             Event::Final { .. } => "final",
         }

@@ -16,6 +16,7 @@
 //! stored per user ([`ConversationStore`]); the model never sees who the
 //! user is beyond what the tools' envelopes say.
 
+mod ask;
 mod calls;
 mod config;
 mod event;
@@ -27,13 +28,14 @@ mod store;
 use gateway::Gateway;
 use tool_core::Caller;
 
+pub use ask::{Asking, UnknownQuestion};
 pub use config::{
     AgentConfig, DEFAULT_MAX_LINE_BYTES, DEFAULT_MAX_TOOL_CALLS, DEFAULT_MAX_TURN_BYTES, Exposure,
     ToolCalling,
 };
 pub use event::{Event, StopReason, Usage};
 pub use model::{ChatClient, ModelError, ModelErrorKind};
-pub use run::{CallerCheck, EVENT_BUFFER, MAX_MESSAGE_CHARS, Outcome, RunRequest, event_channel};
+pub use run::{CallerCheck, EVENT_BUFFER, MAX_MESSAGE_CHARS, Outcome, RunOptions, RunRequest, event_channel};
 pub use store::{ConversationStore, MIGRATIONS_TABLE, StoreError, StoredMessage};
 /// Cancels a run (re-exported so that callers need no tokio-util of their own).
 pub use tokio_util::sync::CancellationToken;
@@ -81,6 +83,8 @@ pub struct Agent {
     client: ChatClient,
     config: AgentConfig,
     store: Option<ConversationStore>,
+    /// Questions of runs that wait for [`Agent::answer`] (shared by clones).
+    questions: std::sync::Arc<ask::Questions>,
 }
 
 impl Agent {
@@ -88,7 +92,7 @@ impl Agent {
     /// store, conversations live for one run only.
     pub fn new(gateway: Gateway, config: AgentConfig) -> Result<Self, ModelError> {
         let client = ChatClient::new(&config)?;
-        Ok(Self { gateway, client, config, store: None })
+        Ok(Self { gateway, client, config, store: None, questions: Default::default() })
     }
 
     /// Store conversations (and allow continuing them by id).

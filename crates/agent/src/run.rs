@@ -4,20 +4,22 @@
 //! with one `final` event that says why.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use futures::future::join_all;
 use gateway::fallback::{self, FallbackError};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::{Receiver, Sender};
-use tokio::time::{Instant, timeout_at};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tool_core::{Caller, Envelope, ErrorCode, Metadata, ToolContext, ToolError};
 
+use crate::ask::{AskClock, RunAsking};
 use crate::calls;
 use crate::model::{Message, ModelErrorKind, ToolCall};
 use crate::redact::{Secrets, attribute, neutralise_tags};
 use crate::store::NewMessage;
-use crate::{Agent, AgentError, Event, StopReason, Usage};
+use crate::{Agent, AgentError, Asking, Event, StopReason, Usage};
 
 /// Events a run's channel holds before the run waits for its consumer.
 pub const EVENT_BUFFER: usize = 64;
@@ -52,6 +54,25 @@ pub struct RunRequest {
 pub trait CallerCheck: Send + Sync {
     /// `Err(message)`: the caller may no longer act; `message` says why, for a person.
     async fn still_allowed(&self, caller: &Caller) -> Result<(), String>;
+}
+
+/// What a run may do besides its calls: check its caller before each tool
+/// call, and ask its person. The default does neither.
+#[derive(Default)]
+pub struct RunOptions<'a> {
+    /// Asked before each tool call whether the caller may still act.
+    pub check: Option<&'a dyn CallerCheck>,
+    /// Who the tool calls' questions (confirmations, missing values) go to.
+    pub asking: Asking,
+}
+
+impl std::fmt::Debug for RunOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("check", &self.check.map(|_| ".."))
+            .field("asking", &self.asking)
+            .finish()
+    }
 }
 
 /// How a run ended.
@@ -92,6 +113,10 @@ struct Run<'a> {
     check: Option<&'a dyn CallerCheck>,
     /// The check's refusal, once it refused: the run stops.
     refused: Option<String>,
+    /// Who the calls ask, if anyone.
+    asking: Option<Arc<RunAsking>>,
+    /// The time spent asking, which the deadline does not count.
+    clock: Arc<AskClock>,
 }
 
 impl Agent {
@@ -118,6 +143,22 @@ impl Agent {
         cancel: CancellationToken,
         check: Option<&dyn CallerCheck>,
     ) -> Result<Outcome, AgentError> {
+        self.run_with(request, events, cancel, RunOptions { check, asking: Asking::Nobody }).await
+    }
+
+    /// [`run`](Self::run) with [`RunOptions`]: a [`CallerCheck`] before each
+    /// tool call, and someone to ask ([`Asking`]) when a call needs the
+    /// person (a write to confirm, missing values). Each question is an
+    /// `elicitation` event and its end an `elicitation_answered` event; the
+    /// time spent waiting for the person does not count in the run's deadline.
+    pub async fn run_with(
+        &self,
+        request: RunRequest,
+        events: &Sender<Event>,
+        cancel: CancellationToken,
+        options: RunOptions<'_>,
+    ) -> Result<Outcome, AgentError> {
+        let RunOptions { check, asking } = options;
         let message = request.message.trim();
         if message.is_empty() {
             return Err(AgentError::InvalidInput("the message is empty".into()));
@@ -143,6 +184,8 @@ impl Agent {
         let mut caller = caller;
         caller.session_id = Some(conversation_id.clone());
         let ctx = ToolContext::new(caller).with_trace_id(uuid::Uuid::new_v4().to_string());
+        let clock = Arc::new(AskClock::default());
+        let asking = RunAsking::new(asking, self, events, clock.clone());
         let next_seq = stored.len() as i32;
         let mut history = vec![Message::text("system", system)];
         history.extend(stored);
@@ -160,6 +203,8 @@ impl Agent {
             secrets: Secrets::default(),
             check,
             refused: None,
+            asking,
+            clock: clock.clone(),
         };
         run.push(Message::text("user", message), None, None);
         let deadline = Instant::now() + self.config.deadline;
@@ -172,10 +217,8 @@ impl Agent {
         let (stop, answer) = tokio::select! {
             biased;
             () = cancelled => (StopReason::Cancelled, String::new()),
-            ended = timeout_at(deadline, run.steps(&tools, deadline)) => match ended {
-                Ok(ended) => ended,
-                Err(_) => (StopReason::Deadline, String::new()),
-            },
+            () = clock.expired(deadline) => (StopReason::Deadline, String::new()),
+            ended = run.steps(&tools, deadline) => ended,
         };
         // Whatever happened, what was said so far is kept.
         run.save().await?;
@@ -234,6 +277,8 @@ impl Run<'_> {
         let max_steps = self.agent.config.max_steps;
         for step in 1..=max_steps {
             self.steps = step;
+            // No question is open between calls: the deadline is moved by the time spent asking.
+            let deadline = self.clock.shifted(deadline).unwrap_or(deadline);
             let turn = match self.agent.client.complete(&self.history, tools, self.events, deadline).await {
                 Ok(turn) => turn,
                 Err(e) => {
@@ -364,10 +409,14 @@ impl Run<'_> {
             }
             let ctx = &self.ctx;
             let events = self.events;
+            let asking = &self.asking;
             let envelopes = join_all(batch.iter().map(|p| async move {
                 // One trace id per call (the run's, then the call's), so the
                 // trace tells apart two calls of one tool in one run.
-                let ctx = ctx.clone().with_trace_id(format!("{}/{}", ctx.trace_id, p.call.id));
+                let mut ctx = ctx.clone().with_trace_id(format!("{}/{}", ctx.trace_id, p.call.id));
+                if let Some(asking) = asking {
+                    ctx = ctx.with_asker(asking.for_call(&p.call.id));
+                }
                 let envelope = calls::run(gateway, &ctx, exposure, &p.call.name, p.args.clone()).await;
                 let _ = events
                     .send(Event::ToolCallFinished {

@@ -3,6 +3,7 @@
 
 #![allow(unreachable_pub, missing_debug_implementations)]
 
+mod ask;
 mod errors;
 mod limits;
 mod meta;
