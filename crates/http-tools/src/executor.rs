@@ -9,10 +9,10 @@ use reqwest::Url;
 use schema_gen::{Body, Location, Method, OP_FIELD, Route, RouteTable};
 use serde_json::{Map, Value};
 use tool_core::params::pointer;
-use tool_core::{ErrorCode, FieldError, ProgressSink, Tool, ToolContext, ToolError, ToolOutput, ToolResult};
+use tool_core::{ErrorCode, FieldError, ProgressSink, Tool, ToolContext, ToolError, ToolResult};
 
 use crate::encode::{fill_path, query_string, scalar_text};
-use crate::response::{Sent, map_answer, map_failure};
+use crate::response::{Media, Sent, binary_too_large, map_answer, map_failure};
 use crate::{Auth, Error, Result};
 
 /// Bytes of an answer between two progress reports (see [`HttpExecutor::send_reporting`]).
@@ -26,6 +26,11 @@ pub struct HttpOptions {
     pub timeout: Duration,
     /// Largest response body read; a larger one is an `EXECUTION_ERROR`.
     pub max_response_bytes: usize,
+    /// Largest binary answer returned (an image, a PDF, any body whose `Content-Type` is not
+    /// JSON or text): images come back as image content, other files base64 in the payload,
+    /// and a larger one is an `EXECUTION_ERROR` naming its size and this limit (read no
+    /// further than the limit). Default 1 MiB: base64 makes it a third larger in the answer.
+    pub max_binary_bytes: usize,
     /// How many characters of an unexpected body (a 5xx page, text that is not JSON) go into
     /// the error's details.
     pub preview_chars: usize,
@@ -50,6 +55,7 @@ impl Default for HttpOptions {
         Self {
             timeout: Duration::from_secs(10),
             max_response_bytes: 4 * 1024 * 1024,
+            max_binary_bytes: 1024 * 1024,
             preview_chars: 500,
             backend_name: "the backend".to_owned(),
             backend_id: String::new(),
@@ -96,6 +102,12 @@ impl HttpOptions {
         self.max_response_bytes = bytes;
         self
     }
+
+    /// Set the largest binary answer (image, PDF, ...) returned.
+    pub fn max_binary_bytes(mut self, bytes: usize) -> Self {
+        self.max_binary_bytes = bytes;
+        self
+    }
 }
 
 /// A request ready to send: what [`HttpExecutor`] derives from an operation and its parameters
@@ -136,7 +148,10 @@ pub struct Prepared {
 /// | answer | code | tried again (reads only) |
 /// |---|---|---|
 /// | 2xx with JSON (or empty) | success | |
-/// | 2xx, not JSON | `PARSE_ERROR` | no |
+/// | 2xx, `image/png`, `image/jpeg`, `image/gif`, `image/webp` | success, the image as image content beside `{content: "image", media_type, bytes}` | |
+/// | 2xx, another binary type (`application/pdf`, `application/octet-stream`, `image/svg+xml`, `audio/*`, ...) | success, `{content: "binary", media_type, bytes, base64}` | |
+/// | 2xx binary over [`HttpOptions::max_binary_bytes`] | `EXECUTION_ERROR` with its size and the limit | no |
+/// | 2xx text (JSON, text or no type) that is not JSON | `PARSE_ERROR` | no |
 /// | 400, 422 | `INVALID_PARAMS` with the backend's message and its reasons (`details.reasons`: `errors[]`, `invalid-params`, validation lists; the first ones in the message) | no |
 /// | 401, 403 | `PERMISSION_DENIED` (credentials refused) | no |
 /// | 404 | `NOT_FOUND` | no |
@@ -437,6 +452,7 @@ impl HttpExecutor {
                 read: method.is_read(),
                 backend: &self.options.backend_name,
                 preview_chars: self.options.preview_chars,
+                max_binary_bytes: self.options.max_binary_bytes,
                 callers_credential,
                 secrets: &secrets,
             };
@@ -475,12 +491,26 @@ impl HttpExecutor {
             let outcome = async {
                 let mut response = request.send().await?;
                 let status = response.status();
+                let content_type = response
+                    .headers()
+                    .get(reqwest::header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                // A file (by its type) has its own limit, checked before reading when its size
+                // is announced.
+                let media = Media::of(content_type.as_deref());
+                let binary = status.is_success() && media.is_binary();
+                let limit =
+                    if binary { self.options.max_binary_bytes } else { self.options.max_response_bytes };
+                if binary && response.content_length().is_some_and(|n| n > limit as u64) {
+                    return Ok((status, content_type, response.content_length(), None));
+                }
                 let total = response.content_length().map(|n| n as f64);
                 let mut body = Vec::new();
                 let mut next_report = PROGRESS_STEP_BYTES;
                 while let Some(chunk) = response.chunk().await? {
-                    if body.len() + chunk.len() > self.options.max_response_bytes {
-                        return Ok((status, None));
+                    if body.len() + chunk.len() > limit {
+                        return Ok((status, content_type, response.content_length(), None));
                     }
                     body.extend_from_slice(&chunk);
                     if body.len() >= next_report {
@@ -495,12 +525,12 @@ impl HttpExecutor {
                         progress.report(body.len() as f64, total, Some(&message));
                     }
                 }
-                Ok::<_, reqwest::Error>((status, Some(body)))
+                Ok::<_, reqwest::Error>((status, content_type, None, Some(body)))
             }
             .await;
             let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
             match outcome {
-                Ok((status, Some(body))) => {
+                Ok((status, content_type, _, Some(body))) => {
                     tracing::debug!(
                         method = sent.method,
                         path = sent.path,
@@ -508,9 +538,15 @@ impl HttpExecutor {
                         elapsed_ms,
                         "backend answered"
                     );
-                    map_answer(&sent, status, &body, params).map(ToolOutput::json)
+                    map_answer(&sent, status, content_type.as_deref(), &body, params)
                 }
-                Ok((status, None)) => Err(ToolError::new(
+                Ok((status, content_type, announced, None))
+                    if status.is_success() && Media::of(content_type.as_deref()).is_binary() =>
+                {
+                    let media = Media::of(content_type.as_deref());
+                    Err(binary_too_large(&sent, status, &media, announced))
+                }
+                Ok((status, _, _, None)) => Err(ToolError::new(
                     ErrorCode::ExecutionError,
                     format!(
                         "{} answered more than {} bytes to {} {}; ask for less (e.g. a shorter date range).",

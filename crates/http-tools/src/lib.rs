@@ -7,6 +7,15 @@
 //! sends the caller's credential for this backend, waits at most the configured time and answers
 //! `{ok, status, method, path, payload}` or a [`tool_core::ToolError`] with the right code.
 //!
+//! The answer is read by its `Content-Type`: JSON into `payload`; a picture (PNG, JPEG, GIF,
+//! WebP) as image content beside `{content: "image", media_type, bytes}` (MCP `ImageContent`);
+//! any other file (PDF, `application/octet-stream`, ...) as `{content: "binary", media_type,
+//! bytes, base64}`; a file over [`HttpOptions::max_binary_bytes`] (1 MiB by default) is an
+//! `EXECUTION_ERROR` that names its size and the limit. A refusal (400, 422) keeps the API's
+//! own reasons (RFC 9457 `errors[]`, `invalid-params`, validation lists such as Prism's or
+//! FastAPI's) in `details.reasons` as `{at, message}`, at most ten, each clipped, and names the
+//! first ones in its message, so the model can fix its call.
+//!
 //! ```no_run
 //! # fn demo() -> http_tools::Result<()> {
 //! use std::sync::Arc;

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tool_core::{ErrorCode, FailureKind, FieldError, ToolError};
+use tool_core::{ErrorCode, FailureKind, FieldError, Image, ToolError, ToolOutput};
 
 /// What the executor knows about the request when it maps the answer.
 #[derive(Debug, Clone, Copy)]
@@ -20,6 +20,8 @@ pub(crate) struct Sent<'a> {
     pub(crate) backend: &'a str,
     /// How much of an unexpected body goes into `details`.
     pub(crate) preview_chars: usize,
+    /// The largest binary answer (an image, a PDF) returned ([`crate::HttpOptions::max_binary_bytes`]).
+    pub(crate) max_binary_bytes: usize,
     /// Whether the credential sent is the caller's own ([`crate::Auth::BearerFromCaller`]):
     /// only then is a 401/403 the caller's to fix (sign in again); otherwise the backend
     /// refused the credential an operator configured for the domain.
@@ -349,13 +351,180 @@ fn field_errors(reasons: &[Reason], params: &Value, fallback: &str) -> Vec<Field
     errors
 }
 
+/// How a successful answer's body is returned, by its `Content-Type`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Media {
+    /// JSON, text, or no type given: parsed as JSON (`PARSE_ERROR` when it is not).
+    Text,
+    /// A picture MCP clients show (`image/png`, `image/jpeg`, `image/gif`, `image/webp`):
+    /// returned as image content beside the result.
+    Image(String),
+    /// Any other binary (`application/pdf`, `application/octet-stream`, `image/svg+xml`,
+    /// `audio/*`, ...): returned base64-encoded in the payload, with its type and size.
+    Binary(String),
+}
+
+/// Images MCP clients render as image content.
+const SHOWN_IMAGES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// `application/*` subtypes that are text (read as JSON when they are JSON), besides the
+/// `+json`, `+xml` and `+yaml` suffixes.
+const TEXT_APPLICATION: [&str; 14] = [
+    "json",
+    "xml",
+    "yaml",
+    "x-yaml",
+    "javascript",
+    "ecmascript",
+    "x-www-form-urlencoded",
+    "x-ndjson",
+    "ndjson",
+    "jsonl",
+    "x-jsonlines",
+    "graphql",
+    "sql",
+    "csv",
+];
+
+impl Media {
+    /// The kind of the body a `Content-Type` header announces (parameters ignored).
+    pub(crate) fn of(content_type: Option<&str>) -> Self {
+        let Some(media) =
+            content_type.map(|c| c.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
+        else {
+            return Media::Text;
+        };
+        let Some((kind, subtype)) = media.split_once('/') else { return Media::Text };
+        let textual_suffix = ["+json", "+xml", "+yaml"].iter().any(|s| subtype.ends_with(s));
+        match kind {
+            _ if SHOWN_IMAGES.contains(&media.as_str()) => Media::Image(media),
+            "image" | "audio" | "video" | "font" | "model" | "multipart" => Media::Binary(media),
+            "application" if !textual_suffix && !TEXT_APPLICATION.contains(&subtype) => Media::Binary(media),
+            _ => Media::Text,
+        }
+    }
+
+    /// Whether the body is returned as bytes (and so limited by `max_binary_bytes`).
+    pub(crate) fn is_binary(&self) -> bool {
+        !matches!(self, Media::Text)
+    }
+
+    fn media_type(&self) -> &str {
+        match self {
+            Media::Text => "text",
+            Media::Image(m) | Media::Binary(m) => m,
+        }
+    }
+}
+
+/// Standard base64 with padding (tool_core's, the encoding MCP carries images in).
+fn base64(bytes: &[u8]) -> String {
+    Image::png(bytes).data
+}
+
+/// A binary answer larger than [`Sent::max_binary_bytes`]: `bytes` when its size is known.
+pub(crate) fn binary_too_large(
+    sent: &Sent<'_>,
+    status: StatusCode,
+    media: &Media,
+    bytes: Option<u64>,
+) -> ToolError {
+    let mut details = sent.details(Some(status));
+    details.insert("media_type".into(), media.media_type().into());
+    if let Some(bytes) = bytes {
+        details.insert("bytes".into(), bytes.into());
+    }
+    details.insert("limit_bytes".into(), (sent.max_binary_bytes as u64).into());
+    let size = match bytes {
+        Some(bytes) => format!("{bytes} bytes"),
+        None => format!("more than {} bytes", sent.max_binary_bytes),
+    };
+    ToolError::new(
+        ErrorCode::ExecutionError,
+        format!(
+            "{} answered {} {} with {size} of {}, more than the {} bytes a file may have to be returned here; it was not returned. Do not retry as is: ask for a smaller one if the operation offers that (a thumbnail, fewer pages), or tell the user to get the file from the service directly.",
+            sent.backend,
+            sent.method,
+            sent.path,
+            media.media_type(),
+            sent.max_binary_bytes
+        ),
+    )
+    .with_details(Value::Object(details))
+    .transient(false)
+}
+
+/// A successful binary answer: an image as image content, anything else base64 in the payload.
+fn binary_answer(
+    sent: &Sent<'_>,
+    status: StatusCode,
+    media: &Media,
+    body: &[u8],
+) -> Result<ToolOutput, ToolError> {
+    if body.len() > sent.max_binary_bytes {
+        return Err(binary_too_large(sent, status, media, Some(body.len() as u64)));
+    }
+    // Bytes cannot be scrubbed without breaking the file: one that repeats a credential of the
+    // request is withheld whole.
+    if sent.secrets.iter().any(|s| !s.is_empty() && body.windows(s.len()).any(|w| w == s.as_bytes())) {
+        let mut details = sent.details(Some(status));
+        details.insert("media_type".into(), media.media_type().into());
+        return Err(ToolError::new(
+            ErrorCode::ExecutionError,
+            format!(
+                "{} answered {} {} with a {} file that contains the credential the request carried, so it was withheld. Do not retry; tell the user and an operator.",
+                sent.backend,
+                sent.method,
+                sent.path,
+                media.media_type()
+            ),
+        )
+        .with_details(Value::Object(details))
+        .transient(false));
+    }
+    let mut payload = json!({"media_type": media.media_type(), "bytes": body.len()});
+    let output = match media {
+        Media::Image(mime) => {
+            payload["content"] = json!("image");
+            payload["note"] = json!("the image is attached to this result as image content");
+            ToolOutput::json(answered(sent, status, payload))
+                .with_image(Image::from_base64(mime, base64(body)))
+        }
+        _ => {
+            payload["content"] = json!("binary");
+            payload["base64"] = json!(base64(body));
+            ToolOutput::json(answered(sent, status, payload))
+        }
+    };
+    Ok(output)
+}
+
+/// The result of a successful call.
+fn answered(sent: &Sent<'_>, status: StatusCode, payload: Value) -> Value {
+    json!({
+        "ok": true,
+        "status": status.as_u16(),
+        "method": sent.method,
+        "path": sent.path,
+        "payload": payload,
+    })
+}
+
 /// Maps the answer of a request that got one. `body` is the raw response body.
+///
+/// A successful answer is read by its `Content-Type` ([`Media::of`]): JSON (or text) into the
+/// payload, an image as image content, another binary base64 in the payload.
 pub(crate) fn map_answer(
     sent: &Sent<'_>,
     status: StatusCode,
+    content_type: Option<&str>,
     body: &[u8],
     params: &Value,
-) -> Result<Value, ToolError> {
+) -> Result<ToolOutput, ToolError> {
+    let media = Media::of(content_type);
+    if status.is_success() && media.is_binary() && !body.is_empty() {
+        return binary_answer(sent, status, &media, body);
+    }
     // A success answer is scrubbed only when a secret (or an escape that may hide one) is in
     // it, so a large clean payload is not walked; anything else always is.
     let raw = String::from_utf8_lossy(body);
@@ -385,13 +554,7 @@ pub(crate) fn map_answer(
             .with_details(Value::Object(details))
             .backend_failure(FailureKind::Protocol));
         };
-        return Ok(json!({
-            "ok": true,
-            "status": status.as_u16(),
-            "method": sent.method,
-            "path": sent.path,
-            "payload": payload,
-        }));
+        return Ok(ToolOutput::json(answered(sent, status, payload)));
     }
     let said = parsed.as_ref().and_then(backend_message);
     let mut details = sent.details(Some(status));
@@ -594,6 +757,7 @@ mod tests {
         read: true,
         backend: "the API",
         preview_chars: 20,
+        max_binary_bytes: 64,
         callers_credential: false,
         secrets: &[],
     };
@@ -603,17 +767,71 @@ mod tests {
         read: false,
         backend: "the API",
         preview_chars: 20,
+        max_binary_bytes: 64,
         callers_credential: false,
         secrets: &[],
     };
 
     fn map(sent: &Sent<'_>, status: u16, body: &str) -> Result<Value, ToolError> {
-        map_answer(
+        let output = map_answer(
             sent,
             StatusCode::from_u16(status).unwrap(),
+            None,
             body.as_bytes(),
             &json!({"items": [{"name": ""}]}),
-        )
+        )?;
+        match output.payload {
+            tool_core::Payload::Json(value) => Ok(value),
+            other => panic!("not JSON: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn content_types_decide_how_a_body_is_returned() {
+        let image = |m: &str| Media::Image(m.to_owned());
+        let binary = |m: &str| Media::Binary(m.to_owned());
+        assert_eq!(Media::of(Some("image/PNG")), image("image/png"));
+        assert_eq!(Media::of(Some("image/jpeg; q=1")), image("image/jpeg"));
+        assert_eq!(Media::of(Some("image/svg+xml")), binary("image/svg+xml"));
+        assert_eq!(Media::of(Some("application/pdf")), binary("application/pdf"));
+        assert_eq!(Media::of(Some("application/octet-stream")), binary("application/octet-stream"));
+        assert_eq!(Media::of(Some("audio/mpeg")), binary("audio/mpeg"));
+        for text in [
+            None,
+            Some("application/json; charset=utf-8"),
+            Some("application/problem+json"),
+            Some("application/vnd.api+json"),
+            Some("application/xml"),
+            Some("text/plain"),
+            Some("nonsense"),
+        ] {
+            assert_eq!(Media::of(text), Media::Text, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn binaries_come_back_as_images_or_base64_within_the_limit() {
+        let ok = StatusCode::OK;
+        let png = map_answer(&GET, ok, Some("image/png"), b"\x89PNG", &Value::Null).unwrap();
+        assert_eq!(png.images, vec![Image::from_base64("image/png", "iVBORw==")]);
+        let pdf = map_answer(&GET, ok, Some("application/pdf"), b"foobar", &Value::Null).unwrap();
+        let tool_core::Payload::Json(result) = pdf.payload else { panic!() };
+        assert_eq!(
+            result["payload"],
+            json!({"content": "binary", "media_type": "application/pdf", "bytes": 6, "base64": "Zm9vYmFy"})
+        );
+        let big = map_answer(&GET, ok, Some("application/pdf"), &[0; 65], &Value::Null).unwrap_err();
+        assert_eq!(big.code, ErrorCode::ExecutionError);
+        assert_eq!(big.details.as_ref().unwrap()["bytes"], 65);
+        assert_eq!(big.details.as_ref().unwrap()["limit_bytes"], 64);
+        // A file that repeats the request's credential is withheld whole.
+        let keyed = Sent { secrets: &["sk_123"], ..GET };
+        let leak = map_answer(&keyed, ok, Some("application/pdf"), b"%PDF sk_123", &Value::Null).unwrap_err();
+        assert!(!format!("{leak:?}").contains("sk_123"));
+        assert_eq!(leak.code, ErrorCode::ExecutionError);
+        // An error answer is not a file: the error mapping reads it.
+        let refused = map_answer(&GET, StatusCode::NOT_FOUND, Some("application/pdf"), b"{}", &Value::Null);
+        assert_eq!(refused.unwrap_err().code, ErrorCode::NotFound);
     }
 
     #[test]
