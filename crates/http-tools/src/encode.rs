@@ -82,9 +82,13 @@ pub fn fill_path(template: &str, params: &Map<String, Value>) -> Result<String, 
     if errors.is_empty() { Ok(out) } else { Err(ToolError::invalid_params(errors)) }
 }
 
-/// `key=value&...` of the fields a read sends as its query, in the order given; null values
-/// are left out, arrays repeat the key, objects are sent as JSON text.
-pub(crate) fn query_string<'a>(fields: impl Iterator<Item = (&'a String, &'a Value)>) -> String {
+/// `key=value&...` of the fields a request sends as its query, in the order given; null values
+/// (an optional parameter that is not given) are left out, arrays repeat the key, objects are
+/// sent as JSON text. The keys are the names sent ([`schema_gen::Route::wire_name`]); a route's
+/// fixed query ([`schema_gen::Route::fixed_query`]) comes first.
+pub(crate) fn query_string<K: AsRef<str>, V: std::borrow::Borrow<Value>>(
+    fields: impl IntoIterator<Item = (K, V)>,
+) -> String {
     let mut out = String::new();
     let mut push = |key: &str, text: &str| {
         if !out.is_empty() {
@@ -95,6 +99,7 @@ pub(crate) fn query_string<'a>(fields: impl Iterator<Item = (&'a String, &'a Val
         out.push_str(&encode_component(text));
     };
     for (key, value) in fields {
+        let (key, value) = (key.as_ref(), value.borrow());
         match value {
             Value::Null => {}
             Value::Array(items) => {

@@ -8,9 +8,30 @@ use tool_core::names::is_injected_field;
 use super::field::{Field, FieldType, Items};
 use super::{FIELD_NAME, PATH_VAR};
 
-pub(super) fn check_path(path: &str, at: &str, problems: &mut Vec<String>) {
-    if !path.starts_with('/') {
-        problems.push(format!("{at}: `path` {path:?} must start with `/`"));
+pub(super) fn check_path(full: &str, at: &str, problems: &mut Vec<String>) {
+    let (path, query) = full.split_once('?').map_or((full, None), |(p, q)| (p, Some(q)));
+    if !full.starts_with('/') {
+        problems.push(format!("{at}: `path` {full:?} must start with `/`"));
+    }
+    if full.contains('#') {
+        problems.push(format!(
+            "{at}: `path` {full:?} has a `#fragment`, which is never sent; remove it (name the operation by its `op`)"
+        ));
+    }
+    if full.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        problems.push(format!("{at}: `path` {full:?} has a space or control character; percent-encode it"));
+    }
+    if let Some(query) = query {
+        if query.contains(['{', '}']) {
+            problems.push(format!(
+                "{at}: the fixed query of `path` {full:?} has a `{{variable}}`; variables go in the path part, query values in fields"
+            ));
+        }
+        if query.contains('?') || query.split('&').any(|pair| pair.starts_with('=')) {
+            problems.push(format!(
+                "{at}: the fixed query of `path` {full:?} is not `key=value&...` (a key is empty or `?` appears twice)"
+            ));
+        }
     }
     let rest = PATH_VAR.replace_all(path, "");
     if rest.contains('{') || rest.contains('}') {
@@ -115,6 +136,12 @@ fn check_shape(shape: &Items, at: &str, problems: &mut Vec<String>) {
                 if f.location.is_some() {
                     problems.push(format!(
                         "{at}.{}: `in` applies to a route's own fields, not to the members of an object",
+                        f.name
+                    ));
+                }
+                if f.wire_name.is_some() {
+                    problems.push(format!(
+                        "{at}.{}: `wire_name` applies to a route's own fields, not to the members of an object",
                         f.name
                     ));
                 }

@@ -83,6 +83,11 @@ pub struct Field {
     /// the other fields of GET and DELETE into the query, of POST, PUT and PATCH into the
     /// JSON body (into the query where the route has `body = "none"`).
     pub location: Option<Location>,
+    /// The name sent to the backend (TOML key `wire_name`), when it differs from `name`, the
+    /// name the model sees: an API's `StartTime<`, `filter.name` or `$top`, or a name toolgate
+    /// reserves (`user_id`) renamed for the model. Route fields in the query, a header or the
+    /// body only; a path variable's name is never sent, so it is renamed in the path instead.
+    pub wire_name: Option<String>,
     /// JSON type and constraints.
     pub shape: Items,
 }
@@ -90,7 +95,7 @@ pub struct Field {
 impl Field {
     /// A field of the given name and type; optional, no constraints.
     pub fn new(name: impl Into<String>, ty: FieldType) -> Self {
-        Self { name: name.into(), required: false, location: None, shape: Items::new(ty) }
+        Self { name: name.into(), required: false, location: None, wire_name: None, shape: Items::new(ty) }
     }
 
     /// Make it required.
@@ -103,6 +108,17 @@ impl Field {
     pub fn located(mut self, location: Location) -> Self {
         self.location = Some(location);
         self
+    }
+
+    /// Send it to the backend as `wire_name` (see [`Field::wire_name`]).
+    pub fn wire(mut self, wire_name: impl Into<String>) -> Self {
+        self.wire_name = Some(wire_name.into());
+        self
+    }
+
+    /// The name sent to the backend: [`Field::wire_name`], else [`Field::name`].
+    pub fn sent_name(&self) -> &str {
+        self.wire_name.as_deref().unwrap_or(&self.name)
     }
 
     /// Set the description.
@@ -141,6 +157,11 @@ pub struct Items {
     /// JSON type.
     #[serde(rename = "type")]
     pub ty: FieldType,
+    /// Whether `null` is a value too (OpenAPI 3.0 `nullable: true`, 3.1 `type: [T, "null"]`):
+    /// the schema admits it, a body sends it as JSON `null`, and in a query or header it means
+    /// "not given". A path variable cannot be nullable.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub nullable: bool,
     /// String format: `date` (YYYY-MM-DD, also enforced by a pattern),
     /// `date-time`, `time`, `email`, `uuid`, `uri`, ...
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -79,7 +79,10 @@ pub struct Route {
     pub op: String,
     /// HTTP method of the backend call.
     pub method: Method,
-    /// Path template with `{variables}`, e.g. `/body/measurements/{date}`.
+    /// Path template with `{variables}`, e.g. `/body/measurements/{date}`. It may end in a
+    /// fixed query the route always sends, `?key=value&...` (e.g. `/assistants?beta=true`,
+    /// percent-encoded as in a URL; no variables there): see [`Route::path_template`] and
+    /// [`Route::fixed_query`].
     pub path: String,
     /// One line for the model: what the operation does.
     pub summary: String,
@@ -119,13 +122,72 @@ impl Body {
 }
 
 impl Route {
+    /// The path template without its fixed query: what the `{variables}` are filled into.
+    ///
+    /// ```
+    /// let route: schema_gen::Route = toml::from_str(
+    ///     "op = \"list\"\nmethod = \"GET\"\npath = \"/assistants?beta=true\"\nsummary = \"List\"",
+    /// ).unwrap();
+    /// assert_eq!(route.path_template(), "/assistants");
+    /// assert_eq!(route.fixed_query(), [("beta".to_string(), "true".to_string())]);
+    /// ```
+    pub fn path_template(&self) -> &str {
+        self.path.split_once('?').map_or(self.path.as_str(), |(path, _)| path)
+    }
+
+    /// The fixed query of [`Route::path`] (after its `?`), as decoded key and value pairs in
+    /// order; sent with every call, before the query fields. Empty when the path has none.
+    pub fn fixed_query(&self) -> Vec<(String, String)> {
+        let Some((_, query)) = self.path.split_once('?') else { return Vec::new() };
+        let decode = |text: &str| {
+            let bytes = text.as_bytes();
+            let mut out = Vec::with_capacity(bytes.len());
+            let mut i = 0;
+            while i < bytes.len() {
+                let hex = |b: u8| (b as char).to_digit(16);
+                match (
+                    bytes[i],
+                    bytes.get(i + 1).and_then(|b| hex(*b)),
+                    bytes.get(i + 2).and_then(|b| hex(*b)),
+                ) {
+                    (b'%', Some(hi), Some(lo)) => {
+                        out.push((hi * 16 + lo) as u8);
+                        i += 3;
+                    }
+                    (b'+', _, _) => {
+                        out.push(b' ');
+                        i += 1;
+                    }
+                    (b, _, _) => {
+                        out.push(b);
+                        i += 1;
+                    }
+                }
+            }
+            String::from_utf8_lossy(&out).into_owned()
+        };
+        query
+            .split('&')
+            .filter(|pair| !pair.is_empty())
+            .map(|pair| match pair.split_once('=') {
+                Some((key, value)) => (decode(key), decode(value)),
+                None => (decode(pair), String::new()),
+            })
+            .collect()
+    }
+
+    /// The name field `name` is sent under: its [`Field::wire_name`], else `name` itself.
+    pub fn wire_name<'a>(&'a self, name: &'a str) -> &'a str {
+        self.fields.iter().find(|f| f.name == name).map_or(name, Field::sent_name)
+    }
+
     /// Where field `name` goes: its `in`, else a path variable into the path, else the query
     /// for GET, DELETE and `body = "none"`, else the JSON body.
     pub fn location(&self, name: &str) -> Location {
         if let Some(at) = self.fields.iter().find(|f| f.name == name).and_then(|f| f.location) {
             return at;
         }
-        if path_variables(&self.path).iter().any(|v| v == name) {
+        if path_variables(self.path_template()).iter().any(|v| v == name) {
             Location::Path
         } else if self.method.is_read() || self.method == Method::Delete || self.body == Body::None {
             Location::Query
@@ -178,6 +240,59 @@ const RESERVED_HEADERS: [&str; 11] = [
     "user_agent",
     "te",
 ];
+
+/// The wire names of a route: each one a name HTTP can carry, sent once per location, never
+/// a path variable's (its name is not sent), never a fixed query key; no nullable path variable.
+fn check_wire_names(route: &Route, vars: &[String], at: &str, problems: &mut Vec<String>) {
+    let mut sent = HashSet::new();
+    let fixed: Vec<String> = route.fixed_query().into_iter().map(|(k, _)| k).collect();
+    for field in &route.fields {
+        let location = route.location(&field.name);
+        let is_var = vars.contains(&field.name);
+        if is_var && field.nullable {
+            problems.push(format!(
+                "{at}: path variable `{}` cannot be `nullable`; a path needs a value",
+                field.name
+            ));
+        }
+        if let Some(wire) = &field.wire_name {
+            if is_var {
+                problems.push(format!(
+                    "{at}: field `{}` is a path variable, whose name is never sent; remove `wire_name` (rename the variable in the path instead)",
+                    field.name
+                ));
+            }
+            if wire.is_empty() || wire.len() > 256 || wire.chars().any(char::is_control) {
+                problems.push(format!(
+                    "{at}: field `{}` has a `wire_name` that is empty, longer than 256 bytes or has a control character",
+                    field.name
+                ));
+            }
+            let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+            if location == Location::Header && !wire.bytes().all(token) {
+                problems.push(format!(
+                    "{at}: header field `{}` has `wire_name` {wire:?}, which is not a header name",
+                    field.name
+                ));
+            }
+        }
+        if !is_var && !sent.insert((location, field.sent_name())) {
+            problems.push(format!(
+                "{at}: field `{}` is sent as `{}`, like another field in the {}; each name is sent once",
+                field.name,
+                field.sent_name(),
+                location.as_str()
+            ));
+        }
+        if location == Location::Query && fixed.iter().any(|k| k == field.sent_name()) {
+            problems.push(format!(
+                "{at}: query field `{}` is sent as `{}`, which the path's fixed query already sets; remove one",
+                field.name,
+                field.sent_name()
+            ));
+        }
+    }
+}
 
 /// HTTP method of a route. Written `GET`, `POST`, ... (lowercase accepted).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -357,7 +472,7 @@ impl RouteTable {
                 problems.push(format!("{at}: `summary` is empty; write one line for the model"));
             }
             check_path(&route.path, &at, &mut problems);
-            let vars = path_variables(&route.path);
+            let vars = path_variables(route.path_template());
             let writes = matches!(route.method, Method::Post | Method::Put | Method::Patch);
             if route.body != Body::Required && !writes {
                 problems.push(format!(
@@ -415,7 +530,8 @@ impl RouteTable {
                         if writes { "with `body = \"none\"`" } else { "never has one" }
                     )),
                     Some(Location::Header)
-                        if RESERVED_HEADERS.contains(&field.name.to_ascii_lowercase().as_str()) =>
+                        if RESERVED_HEADERS
+                            .contains(&field.sent_name().to_ascii_lowercase().replace('-', "_").as_str()) =>
                     {
                         problems.push(format!(
                             "{at}: field `{}` cannot be a header: toolgate sets that header itself",
@@ -433,6 +549,7 @@ impl RouteTable {
                     Some(_) => {}
                 }
             }
+            check_wire_names(route, &vars, &at, &mut problems);
             for var in &vars {
                 if var == OP_FIELD || is_injected_field(var) {
                     problems.push(format!(
@@ -567,5 +684,102 @@ body = "optional"
             .unwrap_err()
             .to_string();
         assert!(err.contains("unknown variant `cookie`"), "{err}");
+    }
+}
+
+#[cfg(test)]
+mod wire_tests {
+    use super::*;
+
+    fn table(routes: &str) -> Result<RouteTable> {
+        RouteTable::from_toml_str(&format!(
+            "tool = \"query_x\"\ndescription = \"d\"\ndomain = \"x\"\n{routes}"
+        ))
+    }
+
+    #[test]
+    fn a_nullable_field_admits_null_in_its_schema_and_enum() {
+        let t = table(
+            r#"
+[[routes]]
+op = "a"
+method = "GET"
+path = "/a"
+summary = "s"
+fields = [
+  { name = "size", type = "string", enum = ["s", "m"], nullable = true },
+  { name = "tags", type = "array", items = { type = "string" }, nullable = true },
+]
+"#,
+        )
+        .unwrap();
+        let branch = &t.schema()["oneOf"][0]["properties"];
+        assert_eq!(branch["size"]["type"], json!(["string", "null"]));
+        assert_eq!(branch["size"]["enum"], json!(["s", "m", null]));
+        assert_eq!(branch["tags"]["type"], json!(["array", "null"]));
+        let v = crate::Validator::new(&t.schema()).unwrap();
+        v.validate(&json!({"op": "a", "size": null, "tags": null})).unwrap();
+        assert!(v.validate(&json!({"op": "a", "size": "xl"})).is_err());
+        let back: RouteTable = toml::from_str(&toml::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back, t, "nullable survives TOML");
+    }
+
+    #[test]
+    fn wire_names_fixed_queries_and_fragments_are_checked() {
+        let t = table(
+            r#"
+[[routes]]
+op = "a"
+method = "GET"
+path = "/a/{id}?beta=true&x=a%20b"
+summary = "s"
+fields = [{ name = "StartTime_lt", type = "string", wire_name = "StartTime<" }]
+"#,
+        )
+        .unwrap();
+        let route = &t.routes[0];
+        assert_eq!(route.path_template(), "/a/{id}");
+        assert_eq!(
+            route.fixed_query(),
+            [("beta".to_owned(), "true".to_owned()), ("x".to_owned(), "a b".to_owned())]
+        );
+        assert_eq!((route.wire_name("StartTime_lt"), route.wire_name("id")), ("StartTime<", "id"));
+        assert_eq!(path_variables(route.path_template()), ["id"]);
+        let err = table(
+            r#"
+[[routes]]
+op = "a"
+method = "POST"
+path = "/a/{id}#frag"
+summary = "s"
+fields = [
+  { name = "id", type = "string", wire_name = "ID", nullable = true },
+  { name = "a", type = "string", wire_name = "b" },
+  { name = "b", type = "string" },
+  { name = "h", type = "string", in = "header", wire_name = "Authorization" },
+  { name = "o", type = "object", fields = [{ name = "k", type = "string", wire_name = "K" }] },
+]
+[[routes]]
+op = "b"
+method = "GET"
+path = "/b?beta=true&q={q}"
+summary = "s"
+fields = [{ name = "beta_", type = "string", wire_name = "beta" }]
+"#,
+        )
+        .unwrap_err()
+        .to_string();
+        for expected in [
+            "has a `#fragment`, which is never sent",
+            "path variable `id` cannot be `nullable`",
+            "`id` is a path variable, whose name is never sent",
+            "field `b` is sent as `b`, like another field in the body",
+            "`h` cannot be a header",
+            "`wire_name` applies to a route's own fields",
+            "has a `{variable}`",
+            "which the path's fixed query already sets",
+        ] {
+            assert!(err.contains(expected), "{expected}: {err}");
+        }
     }
 }

@@ -6,7 +6,7 @@ use super::field::{FieldType, Items};
 use super::{Body, DATE_PATTERN, Location, OP_FIELD, Route, merge_required, path_variables};
 
 pub(super) fn route_schema(route: &Route) -> Value {
-    let vars = path_variables(&route.path);
+    let vars = path_variables(route.path_template());
     let mut properties = Map::new();
     properties.insert(OP_FIELD.to_string(), json!({ "const": route.op, "description": route.summary }));
     for var in &vars {
@@ -52,7 +52,10 @@ pub(crate) fn number(n: f64) -> Value {
 
 fn shape_schema(shape: &Items) -> Value {
     let mut s = Map::new();
-    s.insert("type".into(), shape.ty.as_str().into());
+    match shape.nullable {
+        true => s.insert("type".into(), json!([shape.ty.as_str(), "null"])),
+        false => s.insert("type".into(), shape.ty.as_str().into()),
+    };
     if let Some(d) = &shape.description {
         s.insert("description".into(), d.as_str().into());
     }
@@ -69,7 +72,12 @@ fn shape_schema(shape: &Items) -> Value {
         _ => {}
     }
     if let Some(values) = &shape.enum_values {
-        s.insert("enum".into(), Value::Array(values.clone()));
+        let mut values = values.clone();
+        // An enum lists every allowed value: a nullable one lists null too.
+        if shape.nullable && !values.contains(&Value::Null) {
+            values.push(Value::Null);
+        }
+        s.insert("enum".into(), Value::Array(values));
     }
     if let Some(n) = shape.minimum {
         s.insert("minimum".into(), number(n));

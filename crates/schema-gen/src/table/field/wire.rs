@@ -15,10 +15,10 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::{Field, Items, Location};
 
-/// Every key a field may have: its own two, then its shape's (as the derive
+/// Every key a field may have: its own (`name`, `required`, `in`, `wire_name`), then its shape's (as the derive
 /// for [`Items`] declares them, so the list is not written twice).
 static FIELD_KEYS: LazyLock<&'static [&'static str]> = LazyLock::new(|| {
-    let mut keys = vec!["name", "required", "in"];
+    let mut keys = vec!["name", "required", "in", "wire_name"];
     keys.extend(struct_keys::<Items>());
     Box::leak(keys.into_boxed_slice())
 });
@@ -59,11 +59,19 @@ impl Serialize for Field {
             required: bool,
             #[serde(rename = "in", skip_serializing_if = "Option::is_none")]
             location: Option<Location>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            wire_name: Option<&'a str>,
             #[serde(flatten)]
             shape: &'a Items,
         }
-        Flat { name: &self.name, required: self.required, location: self.location, shape: &self.shape }
-            .serialize(serializer)
+        Flat {
+            name: &self.name,
+            required: self.required,
+            location: self.location,
+            wire_name: self.wire_name.as_deref(),
+            shape: &self.shape,
+        }
+        .serialize(serializer)
     }
 }
 
@@ -83,10 +91,16 @@ impl<'de> Visitor<'de> for FieldVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Field, A::Error> {
-        let mut own = OwnKeys { map, name: None, required: None, location: None };
+        let mut own = OwnKeys { map, name: None, required: None, location: None, wire_name: None };
         let shape = Items::deserialize(de::value::MapAccessDeserializer::new(&mut own))?;
         let name = own.name.ok_or_else(|| de::Error::missing_field("name"))?;
-        Ok(Field { name, required: own.required.unwrap_or(false), location: own.location, shape })
+        Ok(Field {
+            name,
+            required: own.required.unwrap_or(false),
+            location: own.location,
+            wire_name: own.wire_name,
+            shape,
+        })
     }
 }
 
@@ -97,6 +111,7 @@ struct OwnKeys<A> {
     name: Option<String>,
     required: Option<bool>,
     location: Option<Location>,
+    wire_name: Option<String>,
 }
 
 impl<'de, A: MapAccess<'de>> MapAccess<'de> for OwnKeys<A> {
@@ -116,6 +131,10 @@ impl<'de, A: MapAccess<'de>> MapAccess<'de> for OwnKeys<A> {
                 Some(Key::Required) => self.required = Some(self.map.next_value()?),
                 Some(Key::In) if self.location.is_some() => return Err(de::Error::duplicate_field("in")),
                 Some(Key::In) => self.location = Some(self.map.next_value()?),
+                Some(Key::WireName) if self.wire_name.is_some() => {
+                    return Err(de::Error::duplicate_field("wire_name"));
+                }
+                Some(Key::WireName) => self.wire_name = Some(self.map.next_value()?),
             }
         }
     }
@@ -130,6 +149,7 @@ enum Key<T> {
     Name,
     Required,
     In,
+    WireName,
     Shape(T),
 }
 
@@ -157,6 +177,7 @@ impl<'de, K: DeserializeSeed<'de>> Visitor<'de> for Route<'_, K> {
             "name" => Ok(Key::Name),
             "required" => Ok(Key::Required),
             "in" => Ok(Key::In),
+            "wire_name" => Ok(Key::WireName),
             _ if !FIELD_KEYS.contains(&key) => Err(E::unknown_field(key, *FIELD_KEYS)),
             _ => {
                 let seed = self.0.take().ok_or_else(|| E::custom("a field key was routed twice"))?;
@@ -173,7 +194,7 @@ mod tests {
 
     #[test]
     fn the_key_list_is_the_fields_own_and_its_shapes() {
-        assert_eq!(&FIELD_KEYS[..4], ["name", "required", "in", "type"]);
+        assert_eq!(&FIELD_KEYS[..5], ["name", "required", "in", "wire_name", "type"]);
         assert!(FIELD_KEYS.contains(&"max_items") && FIELD_KEYS.contains(&"enum"), "{:?}", *FIELD_KEYS);
     }
 
@@ -188,7 +209,9 @@ mod tests {
         let err = toml::from_str::<Field>("name = \"a\"\ntype = \"string\"\nrequried = true").unwrap_err();
         let err = err.to_string();
         assert!(
-            err.contains("unknown field `requried`, expected one of `name`, `required`, `in`, `type`"),
+            err.contains(
+                "unknown field `requried`, expected one of `name`, `required`, `in`, `wire_name`, `type`"
+            ),
             "{err}"
         );
         assert!(err.contains("line 3"), "the refusal points at the key: {err}");
