@@ -303,7 +303,7 @@ pub fn import(text: &str, options: &Options) -> Result<Import> {
             };
             let domain = snake_case(&match (options.domain_by, op.tag()) {
                 (DomainBy::Tag, Some(tag)) => tag.to_owned(),
-                _ => first_segment(path),
+                _ => first_segment(route.path_template()),
             });
             let read = route.method.is_read();
             let routes = groups.entry((domain.clone(), !read)).or_default();

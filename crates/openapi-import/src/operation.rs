@@ -1,8 +1,9 @@
 //! One OpenAPI operation to one route: the op name, the method, the path, and the fields from
 //! its path, query and JSON-body parameters; or the reason it cannot be mapped faithfully.
 
-use schema_gen::{Body, Field, Location, Method, Route};
+use schema_gen::{Body, Field, FieldType, Location, Method, OP_FIELD, Route};
 use serde_json::Value;
+use tool_core::names::is_injected_field;
 
 use crate::schema::{flatten, follow, to_field};
 
@@ -69,6 +70,8 @@ impl<'a> Op<'a> {
             other => return Err(format!("{} is not a method a route table can call", other.to_uppercase())),
         };
         let mut fields: Vec<Field> = Vec::new();
+        // The names of the path and of the query parameters, as the document has them.
+        let (mut path_names, mut query_names): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
         let writes = matches!(method, Method::Post | Method::Put | Method::Patch);
         for param in self.parameters(root)? {
             let name = param.get("name").and_then(Value::as_str).unwrap_or_default();
@@ -84,7 +87,15 @@ impl<'a> Op<'a> {
                 (Some(schema), _) => flatten(root, schema, 0)?,
                 _ => return Err(format!("parameter `{name}` has no schema")),
             };
-            let mut field = to_field(name, &schema, required || param.get("in") == Some(&"path".into()))?;
+            let in_path = param.get("in") == Some(&"path".into());
+            let mut field = to_field(name, &schema, required || in_path)?;
+            if in_path {
+                // A path always has a value; `null` is not one.
+                field.nullable = false;
+                path_names.push(name.to_owned());
+            } else {
+                query_names.push(name.to_owned());
+            }
             if field.description.is_none() {
                 field.description =
                     param.get("description").and_then(Value::as_str).map(|d| d.trim().to_owned());
@@ -154,7 +165,37 @@ impl<'a> Op<'a> {
             .unwrap_or_else(|| format!("{} {}", method.as_str(), self.path));
         let body = if writes { body_kind } else { Body::Required };
         let accept = self.accept();
-        Ok(Route { op: self.name(), method, path: self.path.to_owned(), summary, fields, body, accept })
+        let mut path = self.wire_path();
+        // The path key's own query fixes those parameters: the model does not set them.
+        let probe = Route {
+            op: String::new(),
+            method,
+            path: path.clone(),
+            summary: String::new(),
+            fields: Vec::new(),
+            body: Body::None,
+            accept: Vec::new(),
+        };
+        let fixed: Vec<String> = probe.fixed_query().into_iter().map(|(k, _)| k).collect();
+        fields.retain(|f| !(query_names.contains(&f.name) && fixed.contains(&f.name)));
+        // A path variable the document does not declare still needs a name the model may see.
+        for var in schema_gen::path_variables(probe.path_template()) {
+            if !model_may_see(&var) && !fields.iter().any(|f| f.name == var) {
+                let mut field = Field::new(var.clone(), FieldType::String).required();
+                field.min_length = Some(1);
+                path_names.push(var);
+                fields.push(field);
+            }
+        }
+        rename(&mut fields, &path_names, &mut path);
+        Ok(Route { op: self.name(), method, path, summary, fields, body, accept })
+    }
+
+    /// The path as sent: the key without its `#fragment`, which only tells operations apart in
+    /// the document (Box's `/files/{file_id}#get_shared_link`); a `?key=value` (OpenAI's
+    /// `/assistants?beta=true`) stays, as the route's fixed query.
+    fn wire_path(&self) -> String {
+        self.path.split_once('#').map_or(self.path, |(path, _)| path).to_owned()
     }
 
     /// The media types of the operation's success (2xx, `2XX`, `default`) answers, without
@@ -200,9 +241,98 @@ impl<'a> Op<'a> {
     }
 }
 
+/// Whether the model may see `name` as it is: an identifier a table holds, not `op` and not a
+/// name toolgate fills in from the call context.
+fn model_may_see(name: &str) -> bool {
+    let identifier = name.len() <= 64
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    identifier && name != OP_FIELD && !is_injected_field(name)
+}
+
+/// `StartTime<` → `StartTime_lt`, `filter.name` → `filter_name`, `$top` → `top`: the name as an
+/// identifier (`<` and `>` said as `lt` and `gt`, so `a<` and `a>` stay apart).
+fn identifier(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    for c in name.chars() {
+        match c {
+            '<' => out.push_str("_lt_"),
+            '>' => out.push_str("_gt_"),
+            c if c.is_ascii_alphanumeric() => out.push(c),
+            _ => out.push('_'),
+        }
+    }
+    let mut collapsed = String::with_capacity(out.len());
+    for c in out.chars() {
+        if !(c == '_' && collapsed.ends_with('_')) {
+            collapsed.push(c);
+        }
+    }
+    let mut out = collapsed.trim_matches('_').to_owned();
+    if out.is_empty() {
+        out = "param".to_owned();
+    }
+    if out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert_str(0, "n_");
+    }
+    out.chars().take(56).collect()
+}
+
+/// Give every field the model may not see as it is a name it may: a path variable is renamed in
+/// the path too (its name is never sent), any other field keeps its name for the backend as its
+/// `wire_name`. A name toolgate reserves for the caller's identity (`user_id`) becomes
+/// `target_user_id`, described as naming the resource, not the caller.
+fn rename(fields: &mut [Field], path_names: &[String], path: &mut String) {
+    let taken: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
+    let mut given: Vec<String> = Vec::new();
+    for field in fields.iter_mut() {
+        let old = field.name.clone();
+        if model_may_see(&old) {
+            continue;
+        }
+        let reserved = old == OP_FIELD || is_injected_field(&identifier(&old));
+        let base = if reserved { format!("target_{}", snake_case(&old)) } else { identifier(&old) };
+        let mut new = base.clone();
+        let mut n = 2;
+        while !model_may_see(&new) || taken.contains(&new) || given.contains(&new) {
+            new = format!("{base}_{n}");
+            n += 1;
+        }
+        given.push(new.clone());
+        let note = if reserved {
+            format!(
+                "Names the resource this operation is about (the API's `{old}`), not the caller: the caller's identity comes from the session."
+            )
+        } else {
+            format!("Sent to the API as `{old}`.")
+        };
+        field.description = Some(match field.description.take() {
+            Some(d) if !d.is_empty() => format!("{note} {d}"),
+            _ => note,
+        });
+        field.name = new.clone();
+        if path_names.contains(&old) {
+            *path = path.replace(&format!("{{{old}}}"), &format!("{{{new}}}"));
+        } else {
+            field.wire_name = Some(old);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::snake_case;
+    use super::{identifier, snake_case};
+
+    #[test]
+    fn names_a_table_cannot_hold_become_identifiers() {
+        assert_eq!(identifier("StartTime<"), "StartTime_lt");
+        assert_eq!(identifier("StartTime>"), "StartTime_gt");
+        assert_eq!(identifier("filter.name"), "filter_name");
+        assert_eq!(identifier("$top"), "top");
+        assert_eq!(identifier("page[size]"), "page_size");
+        assert_eq!(identifier("2fa"), "n_2fa");
+        assert_eq!(identifier("..."), "param");
+    }
 
     #[test]
     fn operation_ids_become_snake_case() {

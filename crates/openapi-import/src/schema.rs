@@ -153,9 +153,27 @@ fn field_type(schema: &Value, what: &str) -> Result<FieldType, String> {
     })
 }
 
+/// Whether a (flattened) schema admits `null`: 3.0's `nullable: true`, 3.1's
+/// `type: [T, "null"]`, a `oneOf`/`anyOf` with a `{"type": "null"}` branch, or `null` in its enum.
+fn admits_null(schema: &Value) -> bool {
+    let is_null = |t: &Value| t == "null";
+    schema.get("nullable") == Some(&Value::Bool(true))
+        || schema.get("type").and_then(Value::as_array).is_some_and(|ts| ts.iter().any(is_null))
+        || ["oneOf", "anyOf"].iter().any(|k| {
+            schema.get(*k).and_then(Value::as_array).is_some_and(|parts| {
+                parts
+                    .iter()
+                    .any(|p| p.get("type").is_some_and(is_null) || p.get("nullable") == Some(&true.into()))
+            })
+        })
+        || schema.get("enum").and_then(Value::as_array).is_some_and(|v| v.iter().any(Value::is_null))
+}
+
 /// A schema's type and limits, as a field's shape or an array's items.
 fn parse(schema: &Value, what: &str) -> Result<Items, String> {
+    let nullable = admits_null(schema);
     let schema = single(schema, what)?;
+    let nullable = nullable || admits_null(&schema);
     let ty = field_type(&schema, what)?;
     let num = |k: &str| schema.get(k).and_then(Value::as_f64);
     let count = |k: &str| schema.get(k).and_then(Value::as_u64);
@@ -197,6 +215,7 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
     };
     Ok(Items {
         ty,
+        nullable,
         format: schema.get("format").and_then(Value::as_str).filter(|_| text).map(str::to_owned),
         enum_values: schema
             .get("enum")
@@ -227,6 +246,7 @@ pub(crate) fn to_field(name: &str, schema: &Value, required: bool) -> Result<Fie
         name: name.to_owned(),
         required,
         location: None,
+        wire_name: None,
         shape: parse(schema, &format!("field `{name}`"))?,
     })
 }

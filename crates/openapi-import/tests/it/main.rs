@@ -2,6 +2,7 @@
 //! third-party documents kept as fixtures, and the cases that must be skipped or refused.
 
 mod cases;
+mod faithful;
 mod hostile;
 mod roundtrip;
 mod third_party;
