@@ -5,6 +5,7 @@ mod binaries;
 mod echoed;
 mod encoding;
 mod faithful;
+mod faithful;
 mod faults;
 mod locations;
 mod problems;
