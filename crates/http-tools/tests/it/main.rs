@@ -5,7 +5,6 @@ mod binaries;
 mod echoed;
 mod encoding;
 mod faithful;
-mod faithful;
 mod faults;
 mod locations;
 mod problems;
