@@ -334,4 +334,22 @@ mod tests {
         assert!(at >= Duration::from_millis(400), "100 ms of run and 300 ms of asking: {at:?}");
         assert!(at < Duration::from_secs(2), "{at:?}");
     }
+
+    #[tokio::test]
+    async fn a_question_given_up_leaves_nothing_waiting_and_says_unanswered() {
+        let questions = Arc::new(Questions::default());
+        let (tx, mut rx) = tokio::sync::mpsc::channel(8);
+        let how = How::Events { owner: "key_a".into(), questions: questions.clone() };
+        let run = Arc::new(RunAsking { how, events: tx, clock: Arc::default() });
+        let asker = run.for_call("call_1");
+        let question = Question::confirm("order 7 cannot be undone");
+        // The gateway's timeout gives the wait up (drops it).
+        let given_up = tokio::time::timeout(Duration::from_millis(50), asker.ask(&question)).await;
+        assert!(given_up.is_err());
+        assert_eq!(questions.waiting.lock().unwrap().len(), 0, "nothing left waiting");
+        assert!(run.clock.shifted(Instant::now()).is_some(), "the clock runs again");
+        let Some(Event::Elicitation { id, call_id, .. }) = rx.recv().await else { panic!("asked") };
+        assert_eq!(call_id, "call_1");
+        assert_eq!(rx.recv().await, Some(Event::ElicitationAnswered { id, outcome: "unanswered".into() }));
+    }
 }
