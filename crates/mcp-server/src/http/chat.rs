@@ -12,11 +12,21 @@
 //! the key no longer has, even before the change is heard. A run of a
 //! signed-in user (an OAuth access token) calls no tool after the token's
 //! expiry.
+//!
+//! A tool call that needs the person (a write that answers `need_confirm`;
+//! missing values with `[limits] ask_for_missing`) is asked on the stream:
+//! an `elicitation` event `{"id", "call_id", "message", "requested_schema"}`,
+//! answered with `POST /api/chat/answer` `{"question_id": "...", "action":
+//! "accept" | "decline" | "cancel", "content": {...}}` by the same caller
+//! (the same API key, or the same signed-in principal); an unknown id, or
+//! another caller's, is `404`. An `elicitation_answered` event says how the
+//! question ended. One nobody answers within `[limits] confirm_timeout_ms`
+//! ends as unanswered and nothing is written.
 
 use std::convert::Infallible;
 use std::sync::Arc;
 
-use agent::{AgentError, CallerCheck, Event, RunRequest};
+use agent::{AgentError, Asking, CallerCheck, Event, RunOptions, RunRequest};
 use axum::Extension;
 use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
@@ -25,9 +35,10 @@ use axum::response::sse::{self, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt;
 use serde::Deserialize;
+use serde_json::Value;
 use tokio::sync::broadcast;
 use tokio_stream::wrappers::ReceiverStream;
-use tool_core::Caller;
+use tool_core::{Answer, Caller};
 
 use super::api::caller_of;
 use super::{Shared, error_response, invalid_params};
@@ -90,6 +101,8 @@ pub(super) async fn chat(
     let key = (auth.proof == crate::identity::Proof::Key).then(|| KeyCheck::new(&shared.state.keys, &auth));
     let expiry = auth.expires_at().map(|expires_at| ExpiryCheck { expires_at });
     let mut changed = shared.state.keys.revocations();
+    // Only the caller who started the run may answer its questions.
+    let asking = Asking::Events { owner: auth.principal.clone() };
     let request = RunRequest { caller, message: body.message, conversation_id: body.conversation_id };
     tokio::spawn(async move {
         let check = match (&key, &expiry) {
@@ -97,7 +110,7 @@ pub(super) async fn chat(
             (None, Some(expiry)) => Some(expiry as &dyn CallerCheck),
             (None, None) => None,
         };
-        let run = agent.run_checked(request, &tx, cancel.clone(), check);
+        let run = agent.run_with(request, &tx, cancel.clone(), RunOptions { check, asking });
         let mut run = std::pin::pin!(run);
         let ended = tokio::select! {
             ended = &mut run => ended,
@@ -126,6 +139,63 @@ pub(super) async fn chat(
         keep_alive = keep_alive.interval(interval);
     }
     Sse::new(stream).keep_alive(keep_alive).into_response()
+}
+
+/// The body of `POST /api/chat/answer`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct AnswerBody {
+    question_id: String,
+    action: Action,
+    #[serde(default)]
+    content: Option<Value>,
+}
+
+/// What the person did with the question.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Action {
+    Accept,
+    Decline,
+    Cancel,
+}
+
+/// `POST /api/chat/answer`: the answer to a chat run's `elicitation` event,
+/// from the caller who started the run. `204` once the run has it.
+pub(super) async fn answer(
+    State(shared): State<Arc<Shared>>,
+    auth: Extension<Authenticated>,
+    body: Result<axum::Json<AnswerBody>, JsonRejection>,
+) -> Response {
+    const HOW: &str = "send {\"question_id\": \"<the elicitation event's id>\", \"action\": \"accept\" | \"decline\" | \"cancel\", \"content\": {...}}";
+    let Some(agent) = shared.state.agent.as_ref() else {
+        return error_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "UNAVAILABLE",
+            "no model is configured for chat: set [agent] base_url and model in toolgate.toml",
+        );
+    };
+    let body = match body {
+        Ok(axum::Json(body)) => body,
+        Err(rejection) => return invalid_params(rejection.body_text(), HOW),
+    };
+    let answer = match (body.action, body.content) {
+        (Action::Accept, Some(content @ Value::Object(_))) => Answer::Accept(content),
+        (Action::Accept, _) => {
+            return invalid_params(
+                "an accepted answer needs `content`, an object of the requested schema's fields \
+                 (a confirmation is {\"confirm\": true})"
+                    .to_owned(),
+                HOW,
+            );
+        }
+        (Action::Decline, _) => Answer::Decline,
+        (Action::Cancel, _) => Answer::Cancel,
+    };
+    match agent.answer(&body.question_id, &auth.principal, answer) {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(unknown) => error_response(StatusCode::NOT_FOUND, "NOT_FOUND", &unknown.to_string()),
+    }
 }
 
 fn agent_error(error: &AgentError) -> Response {

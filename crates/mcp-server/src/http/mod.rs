@@ -456,6 +456,7 @@ pub fn http_router(mut state: HttpState) -> Router {
         .route("/api/tool", get(console::tool))
         .route("/api/call", post(console::call))
         .route("/api/chat", post(chat::chat))
+        .route("/api/chat/answer", post(chat::answer))
         .route("/trace", get(trace::trace))
         .route("/api/audit", get(audit::audit))
         .fallback(api::not_found)

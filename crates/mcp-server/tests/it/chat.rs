@@ -388,3 +388,142 @@ async fn a_conversation_is_continued_only_with_the_scope_it_was_started_with() {
     assert_eq!(again.last().unwrap().1["answer"], "Still sunny.", "{again:?}");
     server.stop().await;
 }
+
+async fn post_answer(server: &TestServer, key: &str, body: Value) -> reqwest::Response {
+    server.client.post(server.url("/api/chat/answer")).bearer_auth(key).json(&body).send().await.unwrap()
+}
+
+/// The admin's chat deletes `acme` (a write that needs confirmation); the
+/// test reads the `elicitation` event off the wire, checks that no other
+/// caller can answer it, answers it with `action`, and returns the events
+/// from the question on and the time from the answer to the call's end.
+async fn a_chat_asks_to_confirm(action: Value) -> (Vec<(String, Value)>, Duration) {
+    let model = model(vec![
+        call_turn("delete_account", json!({"account": "acme"})),
+        text_turn(&["As ", "you ", "said."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = server_with_agent(&model, &dir).await;
+    let response = post_chat(&server, &server.admin, json!({"message": "Delete the acme account"})).await;
+    assert_eq!(response.status(), 200);
+    let mut stream = SseReader::new(response);
+    let question = loop {
+        let (event, data) = stream.next(Duration::from_secs(10)).await.expect("the run asks");
+        if event == "elicitation" {
+            break serde_json::from_str::<Value>(&data).unwrap();
+        }
+        assert_eq!(event, "tool_call_started", "{data}");
+    };
+    assert_eq!(question["call_id"], "c1", "{question}");
+    assert!(question["message"].as_str().unwrap().contains("cannot be undone"), "{question}");
+    assert_eq!(question["requested_schema"]["properties"]["confirm"]["type"], "boolean", "{question}");
+    let id = question["id"].as_str().unwrap().to_owned();
+    // Other callers (another user, the same server's other keys) do not see it: 404, and it stays open.
+    for key in [&server.manager, &server.member] {
+        let refused = post_answer(
+            &server,
+            key,
+            json!({"question_id": id, "action": "accept",
+            "content": {"confirm": true}}),
+        )
+        .await;
+        assert_eq!(refused.status(), 404);
+        let body: Value = refused.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "NOT_FOUND", "{body}");
+    }
+    let unknown =
+        post_answer(&server, &server.admin, json!({"question_id": "q_nope", "action": "decline"})).await;
+    assert_eq!(unknown.status(), 404);
+    for bad in [
+        json!({"question_id": id, "action": "maybe"}),
+        json!({"question_id": id, "action": "accept"}),
+        json!({"question_id": id, "action": "accept", "content": {"confirm": true}, "extra": 1}),
+    ] {
+        let refused = post_answer(&server, &server.admin, bad.clone()).await;
+        assert_eq!(refused.status(), 400, "{bad}");
+        let body: Value = refused.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "INVALID_PARAMS", "{body}");
+    }
+    let mut answer = json!({"question_id": id});
+    answer.as_object_mut().unwrap().extend(action.as_object().unwrap().clone());
+    let posted = Instant::now();
+    let answered = post_answer(&server, &server.admin, answer.clone()).await;
+    assert_eq!(answered.status(), 204);
+    let mut events = Vec::new();
+    let mut took = None;
+    while let Some((event, data)) = stream.next(Duration::from_secs(10)).await {
+        if event == "tool_call_finished" {
+            took = Some(posted.elapsed());
+        }
+        events.push((event, serde_json::from_str::<Value>(&data).unwrap()));
+    }
+    // Answered once: the same answer again is 404.
+    assert_eq!(post_answer(&server, &server.admin, answer).await.status(), 404);
+    server.stop().await;
+    (events, took.expect("the call finished"))
+}
+
+#[tokio::test]
+async fn a_chat_question_is_answered_by_its_caller_and_yes_runs_the_write() {
+    let (events, took) =
+        a_chat_asks_to_confirm(json!({"action": "accept", "content": {"confirm": true}})).await;
+    eprintln!("chat: from the answer's POST to the confirmed write's tool_call_finished: {took:?}");
+    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["elicitation_answered", "tool_call_finished", "token", "token", "token", "final"]);
+    assert_eq!(events[0].1["outcome"], "accepted", "{}", events[0].1);
+    // The demo's delete_account refuses only once confirmed: this is its second run, with confirm=true.
+    let finished = &events[1].1;
+    assert_eq!(finished["success"], false, "{finished}");
+    assert_eq!(finished["code"], "CONFLICT", "{finished}");
+    assert_eq!(events[5].1["stop_reason"], "answer");
+}
+
+#[tokio::test]
+async fn a_chat_question_declined_changes_nothing() {
+    let (events, _) = a_chat_asks_to_confirm(json!({"action": "decline"})).await;
+    assert_eq!(events[0].0, "elicitation_answered");
+    assert_eq!(events[0].1["outcome"], "declined", "{}", events[0].1);
+    let finished = &events[1].1;
+    assert_eq!(finished["success"], true, "{finished}");
+    assert_eq!(finished["signals"], json!([]), "no need_confirm left for the model: {finished}");
+    assert!(finished["result"].as_str().unwrap().contains("nothing was changed"), "{finished}");
+}
+
+#[tokio::test]
+async fn a_question_whose_chat_went_away_takes_no_answer() {
+    let model = model(vec![call_turn("delete_account", json!({"account": "acme"}))]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = server_with_agent(&model, &dir).await;
+    let mut trace = server.gateway.subscribe();
+    let response = post_chat(&server, &server.admin, json!({"message": "Delete the acme account"})).await;
+    let mut stream = SseReader::new(response);
+    let id = loop {
+        let (event, data) = stream.next(Duration::from_secs(10)).await.expect("the run asks");
+        if event == "elicitation" {
+            break serde_json::from_str::<Value>(&data).unwrap()["id"].as_str().unwrap().to_owned();
+        }
+    };
+    drop(stream);
+    // The run stops with its stream: the waiting call is cancelled, and its question with it.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let event = trace.recv().await.unwrap();
+            if event.tool == "delete_account" && event.kind == gateway::TraceKind::Cancelled {
+                break;
+            }
+        }
+    })
+    .await
+    .expect("the call waiting for its answer is cancelled");
+    let late = post_answer(
+        &server,
+        &server.admin,
+        json!({"question_id": id, "action": "accept",
+        "content": {"confirm": true}}),
+    )
+    .await;
+    assert_eq!(late.status(), 404);
+    assert_eq!(model.requests.load(Ordering::SeqCst), 1, "the run went no further");
+    server.stop().await;
+}
