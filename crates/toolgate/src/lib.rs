@@ -6,6 +6,7 @@ pub mod budget;
 pub mod config;
 pub mod domains;
 pub mod eval;
+pub mod plan;
 pub mod serve;
 pub mod telemetry;
 pub mod upstreams;

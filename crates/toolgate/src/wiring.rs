@@ -74,9 +74,16 @@ impl App {
     /// Connect the databases (running migrations), start the in-process
     /// fitness API when none is configured, and build the gateway.
     pub async fn start(config: &Config) -> Result<Self> {
-        // Configuration problems first: a broken table or CA file never half-starts a server.
-        let ca_pem = read_ca_file(config)?;
-        let declared = declared_domains(config, ca_pem.as_deref(), &|name| std::env::var(name).ok())?;
+        // Configuration problems first, all of them, exactly as `toolgate check` finds them:
+        // a broken table, CA file, upstream or role never half-starts a server.
+        let env = |name: &str| std::env::var(name).ok();
+        let plan = crate::plan::Plan::build(config, &env).map_err(|p| crate::plan::refusal(&p))?;
+        for warning in &plan.warnings {
+            tracing::warn!("{warning}");
+        }
+        let crate::plan::Plan {
+            ca_pem, domains: declared, policy, upstreams: upstream_configs, oauth, ..
+        } = plan;
         let database = db::DbConfig {
             url: with_ca(&config.database.url, config.tls.ca_file.as_deref()),
             ..config.database.clone()
@@ -101,35 +108,7 @@ impl App {
                 .map_err(anyhow::Error::msg)?,
         ));
         for domain in declared {
-            if let Some(gap) = domain.credential_gap() {
-                tracing::warn!("{gap}");
-            }
             tools.extend(domain.tools(|spec| spec).map_err(anyhow::Error::msg)?);
-        }
-
-        let policy = authz::Policy::from_config(config.authz.clone()).context("in [authz]")?;
-        let env = |name: &str| std::env::var(name).ok();
-        let oauth = oauth_verifier(config, &policy, ca_pem.as_deref(), &env)?;
-        if let Some(warning) =
-            config.auth.oauth.as_ref().and_then(|s| s.host_warning(&config.server.allowed_hosts))
-        {
-            tracing::warn!("{warning}");
-        }
-        let mut upstream_configs = Vec::with_capacity(config.upstreams.len());
-        for entry in &config.upstreams {
-            let mut upstream = entry.resolve_with(ca_pem.as_deref(), &env).context("in [[upstreams]]")?;
-            upstream.ca_bundle_pem.clone_from(&ca_pem);
-            if policy.hierarchy().rank(&upstream.required_role).is_none() {
-                anyhow::bail!(
-                    "in [[upstreams]]: `{}` requires role `{}`, which is not in [authz] roles",
-                    upstream.name,
-                    upstream.required_role
-                );
-            }
-            upstream_configs.push(upstream);
-        }
-        if let Some(tool) = &config.weather.upstream_tool {
-            crate::upstreams::check_weather_tool(tool, &upstream_configs)?;
         }
         let (skill_set, mut skill_problems) = load_skills(config.skills.dir.as_deref(), policy.hierarchy());
         // Skills may name upstream tools, which are listed only once connected.

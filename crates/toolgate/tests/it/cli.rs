@@ -417,3 +417,41 @@ fn check_counts_a_folders_tables_and_the_shipped_ones_apart() {
     );
     assert!(out.contains(&tools), "`{tools}` missing from: {out}");
 }
+
+/// `check` and `serve` judge a configuration by one plan: each of these is refused by both,
+/// with the same words (check used to pass every one of them and serve refused them).
+#[test]
+fn check_refuses_exactly_what_serve_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let cases = [
+        (
+            "[[upstreams]]\nname = \"crm\"\nurl = \"http://127.0.0.1:9/mcp\"\nrequired_role = \"owner\"\n",
+            "requires role `owner`, which is not in [authz] roles",
+        ),
+        (
+            "[[upstreams]]\nname = \"crm\"\nurl = \"http://127.0.0.1:9/mcp\"\nheaders = { Authorization = { env = \"TG_TEST_UNSET_VAR\" } }\n",
+            "TG_TEST_UNSET_VAR",
+        ),
+        (
+            "[weather]\nupstream_tool = \"weather__get_forecast\"\n",
+            "is not a tool of a configured upstream",
+        ),
+        (
+            "[auth.oauth]\nissuer = \"https://idp.example\"\nresource = \"https://mcp.example/mcp\"\nroles = { g = \"owner\" }\n",
+            "owner",
+        ),
+    ];
+    for (i, (toml, expect)) in cases.iter().enumerate() {
+        let config = dir.path().join(format!("case{i}.toml"));
+        std::fs::write(&config, toml).unwrap();
+        let config = config.to_str().unwrap();
+        let (code, out, err) = toolgate(&db, &["--config", config, "check"]);
+        assert_eq!(code, 1, "check passed {toml}: {out}{err}");
+        assert!(out.contains(expect), "check: {out}");
+        let (code, out, err) = toolgate(&db, &["--config", config, "serve", "--listen", "127.0.0.1:0"]);
+        assert_ne!(code, 0, "serve started with {toml}: {out}{err}");
+        assert!(format!("{out}{err}").contains(expect), "serve: {out}{err}");
+        assert!(format!("{out}{err}").contains("nothing was started"), "serve: {out}{err}");
+    }
+}
