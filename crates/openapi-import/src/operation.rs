@@ -290,8 +290,12 @@ fn rename(fields: &mut [Field], path_names: &[String], path: &mut String) {
         if model_may_see(&old) {
             continue;
         }
-        let reserved = old == OP_FIELD || is_injected_field(&identifier(&old));
-        let base = if reserved { format!("target_{}", snake_case(&old)) } else { identifier(&old) };
+        // `op` is toolgate's too (it selects the operation), but says nothing about the caller.
+        let reserved = is_injected_field(&identifier(&old));
+        let base = match (reserved, old == OP_FIELD) {
+            (true, _) | (_, true) => format!("target_{}", snake_case(&old)),
+            _ => identifier(&old),
+        };
         let mut new = base.clone();
         let mut n = 2;
         while !model_may_see(&new) || taken.contains(&new) || given.contains(&new) {

@@ -119,7 +119,8 @@ fn reserved_and_non_identifier_names_are_renamed_for_the_model_and_kept_for_the_
                  "description": "The user."},
                 {"name": "StartTime<", "in": "query", "schema": {"type": "string", "format": "date-time"}},
                 {"name": "StartTime>", "in": "query", "schema": {"type": "string", "format": "date-time"}},
-                {"name": "filter.name", "in": "query", "schema": {"type": "string"}}]}},
+                {"name": "filter.name", "in": "query", "schema": {"type": "string"}},
+                {"name": "op", "in": "query", "schema": {"type": "string"}}]}},
             "/groups/{group-id}/members": {"post": {"operationId": "addMember", "tags": ["users"], "parameters": [
                 {"name": "group-id", "in": "path", "required": true, "schema": {"type": "string"}}],
                 "requestBody": {"content": {"application/json": {"schema": {"type": "object",
@@ -142,6 +143,9 @@ fn reserved_and_non_identifier_names_are_renamed_for_the_model_and_kept_for_the_
         assert_eq!(f(list, model).wire_name.as_deref(), Some(wire));
         assert_eq!(list.wire_name(model), wire);
     }
+    let op = f(list, "target_op");
+    assert_eq!(op.wire_name.as_deref(), Some("op"));
+    assert_eq!(op.description.as_deref(), Some("Sent to the API as `op`."), "not about the caller");
     let add = route(&import, "add_member");
     assert_eq!(add.path, "/groups/{group_id}/members");
     let member = f(add, "target_user_id");
