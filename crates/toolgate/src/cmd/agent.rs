@@ -176,7 +176,12 @@ impl Printer {
             }
             Event::ElicitationAnswered { id, outcome } => {
                 let message = self.questions.remove(&id).unwrap_or_default();
-                eprintln!("  ? {message}: {outcome}");
+                if outcome == "unreachable" {
+                    // Nobody saw the question: say what it was.
+                    eprintln!("  ? not asked (stdin is not a terminal): {message}");
+                } else {
+                    eprintln!("  ? {outcome}");
+                }
             }
             Event::Error { code, message } => {
                 self.end_line();
@@ -300,7 +305,7 @@ impl Form {
 
     fn prompt(&self) -> String {
         if self.is_confirmation() {
-            return "  Go ahead? [y/N] ".to_owned();
+            return "  [y/N] ".to_owned();
         }
         let names: Vec<String> = self
             .fields
