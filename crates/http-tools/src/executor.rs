@@ -121,7 +121,7 @@ pub struct Prepared {
     /// The encoded path as filled from the template (without the base URL's own path and
     /// without the query), as reported in results.
     pub path: String,
-    /// The headers of the fields with `in = "header"`, by field name.
+    /// The headers of the fields with `in = "header"`, by the name the backend knows (`wire_name`).
     pub headers: Vec<(String, String)>,
     /// The `Accept` header: the media types the operation documents, JSON first
     /// ([`Route::accept_header`]).
@@ -308,7 +308,7 @@ impl HttpExecutor {
                 "parameters must be a JSON object",
             )]));
         };
-        let path = fill_path(&route.path, map)?;
+        let path = fill_path(route.path_template(), map)?;
         let mut query = Vec::new();
         let mut headers = Vec::new();
         let mut body = Map::new();
@@ -316,14 +316,14 @@ impl HttpExecutor {
         for (key, value) in map.iter().filter(|(k, _)| k.as_str() != OP_FIELD) {
             match route.location(key) {
                 Location::Path => {}
-                Location::Query => query.push((key, value)),
+                Location::Query => query.push((route.wire_name(key), value)),
                 Location::Body => {
                     body.insert(key.clone(), value.clone());
                 }
                 Location::Header if value.is_null() => {}
                 Location::Header => match scalar_text(value) {
                     Some(text) if reqwest::header::HeaderValue::from_str(&text).is_ok() => {
-                        headers.push((key.clone(), text));
+                        headers.push((route.wire_name(key).to_owned(), text));
                     }
                     _ => errors.push(FieldError::new(
                         pointer(key),
@@ -362,10 +362,15 @@ impl HttpExecutor {
             }
             (_, Body::Required) => Some(body),
         };
+        // The body under the names the backend knows (`wire_name`), checked under the model's.
+        let body = body.map(|b| b.into_iter().map(|(k, v)| (route.wire_name(&k).to_owned(), v)).collect());
         if !errors.is_empty() {
             return Err(ToolError::invalid_params(errors));
         }
-        let query = query_string(query);
+        // The route's fixed query (`/assistants?beta=true`) first, then the query fields.
+        let fixed = route.fixed_query();
+        let fixed = fixed.iter().map(|(k, v)| (k.as_str(), Value::from(v.as_str())));
+        let query = query_string(fixed.chain(query.into_iter().map(|(k, v)| (k, v.clone()))));
         let base_path = self.base.path().trim_end_matches('/');
         let full_path = format!("{base_path}{path}");
         let mut url = self.base.clone();

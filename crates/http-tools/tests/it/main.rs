@@ -13,3 +13,4 @@ mod properties;
 mod refused;
 mod tls;
 mod token;
+mod wire_names;
