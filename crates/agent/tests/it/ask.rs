@@ -24,6 +24,10 @@ type Cancelled = Arc<Mutex<Vec<String>>>;
 /// A gateway whose `cancel_order` answers `need_confirm` unless `force` is
 /// true, and then cancels the order for real.
 fn orders(confirm_timeout_ms: u64) -> (Gateway, Cancelled) {
+    orders_with(Limits { confirm_timeout_ms, ..Limits::default() })
+}
+
+fn orders_with(limits: Limits) -> (Gateway, Cancelled) {
     let cancelled: Cancelled = Arc::default();
     let done = cancelled.clone();
     let tool = FnTool::new(
@@ -53,7 +57,6 @@ fn orders(confirm_timeout_ms: u64) -> (Gateway, Cancelled) {
             })
         },
     );
-    let limits = Limits { confirm_timeout_ms, ..Limits::default() };
     let gateway = Gateway::builder().tool(Arc::new(tool)).limits(limits).build().unwrap();
     (gateway, cancelled)
 }
@@ -271,4 +274,40 @@ async fn a_run_still_ends_at_its_deadline_when_nobody_is_asked() {
     let (result, _) = run_asking(&agent, Asking::Events { owner: "key_mia".into() }).await;
     assert_eq!(result.unwrap().stop_reason, StopReason::Deadline);
     assert!(start.elapsed() < Duration::from_secs(3), "{:?}", start.elapsed());
+}
+
+#[tokio::test]
+async fn missing_values_are_asked_then_the_write_is_confirmed() {
+    // The model leaves the order out; with ask_for_missing the person gives it, then confirms.
+    let server =
+        ModelServer::start(vec![calls(&[("call_1", "cancel_order", json!({}))]), text("Done.")]).await;
+    let (gateway, cancelled) =
+        orders_with(Limits { confirm_timeout_ms: 10_000, ask_for_missing: true, ..Limits::default() });
+    let agent = Agent::new(gateway, direct(&server)).unwrap();
+    let (tx, mut rx) = agent::event_channel();
+    let request = RunRequest { caller: member(), message: "Cancel my order".into(), conversation_id: None };
+    let options = RunOptions { check: None, asking: Asking::Events { owner: "key_mia".into() } };
+    let runner = agent.clone();
+    let run =
+        tokio::spawn(async move { runner.run_with(request, &tx, CancellationToken::new(), options).await });
+    let mut schemas = Vec::new();
+    let mut events = Vec::new();
+    while let Some(event) = rx.recv().await {
+        if let Event::Elicitation { id, requested_schema, .. } = &event {
+            let answer = if requested_schema["properties"].get("confirm").is_some() {
+                json!({"confirm": true})
+            } else {
+                json!({"order": "7"})
+            };
+            schemas.push(requested_schema.clone());
+            agent.answer(id, "key_mia", Answer::Accept(answer)).unwrap();
+        }
+        events.push(event);
+    }
+    assert_eq!(run.await.unwrap().unwrap().stop_reason, StopReason::Answer);
+    assert_eq!(schemas.len(), 2, "{schemas:?}");
+    assert_eq!(schemas[0]["required"], json!(["order"]), "first the missing value: {}", schemas[0]);
+    assert!(schemas[1]["properties"]["confirm"].is_object(), "then the confirmation: {}", schemas[1]);
+    assert_eq!(outcomes(&events), ["accepted", "accepted"]);
+    assert_eq!(*cancelled.lock().unwrap(), ["7"]);
 }
