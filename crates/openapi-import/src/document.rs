@@ -124,17 +124,30 @@ impl Import {
             }
             AuthHint::None { note: Some(note) } => comment(&mut out, note),
             AuthHint::BearerFromCaller => {
-                let env = format!("{}_API_KEY", self.name.to_ascii_uppercase());
+                let upper = self.name.to_ascii_uppercase();
+                let env = format!("{upper}_API_KEY");
                 let example =
                     AuthHint::Static { header: "Authorization".into(), env: env.clone(), note: None };
                 comment(
                     &mut out,
-                    "a bearer/OAuth API needs a credential made for this backend (a caller's token for toolgate or another system is not sent);",
+                    "a bearer/OAuth API needs a token made for this backend (no caller's token for toolgate or another system is ever sent); pick one:",
                 );
                 comment(
                     &mut out,
                     &format!(
-                        "one for every caller: auth = {} with {env} holding `Bearer <token>`",
+                        "- each signed-in user's own (with [auth.oauth]): auth = {{ kind = \"token_exchange\", token_url = \"<your identity provider's token endpoint>\", audience = \"<this API's audience>\", client_id = \"toolgate\", client_secret = {{ env = \"{upper}_CLIENT_SECRET\" }} }}"
+                    ),
+                );
+                comment(
+                    &mut out,
+                    &format!(
+                        "- one service identity: auth = {{ kind = \"client_credentials\", token_url = \"<token endpoint>\", client_id = \"toolgate\", client_secret = {{ env = \"{upper}_CLIENT_SECRET\" }} }}"
+                    ),
+                );
+                comment(
+                    &mut out,
+                    &format!(
+                        "- one fixed token: auth = {} with {env} holding `Bearer <token>`",
                         example.to_toml()
                     ),
                 );

@@ -160,13 +160,18 @@ fn the_bearer_hint_is_valid_toml_with_a_comment_saying_a_backend_credential_is_n
     let snippet = import.domain_snippet("routes/shop");
     assert_eq!(entry(&snippet)["auth"]["kind"].as_str(), Some("bearer_from_caller"));
     let comments: Vec<&str> = snippet.lines().filter(|l| l.starts_with('#')).collect();
-    assert!(comments.iter().any(|l| l.contains("needs a credential made for this backend")), "{snippet}");
-    // The suggested static auth in the comment is itself a valid inline table.
-    let suggested = comments.iter().find_map(|l| l.split_once("auth = ")).map(|(_, rest)| rest).unwrap();
-    let table = suggested.split(" with ").next().unwrap();
-    let parsed: toml::Table = toml::from_str(&format!("auth = {table}")).unwrap();
-    assert_eq!(parsed["auth"]["kind"].as_str(), Some("static"));
-    assert_eq!(parsed["auth"]["env"].as_str(), Some("SHOP_API_API_KEY"));
+    assert!(comments.iter().any(|l| l.contains("needs a token made for this backend")), "{snippet}");
+    // Each suggested auth in the comments is itself a valid inline table of a kind the
+    // configuration takes: a token exchange, client credentials, a static token.
+    let suggested: Vec<toml::Table> = comments
+        .iter()
+        .filter_map(|l| l.split_once("auth = "))
+        .map(|(_, rest)| toml::from_str(&format!("auth = {}", rest.split(" with ").next().unwrap())).unwrap())
+        .collect();
+    let kinds: Vec<&str> = suggested.iter().map(|t| t["auth"]["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["token_exchange", "client_credentials", "static"], "{snippet}");
+    assert_eq!(suggested[0]["auth"]["client_secret"]["env"].as_str(), Some("SHOP_API_CLIENT_SECRET"));
+    assert_eq!(suggested[2]["auth"]["env"].as_str(), Some("SHOP_API_API_KEY"));
 }
 
 #[test]
