@@ -14,7 +14,9 @@
 //! expiry.
 //!
 //! A tool call that needs the person (a write that answers `need_confirm`;
-//! missing values with `[limits] ask_for_missing`) is asked on the stream:
+//! missing values with `[limits] ask_for_missing`) is asked on the stream
+//! of a client that declared it can answer (`"elicitation": true` in the
+//! body; without it the model gets the `need_confirm` signal, as before):
 //! an `elicitation` event `{"id", "call_id", "message", "requested_schema"}`,
 //! answered with `POST /api/chat/answer` `{"question_id": "...", "action":
 //! "accept" | "decline" | "cancel", "content": {...}}` by the same caller
@@ -57,6 +59,9 @@ pub(super) struct ChatBody {
     message: String,
     #[serde(default)]
     conversation_id: Option<String>,
+    /// The client shows `elicitation` events and answers them at `/api/chat/answer`.
+    #[serde(default)]
+    elicitation: bool,
 }
 
 pub(super) async fn chat(
@@ -76,7 +81,7 @@ pub(super) async fn chat(
         Err(rejection) => {
             return invalid_params(
                 rejection.body_text(),
-                "send {\"message\": \"...\", \"conversation_id\": \"...\"}",
+                "send {\"message\": \"...\", \"conversation_id\": \"...\", \"elicitation\": true}",
             );
         }
     };
@@ -102,7 +107,8 @@ pub(super) async fn chat(
     let expiry = auth.expires_at().map(|expires_at| ExpiryCheck { expires_at });
     let mut changed = shared.state.keys.revocations();
     // Only the caller who started the run may answer its questions.
-    let asking = Asking::Events { owner: auth.principal.clone() };
+    let asking =
+        if body.elicitation { Asking::Events { owner: auth.principal.clone() } } else { Asking::Nobody };
     let request = RunRequest { caller, message: body.message, conversation_id: body.conversation_id };
     tokio::spawn(async move {
         let check = match (&key, &expiry) {

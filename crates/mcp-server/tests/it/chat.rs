@@ -405,7 +405,9 @@ async fn a_chat_asks_to_confirm(action: Value) -> (Vec<(String, Value)>, Duratio
     .await;
     let dir = tempfile::tempdir().unwrap();
     let server = server_with_agent(&model, &dir).await;
-    let response = post_chat(&server, &server.admin, json!({"message": "Delete the acme account"})).await;
+    let response =
+        post_chat(&server, &server.admin, json!({"message": "Delete the acme account", "elicitation": true}))
+            .await;
     assert_eq!(response.status(), 200);
     let mut stream = SseReader::new(response);
     let question = loop {
@@ -496,7 +498,9 @@ async fn a_question_whose_chat_went_away_takes_no_answer() {
     let dir = tempfile::tempdir().unwrap();
     let server = server_with_agent(&model, &dir).await;
     let mut trace = server.gateway.subscribe();
-    let response = post_chat(&server, &server.admin, json!({"message": "Delete the acme account"})).await;
+    let response =
+        post_chat(&server, &server.admin, json!({"message": "Delete the acme account", "elicitation": true}))
+            .await;
     let mut stream = SseReader::new(response);
     let id = loop {
         let (event, data) = stream.next(Duration::from_secs(10)).await.expect("the run asks");
@@ -525,5 +529,22 @@ async fn a_question_whose_chat_went_away_takes_no_answer() {
     .await;
     assert_eq!(late.status(), 404);
     assert_eq!(model.requests.load(Ordering::SeqCst), 1, "the run went no further");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_chat_client_that_did_not_declare_elicitation_gets_the_signal_as_before() {
+    let model = model(vec![
+        call_turn("delete_account", json!({"account": "acme"})),
+        text_turn(&["Please ", "confirm."]),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let server = server_with_agent(&model, &dir).await;
+    let response = post_chat(&server, &server.admin, json!({"message": "Delete the acme account"})).await;
+    let events = sse_events(&response.text().await.unwrap());
+    let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["tool_call_started", "tool_call_finished", "token", "token", "final"]);
+    assert_eq!(events[1].1["signals"], json!(["need_confirm"]), "{}", events[1].1);
     server.stop().await;
 }
