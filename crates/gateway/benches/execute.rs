@@ -1,7 +1,8 @@
 //! The gateway's figures: the whole execute pipeline on a no-op read tool
 //! with a 5-field schema, bare and with every layer on (issue goal: at most
 //! 5 µs per call), the same tool called directly, validation of
-//! a valid 5-field object, and schema generation for a 50-operation route table.
+//! a valid 5-field object, schema generation for a 50-operation route table,
+//! and ranked discovery (`get_tool_schema` with a `query`) over 300 tools.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -132,5 +133,115 @@ fn bench_schema_gen(c: &mut Criterion) {
     c.bench_function("schema_gen_50_operation_route_table", |b| b.iter(|| black_box(&table).schema()));
 }
 
-criterion_group!(benches, bench_execute, bench_validate, bench_schema_gen);
+/// 300 route-table tools laid out as `openapi-import` writes them: per
+/// domain a read tool and a write tool of four operations each, described by
+/// the importer's sentence listing them.
+fn three_hundred_tools() -> Vec<Arc<dyn Tool>> {
+    const NOUNS: [&str; 30] = [
+        "file",
+        "folder",
+        "task",
+        "comment",
+        "user",
+        "group",
+        "webhook",
+        "project",
+        "section",
+        "story",
+        "attachment",
+        "invoice",
+        "payment",
+        "customer",
+        "order",
+        "product",
+        "ticket",
+        "message",
+        "channel",
+        "event",
+        "report",
+        "team",
+        "workspace",
+        "goal",
+        "portfolio",
+        "tag",
+        "label",
+        "issue",
+        "release",
+        "build",
+    ];
+    struct Nothing;
+    #[tool_core::async_trait]
+    impl gateway::RouteHandler for Nothing {
+        async fn handle(&self, _: &ToolContext, _: &gateway::Route, _: Value) -> tool_core::ToolResult {
+            Ok(ToolOutput::json(Value::Null))
+        }
+    }
+    let handler: Arc<dyn gateway::RouteHandler> = Arc::new(Nothing);
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    for i in 0..150 {
+        let (noun, other) = (NOUNS[i % 30], NOUNS[(i * 7 + 3) % 30]);
+        let domain = format!("{noun}s_{i}");
+        for (verb, what, ops) in [
+            (
+                "query",
+                "Read",
+                [
+                    ("GET", "list", "List"),
+                    ("GET", "get", "Get"),
+                    ("GET", "search", "Search"),
+                    ("GET", "count", "Count"),
+                ],
+            ),
+            (
+                "update",
+                "Change",
+                [
+                    ("POST", "create", "Create"),
+                    ("PUT", "update", "Update"),
+                    ("DELETE", "delete", "Delete"),
+                    ("POST", "copy", "Copy"),
+                ],
+            ),
+        ] {
+            let listed: Vec<String> = ops
+                .iter()
+                .map(|(_, op, summary)| format!("`{op}_{noun}` ({summary} {noun} on a {other})"))
+                .collect();
+            let mut text = format!(
+                "tool = \"{verb}_{domain}\"\ndescription = \"{what} {domain} in Some API. Operations: {}. Choose one with `op`.\"\ndomain = \"{domain}\"\ntags = [\"openapi\"]\n",
+                listed.join("; ")
+            );
+            for (method, op, summary) in ops {
+                let body = if matches!(method, "POST" | "PUT") { "body = \"none\"\n" } else { "" };
+                text.push_str(&format!(
+                    "[[routes]]\nop = \"{op}_{noun}\"\nmethod = \"{method}\"\npath = \"/{domain}/{op}/{{id}}\"\nsummary = \"{summary} {noun} on a {other}\"\n{body}"
+                ));
+            }
+            let table = RouteTable::from_toml_str(&text).unwrap();
+            tools.push(Arc::new(gateway::RouteTool::new(table, handler.clone()).unwrap()));
+        }
+    }
+    tools
+}
+
+fn bench_discovery(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let gw = Gateway::builder().tools(three_hundred_tools()).build().unwrap();
+    let ctx = ToolContext::new(Caller::new("u-1", "member"));
+    let args = json!({"query": "create a task on a file", "limit": 10});
+    // The index is built on the first query of a snapshot; measured here is every later one.
+    let first = rt.block_on(gw.call_meta(&ctx, "get_tool_schema", args.clone()));
+    assert!(first.metadata.total.unwrap_or(0) > 0, "{first:?}");
+    c.bench_function("discover_ranked_query_300_tools_top_10", |b| {
+        b.iter(|| rt.block_on(gw.call_meta(&ctx, "get_tool_schema", black_box(args.clone()))))
+    });
+    // The same ranking with one tool in the answer: most of the above is
+    // the ten tools' schemas copied into it.
+    let one = json!({"query": "create a task on a file", "limit": 1});
+    c.bench_function("discover_ranked_query_300_tools_top_1", |b| {
+        b.iter(|| rt.block_on(gw.call_meta(&ctx, "get_tool_schema", black_box(one.clone()))))
+    });
+}
+
+criterion_group!(benches, bench_execute, bench_validate, bench_schema_gen, bench_discovery);
 criterion_main!(benches);

@@ -33,6 +33,7 @@ mod metrics;
 mod missing;
 mod observe;
 mod options;
+mod rank;
 mod ratelimit;
 mod registry;
 mod render;

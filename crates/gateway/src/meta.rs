@@ -198,6 +198,14 @@ impl Gateway {
 
     /// Discovery for the model: the matching tools this caller may use, at
     /// most `limit` of them, each with its parameters' schema; and how many matched.
+    ///
+    /// A `query` ranks by relevance ([`crate::rank`]: BM25 over each tool's
+    /// name, description, domain, tags and operations): a tool that shares
+    /// any word with it is found, the best first, equal scores in the
+    /// registry's order. `domain`, `tag`, `effect` and the caller's
+    /// permissions filter as without a query. When no tool shares a word
+    /// (or the query is only stop words), the query is matched as before:
+    /// every word a substring of what describes the tool.
     fn find_tools(&self, caller: &Caller, args: &Value) -> (Value, u64) {
         let text = |key: &str| args.get(key).and_then(Value::as_str).map(str::to_owned);
         let filter = Filter {
@@ -211,27 +219,39 @@ impl Gateway {
             },
             text: text("query"),
         };
-        let found = self.discover(caller, &filter);
         let limit = args.get("limit").and_then(Value::as_u64).unwrap_or(10).min(MAX_DISCOVERED) as usize;
-        let tools: Vec<Value> = found
-            .iter()
-            .take(limit)
-            .map(|spec| {
-                json!({
-                    "name": spec.name,
-                    "description": spec.description,
-                    "params_schema": spec.input_schema,
-                    "metadata": {
-                        "effect": spec.effect.label(),
-                        "idempotent": spec.effect.is_retry_safe(),
-                        "required_role": spec.required_role,
-                        "domain": spec.domain,
-                        "tags": spec.tags,
-                    },
-                })
-            })
-            .collect();
-        (json!({ "tools": tools }), found.len() as u64)
+        let (tools, total) = match self.rank_tools(caller, &filter, limit) {
+            Some(found) if found.1 > 0 => found,
+            _ => {
+                let found = self.discover(caller, &filter);
+                let tools = found.iter().take(limit).map(|spec| listed(spec, &spec.required_role)).collect();
+                (tools, found.len())
+            }
+        };
+        (json!({ "tools": tools }), total as u64)
+    }
+
+    /// The tools the filter's query ranks, filtered as [`Gateway::discover`]
+    /// filters (domain, tag, effect, the caller's permissions): the first
+    /// `limit` as discovery lists them, and how many there are. `None`
+    /// without a query word to rank by.
+    fn rank_tools(&self, caller: &Caller, filter: &Filter, limit: usize) -> Option<(Vec<Value>, usize)> {
+        let table = self.inner.tools();
+        let hits = crate::rank::index_for(&table).search(filter.text.as_deref()?)?;
+        let mut found = Vec::with_capacity(limit.min(hits.len()));
+        let mut total = 0;
+        for spec in hits
+            .into_iter()
+            .filter_map(|doc| table.order.get(doc).and_then(|name| table.tools.get(name)))
+            .map(|entry| entry.tool.spec())
+            .filter(|spec| passes(filter, spec) && self.inner.policy.visible(caller, spec))
+        {
+            total += 1;
+            if found.len() < limit {
+                found.push(listed(spec, self.inner.policy.required_role(spec)));
+            }
+        }
+        Some((found, total))
     }
 
     /// The contract of a tool as the caller may see it, in MCP form.
@@ -327,6 +347,31 @@ impl Gateway {
             None => Err(ToolError::internal()),
         }
     }
+}
+
+/// One tool as discovery lists it, with the deployment's required role.
+fn listed(spec: &ToolSpec, required_role: &str) -> Value {
+    // Built from clones: `json!` would serialize the schema value by value.
+    let mut metadata = serde_json::Map::with_capacity(5);
+    metadata.insert("effect".into(), spec.effect.label().into());
+    metadata.insert("idempotent".into(), spec.effect.is_retry_safe().into());
+    metadata.insert("required_role".into(), required_role.into());
+    metadata.insert("domain".into(), spec.domain.as_str().into());
+    metadata.insert("tags".into(), spec.tags.iter().map(|t| Value::from(t.as_str())).collect());
+    let mut tool = serde_json::Map::with_capacity(4);
+    tool.insert("name".into(), spec.name.as_str().into());
+    tool.insert("description".into(), spec.description.as_str().into());
+    tool.insert("params_schema".into(), spec.input_schema.clone());
+    tool.insert("metadata".into(), Value::Object(metadata));
+    Value::Object(tool)
+}
+
+/// The filter's domain, tag and effect (what [`Filter`] checks besides the
+/// name and the text, which discovery does not send and ranks).
+fn passes(filter: &Filter, spec: &ToolSpec) -> bool {
+    filter.domain.as_ref().is_none_or(|d| spec.domain == *d)
+        && filter.tag.as_ref().is_none_or(|t| spec.tags.iter().any(|x| x == t))
+        && filter.effect.is_none_or(|e| spec.effect.is_read() == (e == EffectFilter::Read))
 }
 
 fn ms(started: Instant) -> f64 {

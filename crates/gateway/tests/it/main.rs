@@ -4,6 +4,7 @@ mod acceptance;
 mod bad_input;
 mod common;
 mod contract;
+mod discovery;
 mod missing;
 mod signals_and_exports;
 mod skill_runs;
