@@ -101,12 +101,14 @@ async fn the_fixed_query_is_always_sent_before_the_query_fields() {
 #[tokio::test]
 async fn fields_are_sent_under_their_wire_names_in_the_query_header_and_body() {
     let (gateway, log, _server) = gateway().await;
-    let params = json!({"op": "list_events", "StartTime_lt": "2026-01-01", "filter_name": "a b", "trace": "t-1"});
+    let params =
+        json!({"op": "list_events", "StartTime_lt": "2026-01-01", "filter_name": "a b", "trace": "t-1"});
     call(&gateway, "query_wire", params).await;
     let (target, trace, _) = take(&log);
     assert_eq!(target, "/events?StartTime%3C=2026-01-01&filter.name=a%20b");
     assert_eq!(trace.as_deref(), Some("t-1"));
-    call(&gateway, "update_wire", json!({"op": "add_member", "group_id": "g1", "target_user_id": "u2"})).await;
+    call(&gateway, "update_wire", json!({"op": "add_member", "group_id": "g1", "target_user_id": "u2"}))
+        .await;
     let (target, _, body) = take(&log);
     assert_eq!((target.as_str(), body.as_str()), ("/groups/g1/members?v=2", r#"{"userId":"u2"}"#));
 }
