@@ -433,10 +433,7 @@ fn check_refuses_exactly_what_serve_refuses() {
             "[[upstreams]]\nname = \"crm\"\nurl = \"http://127.0.0.1:9/mcp\"\nheaders = { Authorization = { env = \"TG_TEST_UNSET_VAR\" } }\n",
             "TG_TEST_UNSET_VAR",
         ),
-        (
-            "[weather]\nupstream_tool = \"weather__get_forecast\"\n",
-            "is not a tool of a configured upstream",
-        ),
+        ("[weather]\nupstream_tool = \"weather__get_forecast\"\n", "is not a tool of a configured upstream"),
         (
             "[auth.oauth]\nissuer = \"https://idp.example\"\nresource = \"https://mcp.example/mcp\"\nroles = { g = \"owner\" }\n",
             "owner",
