@@ -589,9 +589,18 @@ pub(crate) fn map_answer(
             if let Some(said) = &said {
                 message.push_str(&format!(": {}", said.trim_end_matches('.')));
             }
-            if !reasons.is_empty() {
-                let named: Vec<String> = reasons.iter().take(REASONS_IN_MESSAGE).map(Reason::said).collect();
-                let more = all_reasons - named.len();
+            // A reason the backend's own summary already says is not said twice.
+            let unsaid: Vec<String> = reasons
+                .iter()
+                .map(Reason::said)
+                .filter(|r| {
+                    let bare = r.split_once(": ").map_or(r.as_str(), |(_, m)| m);
+                    said.as_deref().is_none_or(|s| !s.contains(r.as_str()) && !s.contains(bare))
+                })
+                .collect();
+            if !unsaid.is_empty() {
+                let named: Vec<String> = unsaid.iter().take(REASONS_IN_MESSAGE).cloned().collect();
+                let more = all_reasons - (reasons.len() - unsaid.len()) - named.len();
                 message.push_str(&format!(
                     "{} {}",
                     if said.is_some() { ". Its reasons:" } else { ":" },
@@ -600,7 +609,7 @@ pub(crate) fn map_answer(
                 if more > 0 {
                     message.push_str(&format!(" (and {more} more, see details.reasons)"));
                 }
-            } else if said.is_none() {
+            } else if said.is_none() && reasons.is_empty() {
                 message.push_str(": the backend gave no reason");
             }
             e.message = format!("{message}. Fix the named parameters and call again.");
