@@ -14,6 +14,7 @@ use schema_gen::Validator;
 use tool_core::Tool;
 
 use crate::registry::{BuildError, Entry};
+use crate::render::Templates;
 use crate::{Gateway, meta};
 
 /// One snapshot of the registered tools.
@@ -24,13 +25,26 @@ pub(crate) struct Table {
     pub(crate) order: Vec<String>,
     /// The source of each dynamic tool (static tools have none).
     pub(crate) sources: HashMap<String, String>,
+    /// The compiled result templates of these tools: a snapshot's own, so a
+    /// replaced tool renders with its new template and calls in flight with
+    /// their old one.
+    pub(crate) templates: Templates,
 }
 
 impl Table {
-    pub(crate) fn new(tools: HashMap<String, Arc<Entry>>) -> Self {
+    /// A snapshot of `tools`, their result templates compiled (a bad one is the error).
+    pub(crate) fn new(tools: HashMap<String, Arc<Entry>>) -> Result<Self, BuildError> {
         let mut order: Vec<String> = tools.keys().cloned().collect();
         order.sort();
-        Self { tools, order, sources: HashMap::new() }
+        let mut templates = Templates::default();
+        for name in &order {
+            if let Some(source) = &tools[name].tool.spec().result_template {
+                templates
+                    .add(name, source)
+                    .map_err(|message| BuildError::Template { tool: name.clone(), message })?;
+            }
+        }
+        Ok(Self { tools, order, sources: HashMap::new(), templates })
     }
 }
 
@@ -50,6 +64,17 @@ impl Gateway {
                 Err(error) => problems.push(error),
             }
         }
+        // Templates the next snapshot cannot compile leave their tools out.
+        checked.retain(|(tool, _)| match tool.spec().result_template.as_deref() {
+            Some(template) => match Templates::default().add(&tool.spec().name, template) {
+                Ok(()) => true,
+                Err(message) => {
+                    problems.push(BuildError::Template { tool: tool.spec().name.clone(), message });
+                    false
+                }
+            },
+            None => true,
+        });
         let mut table = self.inner.table.write().unwrap_or_else(|e| e.into_inner());
         let mut map: HashMap<String, Arc<Entry>> = table
             .tools
@@ -70,11 +95,52 @@ impl Gateway {
             sources.insert(name.clone(), source.to_owned());
             map.insert(name, Arc::new(Entry { tool, validator, slot }));
         }
-        let mut next = Table::new(map);
+        // Every template compiled above (and in the snapshot before), so this holds.
+        let mut next = match Table::new(map) {
+            Ok(next) => next,
+            Err(error) => {
+                problems.push(error);
+                return problems;
+            }
+        };
         next.sources = sources;
         *table = Arc::new(next);
         drop(table);
         self.inner.changes.send_modify(|version| *version += 1);
+        problems
+    }
+
+    /// The source `name` was registered under, if it has one
+    /// ([`Gateway::replace_source_tools`], [`crate::GatewayBuilder::source_tools`]).
+    pub fn source_of(&self, name: &str) -> Option<String> {
+        self.inner.tools().sources.get(name).cloned()
+    }
+
+    /// What [`Gateway::replace_source_tools`] would refuse of `tools` for
+    /// `source`, without changing anything: for a change that must be taken
+    /// whole or not at all (a reloaded configuration).
+    pub fn check_source_tools(&self, source: &str, tools: &[Arc<dyn Tool>]) -> Vec<BuildError> {
+        let table = self.inner.tools();
+        let mut problems = Vec::new();
+        let mut names = std::collections::HashSet::new();
+        for tool in tools {
+            let name = &tool.spec().name;
+            if let Err(error) = self.check_dynamic(tool) {
+                problems.push(error);
+                continue;
+            }
+            if let Some(template) = &tool.spec().result_template
+                && let Err(message) = Templates::default().add(name, template)
+            {
+                problems.push(BuildError::Template { tool: name.clone(), message });
+                continue;
+            }
+            let elsewhere =
+                table.tools.contains_key(name) && table.sources.get(name).is_none_or(|s| s != source);
+            if elsewhere || !names.insert(name.clone()) {
+                problems.push(BuildError::Duplicate(name.clone()));
+            }
+        }
         problems
     }
 
@@ -182,6 +248,54 @@ mod tests {
         assert_eq!(names, ["query_thing", "v__ping", "w__later"]);
         assert!(gateway.replace_source_tools("upstream:w", Vec::new()).is_empty());
         assert!(gateway.spec("w__later").is_none() && gateway.spec("v__ping").is_some());
+    }
+
+    fn templated(name: &str, template: &str) -> Arc<dyn Tool> {
+        let mut spec = ToolSpec::new(name, "A tool.", closed());
+        spec.result_template = Some(template.to_owned());
+        Arc::new(FnTool::new(spec, |_ctx, _params| Box::pin(async { Ok(ToolOutput::json(json!({"n": 7}))) })))
+    }
+
+    #[tokio::test]
+    async fn tools_built_under_a_source_are_replaced_whole_with_their_templates_and_checked_first() {
+        let gateway = Gateway::builder()
+            .tool(tool("query_static", closed()))
+            .source_tools(
+                "config:domains",
+                [templated("query_a", "old {{ result.n }}"), tool("query_b", closed())],
+            )
+            .build()
+            .unwrap();
+        assert_eq!(gateway.source_of("query_a").as_deref(), Some("config:domains"));
+        assert_eq!(gateway.source_of("query_static"), None);
+        let ctx = tool_core::ToolContext::new(tool_core::Caller::new("u1", "guest"));
+        let render = |gateway: &Gateway| {
+            let gateway = gateway.clone();
+            let ctx = ctx.clone();
+            async move {
+                let envelope =
+                    gateway.execute(&ctx, "query_a", json!({}), &crate::CallOptions::default()).await;
+                gateway.render_result(&envelope)
+            }
+        };
+        assert_eq!(render(&gateway).await, "old 7");
+
+        // A dry run names what would be refused, and changes nothing.
+        let refused = gateway.check_source_tools(
+            "config:domains",
+            &[tool("query_static", closed()), templated("query_c", "{% if %}"), tool("query_a", closed())],
+        );
+        assert_eq!(refused.len(), 2, "{refused:?}");
+        assert!(refused.iter().any(|p| matches!(p, BuildError::Duplicate(n) if n == "query_static")));
+        assert!(refused.iter().any(|p| matches!(p, BuildError::Template { tool, .. } if tool == "query_c")));
+        assert!(gateway.spec("query_b").is_some());
+
+        // The source replaced: its new template renders, its dropped tool is gone, others stay.
+        let next = vec![templated("query_a", "new {{ result.n }}")];
+        assert!(gateway.check_source_tools("config:domains", &next).is_empty());
+        assert!(gateway.replace_source_tools("config:domains", next).is_empty());
+        assert_eq!(render(&gateway).await, "new 7");
+        assert!(gateway.spec("query_b").is_none() && gateway.spec("query_static").is_some());
     }
 
     #[tokio::test]

@@ -16,7 +16,6 @@ use crate::dynamic::Table;
 use crate::metrics::CallMetrics;
 use crate::observe::CallObserver;
 use crate::ratelimit::{Limiter, RateLimits, RateStore};
-use crate::render::Templates;
 use crate::trace::TraceEvent;
 use crate::{Limits, meta};
 
@@ -78,7 +77,6 @@ pub(crate) struct Inner {
     pub(crate) skills: SkillSet,
     pub(crate) policy: Policy,
     pub(crate) limits: Limits,
-    pub(crate) templates: Templates,
     pub(crate) trace: broadcast::Sender<TraceEvent>,
     pub(crate) skill_problems: Vec<skills::SkillError>,
     pub(crate) metrics: CallMetrics,
@@ -116,6 +114,9 @@ pub struct GatewayBuilder {
     audit: Option<Arc<dyn AuditSink>>,
     later: Vec<String>,
     observer: Option<Arc<dyn CallObserver>>,
+    /// Tools registered at the build under a source name, so that
+    /// [`Gateway::replace_source_tools`] can replace them later.
+    sourced: Vec<(String, Arc<dyn Tool>)>,
 }
 
 impl fmt::Debug for GatewayBuilder {
@@ -170,6 +171,15 @@ impl GatewayBuilder {
         self
     }
 
+    /// Register tools as belonging to `source`: checked and served like any
+    /// other from the start (skills may name them), and replaceable as a
+    /// whole later with [`Gateway::replace_source_tools`] (a configuration
+    /// reloaded while serving).
+    pub fn source_tools(mut self, source: &str, tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        self.sourced.extend(tools.into_iter().map(|tool| (source.to_owned(), tool)));
+        self
+    }
+
     /// Namespaces whose tools are registered after the build, under
     /// `<namespace>__<tool>` (another MCP server's, listed once it is
     /// connected): skills may name those tools without being left out.
@@ -189,6 +199,9 @@ impl GatewayBuilder {
         let mut skills = self.skills.unwrap_or_default();
         let (trace, _) = broadcast::channel(1024);
         let mut tools: Vec<Arc<dyn Tool>> = self.tools;
+        let sources: HashMap<String, String> =
+            self.sourced.iter().map(|(source, tool)| (tool.spec().name.clone(), source.clone())).collect();
+        tools.extend(self.sourced.into_iter().map(|(_, tool)| tool));
         let lookup: BTreeMap<String, ToolSpec> =
             tools.iter().map(|t| (t.spec().name.clone(), t.spec().clone())).collect();
         // A skill whose steps name missing tools (or whose run would exceed its
@@ -213,6 +226,12 @@ impl GatewayBuilder {
             }
         }
         let mut inner = assemble(tools, skills, self.policy, self.limits, trace)?;
+        if !sources.is_empty() {
+            let table = inner.table.get_mut().unwrap_or_else(|e| e.into_inner());
+            if let Some(table) = Arc::get_mut(table) {
+                table.sources = sources;
+            }
+        }
         inner.skill_problems = skill_problems;
         inner.limiter = self.limiter;
         inner.audit = self.audit;
@@ -231,7 +250,6 @@ fn assemble(
     trace: broadcast::Sender<TraceEvent>,
 ) -> Result<Inner, BuildError> {
     let mut map = HashMap::with_capacity(tools.len());
-    let mut templates = Templates::default();
     for tool in tools {
         let spec = tool.spec();
         spec.check()?;
@@ -247,11 +265,6 @@ fn assemble(
         }
         let validator = Validator::new(&spec.input_schema)
             .map_err(|e| BuildError::Schema { tool: spec.name.clone(), message: e.to_string() })?;
-        if let Some(source) = &spec.result_template {
-            templates
-                .add(&spec.name, source)
-                .map_err(|message| BuildError::Template { tool: spec.name.clone(), message })?;
-        }
         let name = spec.name.clone();
         if map.insert(name.clone(), Entry { tool, validator, slot: 0 }).is_some() {
             return Err(BuildError::Duplicate(name));
@@ -268,15 +281,15 @@ fn assemble(
     let metrics = CallMetrics::new(&order, &roles);
     let map: HashMap<String, Arc<Entry>> =
         map.into_iter().map(|(name, entry)| (name, Arc::new(entry))).collect();
+    let table = Table::new(map)?;
     let meta_validators = meta::validators(&limits);
     Ok(Inner {
-        table: RwLock::new(Arc::new(Table::new(map))),
+        table: RwLock::new(Arc::new(table)),
         changes: watch::Sender::new(0),
         unreachable: RwLock::default(),
         skills,
         policy,
         limits,
-        templates,
         trace,
         skill_problems: Vec::new(),
         metrics,

@@ -50,6 +50,7 @@ impl Gateway {
     pub fn render_result(&self, envelope: &Envelope) -> String {
         let mut out = if envelope.success {
             self.inner
+                .tools()
                 .templates
                 .render(&envelope.metadata.tool, envelope)
                 .unwrap_or_else(|| serde_json::to_string_pretty(&envelope.result).unwrap_or_default())
