@@ -7,6 +7,7 @@ pub mod config;
 pub mod domains;
 pub mod eval;
 pub mod plan;
+pub mod reload;
 pub mod serve;
 pub mod telemetry;
 pub mod upstreams;

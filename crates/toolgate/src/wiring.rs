@@ -107,8 +107,10 @@ impl App {
                 .tools(fitness::with_examples)
                 .map_err(anyhow::Error::msg)?,
         ));
+        // Under one source, so that a reload can replace them as a whole.
+        let mut domain_tools = Vec::new();
         for domain in declared {
-            tools.extend(domain.tools(|spec| spec).map_err(anyhow::Error::msg)?);
+            domain_tools.extend(domain.tools(|spec| spec).map_err(anyhow::Error::msg)?);
         }
         let (skill_set, mut skill_problems) = load_skills(config.skills.dir.as_deref(), policy.hierarchy());
         // Skills may name upstream tools, which are listed only once connected.
@@ -116,6 +118,7 @@ impl App {
             .policy(policy)
             .limits(config.limits.clone())
             .tools(tools)
+            .source_tools(crate::reload::DOMAINS_SOURCE, domain_tools)
             .later_namespaces(upstream_configs.iter().map(|u| u.name.clone()))
             .skills(skill_set);
         let audit = if config.audit.enabled {

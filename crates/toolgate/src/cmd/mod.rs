@@ -123,7 +123,15 @@ impl Command {
                 {
                     config.database.url = "sqlite:toolgate-demo.db".into();
                 }
-                serve::run(args, &config).await
+                // A reload reads the file again the same way, keeping the database URL the
+                // running server was given (it is read only at start).
+                let database = config.database.url.clone();
+                let reread = move || -> Result<Config> {
+                    let mut next = globals.load()?;
+                    next.database.url.clone_from(&database);
+                    Ok(next)
+                };
+                serve::run(args, &config, reread).await
             }
             Command::Keys { action } => keys::run(action, &globals.load()?).await,
             Command::Audit(args) => audit::run(args, &globals.load()?).await,

@@ -40,7 +40,11 @@ pub(crate) struct Args {
     stateless: bool,
 }
 
-pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
+pub(crate) async fn run(
+    args: Args,
+    config: &Config,
+    reread: impl Fn() -> Result<Config> + Send + 'static,
+) -> Result<ExitCode> {
     let app = App::start(config).await?;
     let exposure = args.expose.unwrap_or_else(|| config.server.expose.clone());
     if args.stdio {
@@ -95,8 +99,53 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
             config.agent.model.as_deref().unwrap_or("")
         );
     }
+    reload_on_hangup(app.gateway.clone(), config.clone(), reread);
     mcp_server::serve_http(listener, state, shutdown_signal()).await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `SIGHUP`: read the configuration again and apply what can change while serving
+/// ([`toolgate::reload`]); a bad one changes nothing and is logged with every problem.
+fn reload_on_hangup(
+    gateway: gateway::Gateway,
+    running: Config,
+    reread: impl Fn() -> Result<Config> + Send + 'static,
+) {
+    #[cfg(unix)]
+    tokio::spawn(async move {
+        let Ok(mut hangups) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) else {
+            tracing::warn!("SIGHUP cannot be handled here: the configuration is read only at start");
+            return;
+        };
+        while hangups.recv().await.is_some() {
+            let started = std::time::Instant::now();
+            let next = match reread() {
+                Ok(next) => next,
+                Err(error) => {
+                    tracing::error!("reload refused, nothing changed: {error:#}");
+                    continue;
+                }
+            };
+            match toolgate::reload::reload(&gateway, &running, &next, &|name| std::env::var(name).ok()) {
+                Ok(done) => {
+                    for warning in &done.warnings {
+                        tracing::warn!("{warning}");
+                    }
+                    let ms = started.elapsed().as_secs_f64() * 1000.0;
+                    // `running` stays the configuration the process started with: what needs a
+                    // restart is judged against it, however many reloads came since.
+                    tracing::info!(elapsed_ms = ms, "reloaded the configuration: {}", done.summary());
+                }
+                Err(problems) => tracing::error!(
+                    "reload refused, nothing changed: {} problem(s):\n  {}",
+                    problems.len(),
+                    problems.join("\n  ")
+                ),
+            }
+        }
+    });
+    #[cfg(not(unix))]
+    let _ = (gateway, running, reread);
 }
 
 /// Ctrl-C or SIGTERM.

@@ -14,6 +14,7 @@ mod fleet;
 mod guides;
 mod observe;
 mod page;
+mod reload;
 mod serve;
 mod signin;
 mod tls;

@@ -1,0 +1,132 @@
+//! Changes without a restart: a `toolgate serve` whose `[[domains]]` folder gains a table
+//! serves the new tool after `SIGHUP`, a broken table changes nothing, and a change of a
+//! section read only at start is reported as needing a restart. The backend is a real HTTP
+//! server on 127.0.0.1 that records each request.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use test_support::mcp;
+
+use crate::common::{key_of, rpc, serving, toolgate};
+
+fn table(tool: &str, op: &str, path: &str) -> String {
+    format!(
+        "tool = \"{tool}\"\ndescription = \"Reads a probe record. Example: {{\\\"op\\\": \\\"{op}\\\"}}.\"\ndomain = \"probe\"\n\n[[routes]]\nop = \"{op}\"\nmethod = \"GET\"\npath = \"{path}\"\nsummary = \"One probe record\"\n"
+    )
+}
+
+async fn backend() -> (String, Arc<Mutex<Vec<String>>>) {
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let record = seen.clone();
+    let app = axum::Router::new().fallback(move |uri: axum::http::Uri| {
+        let record = record.clone();
+        async move {
+            record.lock().unwrap().push(uri.path().to_owned());
+            axum::Json(json!({"path": uri.path()}))
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, seen)
+}
+
+fn hang_up(pid: u32) {
+    let status = std::process::Command::new("kill").args(["-HUP", &pid.to_string()]).status().unwrap();
+    assert!(status.success());
+}
+
+/// Wait until the log has `n` lines containing `needle`; the log.
+async fn logged(log: &std::path::Path, needle: &str, n: usize) -> String {
+    let started = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        if text.matches(needle).count() >= n {
+            return text;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "no {n}× `{needle}` in the log:\n{text}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sighup_swaps_the_domains_tools_and_a_bad_configuration_changes_nothing() {
+    let (backend, seen) = backend().await;
+    let dir = tempfile::tempdir().unwrap();
+    let routes = dir.path().join("routes");
+    std::fs::create_dir(&routes).unwrap();
+    std::fs::write(routes.join("query_alpha.toml"), table("query_alpha", "get_alpha", "/alpha")).unwrap();
+    let db = format!("sqlite:{}", dir.path().join("tg.db").display());
+    let domain = format!(
+        "[[domains]]\nname = \"probe\"\nbase_url = \"{backend}\"\nroutes = \"{}\"\nauth = {{ kind = \"none\" }}\n",
+        routes.display()
+    );
+    let config = dir.path().join("toolgate.toml");
+    std::fs::write(&config, format!("[database]\nurl = \"{db}\"\n\n{domain}")).unwrap();
+    let log = dir.path().join("serve.log");
+    let (served, url, banner) = serving(
+        toolgate()
+            .args(["--config", config.to_str().unwrap(), "serve", "--demo", "--expose", "direct"])
+            .args(["--listen", "127.0.0.1:0"])
+            .env("TOOLGATE_LOG", "info")
+            .stderr(std::fs::File::create(&log).unwrap()),
+    );
+    let pid = served.child.id();
+    let key = key_of(&banner, "alice");
+    let client = reqwest::Client::new();
+    let endpoint = format!("{url}/mcp");
+    let (session, _) = mcp::open_session(&client, &endpoint, Some(&key)).await;
+    let mut id = 1;
+    let mut request = |method: &str, params: Value| {
+        id += 1;
+        let (client, endpoint, key, session) = (&client, &endpoint, &key, &session);
+        let body = mcp::request(id, method, params);
+        async move {
+            let (status, _, answer) = rpc(client, endpoint, Some(key), Some(session), &body).await;
+            assert_eq!(status, 200, "{answer}");
+            answer["result"].clone()
+        }
+    };
+    let names = |listed: Value| -> Vec<String> {
+        listed["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+    };
+    let before = names(request("tools/list", json!({})).await);
+    assert!(before.contains(&"query_alpha".to_owned()) && !before.contains(&"query_beta".to_owned()));
+
+    // A new table: served after SIGHUP, and callable.
+    std::fs::write(routes.join("query_beta.toml"), table("query_beta", "get_beta", "/beta")).unwrap();
+    let sent = Instant::now();
+    hang_up(pid);
+    let text = logged(&log, "reloaded the configuration", 1).await;
+    let reloaded_after = sent.elapsed();
+    assert!(
+        text.contains("1 tool(s) added, 0 removed, 1 kept") && text.contains("added: query_beta"),
+        "{text}"
+    );
+    let after = names(request("tools/list", json!({})).await);
+    assert!(after.contains(&"query_beta".to_owned()), "{after:?}");
+    let called = request("tools/call", json!({"name": "query_beta", "arguments": {"op": "get_beta"}})).await;
+    assert_eq!(called["isError"], false, "{called}");
+    assert_eq!(seen.lock().unwrap().last().map(String::as_str), Some("/beta"));
+    eprintln!("a new table was served {} ms after SIGHUP", reloaded_after.as_millis());
+
+    // A broken table: refused as a whole, every tool stays as it was.
+    std::fs::write(routes.join("query_gamma.toml"), "tool = \"query_gamma\"\n").unwrap();
+    hang_up(pid);
+    let text = logged(&log, "reload refused, nothing changed", 1).await;
+    assert!(text.contains("query_gamma.toml"), "{text}");
+    assert_eq!(names(request("tools/list", json!({})).await), after, "nothing changed");
+    std::fs::remove_file(routes.join("query_gamma.toml")).unwrap();
+
+    // A section read only at start: the reload applies the domains and says what needs a restart.
+    std::fs::remove_file(routes.join("query_alpha.toml")).unwrap();
+    std::fs::write(&config, format!("[database]\nurl = \"{db}\"\n\n[authz]\nroles = [\"guest\", \"member\", \"manager\", \"admin\", \"owner\"]\n\n{domain}")).unwrap();
+    hang_up(pid);
+    let text = logged(&log, "reloaded the configuration", 2).await;
+    assert!(text.contains("removed: query_alpha") && text.contains("restart to apply): [authz]"), "{text}");
+    let last = names(request("tools/list", json!({})).await);
+    assert!(!last.contains(&"query_alpha".to_owned()) && last.contains(&"query_beta".to_owned()), "{last:?}");
+    drop(served);
+}
