@@ -29,6 +29,8 @@ pub(crate) struct Table {
     /// replaced tool renders with its new template and calls in flight with
     /// their old one.
     pub(crate) templates: Templates,
+    /// The discovery index of these tools, built on the first query ([`crate::rank`]).
+    pub(crate) index: std::sync::OnceLock<crate::rank::Index>,
 }
 
 impl Table {
@@ -44,7 +46,7 @@ impl Table {
                     .map_err(|message| BuildError::Template { tool: name.clone(), message })?;
             }
         }
-        Ok(Self { tools, order, sources: HashMap::new(), templates })
+        Ok(Self { tools, order, sources: HashMap::new(), templates, index: std::sync::OnceLock::new() })
     }
 }
 

@@ -14,7 +14,6 @@
 //! only walks the postings of its own words.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
 
 use serde_json::Value;
 use tool_core::ToolSpec;
@@ -171,42 +170,15 @@ impl Index {
     }
 }
 
-/// Indexes of the live table snapshots. A table is immutable and replaced
-/// whole when a source changes, so an index built for one snapshot stays
-/// right for as long as that snapshot lives. Keyed by a weak reference: an
-/// entry whose snapshot is gone is dropped at the next look-up (and its
-/// address cannot be reused while the weak reference is held).
-static INDEXES: Mutex<Vec<(Weak<Table>, Arc<Index>)>> = Mutex::new(Vec::new());
-
-/// Most snapshots kept indexed at once (several gateways in one process).
-const MAX_INDEXES: usize = 16;
-
-/// The index of this table snapshot, built on its first query.
-pub(crate) fn index_for(table: &Arc<Table>) -> Arc<Index> {
-    let find = |cache: &mut Vec<(Weak<Table>, Arc<Index>)>| {
-        cache.retain(|(weak, _)| weak.strong_count() > 0);
-        cache.iter().find(|(weak, _)| std::ptr::eq(weak.as_ptr(), Arc::as_ptr(table))).map(|(_, i)| i.clone())
-    };
-    if let Some(index) = find(&mut lock()) {
-        return index;
-    }
-    // Built outside the lock; a racing build of the same snapshot is dropped.
-    let built = Arc::new(Index::build(
-        table.order.iter().filter_map(|name| table.tools.get(name)).map(|entry| entry.tool.spec()),
-    ));
-    let mut cache = lock();
-    if let Some(index) = find(&mut cache) {
-        return index;
-    }
-    if cache.len() >= MAX_INDEXES {
-        cache.remove(0);
-    }
-    cache.push((Arc::downgrade(table), built.clone()));
-    built
-}
-
-fn lock() -> std::sync::MutexGuard<'static, Vec<(Weak<Table>, Arc<Index>)>> {
-    INDEXES.lock().unwrap_or_else(|e| e.into_inner())
+/// The index of this table snapshot, built on its first query and kept with
+/// it: a table is immutable and replaced whole when a source changes, so its
+/// index stays right for as long as the snapshot lives.
+pub(crate) fn index_for(table: &Table) -> &Index {
+    table.index.get_or_init(|| {
+        Index::build(
+            table.order.iter().filter_map(|name| table.tools.get(name)).map(|entry| entry.tool.spec()),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -291,10 +263,10 @@ mod tests {
 
     #[test]
     fn an_index_is_built_once_per_snapshot() {
-        let table = Arc::new(Table::default());
+        let table = Table::default();
         let first = index_for(&table);
-        assert!(Arc::ptr_eq(&first, &index_for(&table)));
-        let other = Arc::new(Table::default());
-        assert!(!Arc::ptr_eq(&first, &index_for(&other)));
+        assert!(std::ptr::eq(first, index_for(&table)));
+        let other = Table::default();
+        assert!(!std::ptr::eq(first, index_for(&other)));
     }
 }
