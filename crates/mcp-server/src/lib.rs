@@ -44,6 +44,7 @@
 //! | `GET /api/tools?name=&domain=&tag=&effect=` | any valid key | the tools this caller may use |
 //! | `GET /api/skills` | any valid key | the skills this caller may read |
 //! | `GET /api/audit?user=&tool=&outcome=&since=&limit=` | the highest role | the audit trail, newest first (`{records: [...]}`) |
+//! | `POST /api/admin/reload` | the highest role | apply the configuration again ([`Reloader`]): `{reloaded: true, changes}`, or `422` with `problems` and nothing changed; `503` without a reloader |
 //! | `GET /healthz` | anyone, any Host | `{"status": "ok"}` while the process serves |
 //! | `GET /readyz` | anyone, any Host | `200` when every [`Probe`] passes (database, Redis, ...), else `503`; `{status, checks}` |
 //! | `GET /metrics` | loopback peers, or [`HttpConfig::metrics_token`] | Prometheus text: calls by tool, role and outcome, latency per tool, in flight, sessions, rate-limit refusals, and any [`MetricsSource`] |
@@ -115,8 +116,8 @@ pub use error::{Error, Result};
 pub use exposure::{Exposure, ParseExposureError};
 pub use handler::{CATALOG_PROMPT, GUIDE_PROMPT_PREFIX, McpServer};
 pub use http::{
-    CredentialHook, DEFAULT_LISTEN, HttpConfig, HttpRate, HttpState, MetricsSource, Probe, SessionMode,
-    http_router, serve_http,
+    CredentialHook, DEFAULT_LISTEN, HttpConfig, HttpRate, HttpState, MetricsSource, Probe, Reloader,
+    SessionMode, http_router, serve_http,
 };
 pub use keys::{
     CreatedKey, KEY_PREFIX, KeyChange, KeyInfo, KeyScope, KeyStore, MIGRATIONS_TABLE, REVOCATION_POLL,

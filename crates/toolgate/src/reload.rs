@@ -17,7 +17,7 @@ use crate::plan::Plan;
 pub const DOMAINS_SOURCE: &str = "config:domains";
 
 /// What a reload changed.
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Reloaded {
     /// Tools that are new.
     pub added: Vec<String>,
@@ -53,6 +53,66 @@ impl Reloaded {
             ));
         }
         out
+    }
+}
+
+/// The reloads of one serving process, one at a time, whether asked by `SIGHUP` or
+/// `POST /api/admin/reload` (`toolgate reload`): each re-reads the configuration and applies
+/// it against the configuration the process started with.
+pub struct ConfigReloader {
+    gateway: Gateway,
+    started_with: Config,
+    reread: Box<dyn Fn() -> anyhow::Result<Config> + Send + Sync>,
+    one_at_a_time: tokio::sync::Mutex<()>,
+}
+
+impl std::fmt::Debug for ConfigReloader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfigReloader").finish_non_exhaustive()
+    }
+}
+
+impl ConfigReloader {
+    /// Reload `gateway`, started with `started_with`, from what `reread` reads.
+    pub fn new(
+        gateway: Gateway,
+        started_with: Config,
+        reread: impl Fn() -> anyhow::Result<Config> + Send + Sync + 'static,
+    ) -> Self {
+        Self { gateway, started_with, reread: Box::new(reread), one_at_a_time: tokio::sync::Mutex::new(()) }
+    }
+
+    /// Read the configuration again and apply it; logged either way.
+    pub async fn reload_now(&self) -> Result<Reloaded, Vec<String>> {
+        let _one = self.one_at_a_time.lock().await;
+        let started = std::time::Instant::now();
+        let outcome = match (self.reread)() {
+            Ok(next) => reload(&self.gateway, &self.started_with, &next, &|name| std::env::var(name).ok()),
+            Err(error) => Err(vec![format!("{error:#}")]),
+        };
+        match &outcome {
+            Ok(done) => {
+                for warning in &done.warnings {
+                    tracing::warn!("{warning}");
+                }
+                let ms = started.elapsed().as_secs_f64() * 1000.0;
+                tracing::info!(elapsed_ms = ms, "reloaded the configuration: {}", done.summary());
+            }
+            Err(problems) => tracing::error!(
+                "reload refused, nothing changed: {} problem(s):\n  {}",
+                problems.len(),
+                problems.join("\n  ")
+            ),
+        }
+        outcome
+    }
+}
+
+#[tool_core::async_trait]
+impl mcp_server::Reloader for ConfigReloader {
+    async fn reload(&self) -> Result<serde_json::Value, Vec<String>> {
+        let done = self.reload_now().await?;
+        Ok(serde_json::to_value(&done).unwrap_or_default())
     }
 }
 

@@ -22,7 +22,7 @@ pub(super) async fn not_found(uri: Uri) -> Response {
         StatusCode::NOT_FOUND,
         "NOT_FOUND",
         &format!(
-            "nothing at `{path}`; this server has /mcp, /trace, /api/whoami, /api/tools, /api/tool, /api/skills, /api/call, /api/chat, /api/chat/answer and /"
+            "nothing at `{path}`; this server has /mcp, /trace, /api/whoami, /api/tools, /api/tool, /api/skills, /api/call, /api/chat, /api/chat/answer, /api/admin/reload and /"
         ),
     )
 }

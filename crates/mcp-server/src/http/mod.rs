@@ -90,6 +90,7 @@ mod ops;
 mod origin;
 mod page;
 mod rate;
+mod reload;
 mod serve;
 mod session;
 mod trace;
@@ -100,6 +101,7 @@ const SESSION_HEADER: &str = "mcp-session-id";
 
 pub use ops::{MetricsSource, Probe};
 pub use rate::HttpRate;
+pub use reload::Reloader;
 pub use serve::serve_http;
 
 /// Where `toolgate serve` listens unless told otherwise: loopback only.
@@ -235,6 +237,8 @@ pub struct HttpState {
     /// Ways to prove who a request is, asked after the API keys and before
     /// the anonymous caller (e.g. [`crate::identity::OAuthAuthenticator`]).
     pub authenticators: Vec<Arc<dyn Authenticator>>,
+    /// What `POST /api/admin/reload` runs; without one that route is `503`.
+    pub reloader: Option<Arc<dyn Reloader>>,
     shutdown: CancellationToken,
     drain: Drain,
 }
@@ -275,6 +279,7 @@ impl HttpState {
             rate_store: None,
             agent: None,
             authenticators: Vec::new(),
+            reloader: None,
             shutdown: CancellationToken::new(),
             drain: Drain::default(),
         }
@@ -292,6 +297,12 @@ impl HttpState {
     /// publishes its Protected Resource Metadata under `/.well-known/`.
     pub fn with_authenticator(mut self, authenticator: Arc<dyn Authenticator>) -> Self {
         self.authenticators.push(authenticator);
+        self
+    }
+
+    /// Serve `POST /api/admin/reload` (the highest role) with this reloader.
+    pub fn with_reloader(mut self, reloader: Arc<dyn Reloader>) -> Self {
+        self.reloader = Some(reloader);
         self
     }
 
@@ -459,6 +470,7 @@ pub fn http_router(mut state: HttpState) -> Router {
         .route("/api/chat/answer", post(chat::answer))
         .route("/trace", get(trace::trace))
         .route("/api/audit", get(audit::audit))
+        .route("/api/admin/reload", post(reload::reload))
         .fallback(api::not_found)
         .with_state(shared.clone())
         .layer(middleware::from_fn_with_state(shared.clone(), admitted)); // 1-3

@@ -50,6 +50,7 @@ mod eval;
 mod import;
 mod inspect;
 mod keys;
+mod reload;
 mod serve;
 
 /// The options every command shares.
@@ -74,6 +75,8 @@ impl Globals {
 pub(crate) enum Command {
     /// Serve MCP over streamable HTTP at /mcp (or over stdio).
     Serve(serve::Args),
+    /// Ask a running server to apply its configuration again (as SIGHUP does); exit 1 if refused.
+    Reload(reload::Args),
     /// Read the audit trail: write calls and refused calls, newest first.
     Audit(audit::Args),
     /// Manage API keys (stored hashed).
@@ -133,6 +136,7 @@ impl Command {
                 };
                 serve::run(args, &config, reread).await
             }
+            Command::Reload(args) => reload::run(args, &globals.load()?).await,
             Command::Keys { action } => keys::run(action, &globals.load()?).await,
             Command::Audit(args) => audit::run(args, &globals.load()?).await,
             Command::Call(args) => call::run(args, &start(&globals).await?).await,

@@ -2,6 +2,7 @@
 
 use std::io::Write as _;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use tool_core::Caller;
@@ -43,7 +44,7 @@ pub(crate) struct Args {
 pub(crate) async fn run(
     args: Args,
     config: &Config,
-    reread: impl Fn() -> Result<Config> + Send + 'static,
+    reread: impl Fn() -> Result<Config> + Send + Sync + 'static,
 ) -> Result<ExitCode> {
     let app = App::start(config).await?;
     let exposure = args.expose.unwrap_or_else(|| config.server.expose.clone());
@@ -99,18 +100,17 @@ pub(crate) async fn run(
             config.agent.model.as_deref().unwrap_or("")
         );
     }
-    reload_on_hangup(app.gateway.clone(), config.clone(), reread);
+    let reloader =
+        Arc::new(toolgate::reload::ConfigReloader::new(app.gateway.clone(), config.clone(), reread));
+    state = state.with_reloader(reloader.clone());
+    reload_on_hangup(reloader);
     mcp_server::serve_http(listener, state, shutdown_signal()).await?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// `SIGHUP`: read the configuration again and apply what can change while serving
 /// ([`toolgate::reload`]); a bad one changes nothing and is logged with every problem.
-fn reload_on_hangup(
-    gateway: gateway::Gateway,
-    running: Config,
-    reread: impl Fn() -> Result<Config> + Send + 'static,
-) {
+fn reload_on_hangup(reloader: Arc<toolgate::reload::ConfigReloader>) {
     #[cfg(unix)]
     tokio::spawn(async move {
         let Ok(mut hangups) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) else {
@@ -118,34 +118,11 @@ fn reload_on_hangup(
             return;
         };
         while hangups.recv().await.is_some() {
-            let started = std::time::Instant::now();
-            let next = match reread() {
-                Ok(next) => next,
-                Err(error) => {
-                    tracing::error!("reload refused, nothing changed: {error:#}");
-                    continue;
-                }
-            };
-            match toolgate::reload::reload(&gateway, &running, &next, &|name| std::env::var(name).ok()) {
-                Ok(done) => {
-                    for warning in &done.warnings {
-                        tracing::warn!("{warning}");
-                    }
-                    let ms = started.elapsed().as_secs_f64() * 1000.0;
-                    // `running` stays the configuration the process started with: what needs a
-                    // restart is judged against it, however many reloads came since.
-                    tracing::info!(elapsed_ms = ms, "reloaded the configuration: {}", done.summary());
-                }
-                Err(problems) => tracing::error!(
-                    "reload refused, nothing changed: {} problem(s):\n  {}",
-                    problems.len(),
-                    problems.join("\n  ")
-                ),
-            }
+            let _ = reloader.reload_now().await;
         }
     });
     #[cfg(not(unix))]
-    let _ = (gateway, running, reread);
+    let _ = reloader;
 }
 
 /// Ctrl-C or SIGTERM.

@@ -128,5 +128,32 @@ async fn sighup_swaps_the_domains_tools_and_a_bad_configuration_changes_nothing(
     assert!(text.contains("removed: query_alpha") && text.contains("restart to apply): [authz]"), "{text}");
     let last = names(request("tools/list", json!({})).await);
     assert!(!last.contains(&"query_alpha".to_owned()) && last.contains(&"query_beta".to_owned()), "{last:?}");
+
+    // `toolgate reload` (the admin API) does the same from the command line, for the highest
+    // role only, and says what changed or why nothing did.
+    let reload = |key: &str| {
+        test_support::process::output(toolgate().args([
+            "--config",
+            config.to_str().unwrap(),
+            "reload",
+            "--url",
+            &url,
+            "--key",
+            key,
+        ]))
+    };
+    std::fs::write(routes.join("query_delta.toml"), table("query_delta", "get_delta", "/delta")).unwrap();
+    let (ok, out) = reload(&key_of(&banner, "bob"));
+    assert!(!ok && out.contains("HTTP 403"), "a manager may not reload: {out}");
+    assert!(!names(request("tools/list", json!({})).await).contains(&"query_delta".to_owned()));
+    let admin = key_of(&banner, "carol");
+    let (ok, out) = reload(&admin);
+    assert!(ok, "{out}");
+    assert!(out.contains("1 tool(s) added") && out.contains("added: query_delta"), "{out}");
+    assert!(out.contains("restart to apply): [authz]"), "{out}");
+    assert!(names(request("tools/list", json!({})).await).contains(&"query_delta".to_owned()));
+    std::fs::write(routes.join("query_gamma.toml"), "tool = \"query_gamma\"\n").unwrap();
+    let (ok, out) = reload(&admin);
+    assert!(!ok && out.contains("HTTP 422") && out.contains("query_gamma.toml"), "{out}");
     drop(served);
 }
