@@ -115,6 +115,30 @@ impl Upstreams {
         Self { running }
     }
 
+    /// Start more upstreams beside the running ones (a configuration reloaded while
+    /// serving), waiting as [`Upstreams::start`] does for each one's first attempt.
+    pub async fn add(&mut self, gateway: &Gateway, configs: Vec<UpstreamConfig>) {
+        let mut more = Self::start(gateway, configs).await;
+        self.running.append(&mut more.running);
+    }
+
+    /// Stop the upstream `name` (its child process ends with its supervisor) and take its
+    /// tools out of the gateway; `false` when no such upstream runs.
+    pub fn remove(&mut self, gateway: &Gateway, name: &str) -> bool {
+        let Some(at) = self.running.iter().position(|(link, _)| link.name == name) else { return false };
+        let (_, task) = self.running.remove(at);
+        task.abort();
+        gateway.replace_source_tools(&supervisor::source(name), Vec::new());
+        gateway.set_unreachable(name, None);
+        tracing::info!(upstream = name, "upstream removed");
+        true
+    }
+
+    /// The names of the running upstreams.
+    pub fn names(&self) -> Vec<String> {
+        self.running.iter().map(|(link, _)| link.name.clone()).collect()
+    }
+
     /// Each upstream's state.
     pub fn status(&self) -> Vec<UpstreamStatus> {
         self.running

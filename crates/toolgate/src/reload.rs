@@ -2,8 +2,10 @@
 //! the new [`Plan`] and, only when it is good as a whole, swaps the `[[domains]]` tools (their
 //! route tables, base URLs, credentials, TLS roots) in one step. Calls in flight finish on the
 //! snapshot they started with; new calls see the new tools; direct-mode sessions are told
-//! (`notifications/tools/list_changed`). A bad configuration changes nothing and says why.
-//! Sections that are only read at start are named in the report as needing a restart.
+//! (`notifications/tools/list_changed`). `[[upstreams]]` entries that are new or changed are
+//! connected and ones that are gone or changed are stopped, while unchanged ones keep their
+//! connections. A bad configuration changes nothing and says why. Sections that are only read
+//! at start are named in the report as needing a restart.
 
 use std::sync::Arc;
 
@@ -25,6 +27,10 @@ pub struct Reloaded {
     pub removed: Vec<String>,
     /// Tools kept (their tables may have changed).
     pub kept: Vec<String>,
+    /// Upstreams connected by this reload (new, or changed and restarted).
+    pub upstreams_started: Vec<String>,
+    /// Upstreams stopped by this reload (gone, or changed and restarted).
+    pub upstreams_stopped: Vec<String>,
     /// Sections that changed but are read only at start (`[authz]`, `[[upstreams]]`, ...).
     pub need_restart: Vec<&'static str>,
     /// Warnings of the new plan.
@@ -46,6 +52,12 @@ impl Reloaded {
         if !self.removed.is_empty() {
             out.push_str(&format!("; removed: {}", self.removed.join(", ")));
         }
+        if !self.upstreams_stopped.is_empty() {
+            out.push_str(&format!("; upstreams stopped: {}", self.upstreams_stopped.join(", ")));
+        }
+        if !self.upstreams_started.is_empty() {
+            out.push_str(&format!("; upstreams started: {}", self.upstreams_started.join(", ")));
+        }
         if !self.need_restart.is_empty() {
             out.push_str(&format!(
                 "; changed but read only at start (restart to apply): {}",
@@ -63,7 +75,9 @@ pub struct ConfigReloader {
     gateway: Gateway,
     started_with: Config,
     reread: Box<dyn Fn() -> anyhow::Result<Config> + Send + Sync>,
-    one_at_a_time: tokio::sync::Mutex<()>,
+    upstreams: Arc<tokio::sync::Mutex<mcp_upstream::Upstreams>>,
+    /// The `[[upstreams]]` entries running now (the lock also makes reloads one at a time).
+    running_upstreams: tokio::sync::Mutex<Vec<crate::upstreams::UpstreamEntry>>,
 }
 
 impl std::fmt::Debug for ConfigReloader {
@@ -73,21 +87,31 @@ impl std::fmt::Debug for ConfigReloader {
 }
 
 impl ConfigReloader {
-    /// Reload `gateway`, started with `started_with`, from what `reread` reads.
+    /// Reload `gateway` and `upstreams`, started with `started_with`, from what `reread` reads.
     pub fn new(
         gateway: Gateway,
+        upstreams: Arc<tokio::sync::Mutex<mcp_upstream::Upstreams>>,
         started_with: Config,
         reread: impl Fn() -> anyhow::Result<Config> + Send + Sync + 'static,
     ) -> Self {
-        Self { gateway, started_with, reread: Box::new(reread), one_at_a_time: tokio::sync::Mutex::new(()) }
+        let running_upstreams = tokio::sync::Mutex::new(started_with.upstreams.clone());
+        Self { gateway, started_with, reread: Box::new(reread), upstreams, running_upstreams }
     }
 
     /// Read the configuration again and apply it; logged either way.
     pub async fn reload_now(&self) -> Result<Reloaded, Vec<String>> {
-        let _one = self.one_at_a_time.lock().await;
+        let mut running = self.running_upstreams.lock().await;
         let started = std::time::Instant::now();
         let outcome = match (self.reread)() {
-            Ok(next) => reload(&self.gateway, &self.started_with, &next, &|name| std::env::var(name).ok()),
+            Ok(next) => {
+                match reload(&self.gateway, &self.started_with, &next, &|name| std::env::var(name).ok()) {
+                    Ok((mut done, resolved)) => {
+                        self.reconcile(&mut running, &next, resolved, &mut done).await;
+                        Ok(done)
+                    }
+                    Err(problems) => Err(problems),
+                }
+            }
             Err(error) => Err(vec![format!("{error:#}")]),
         };
         match &outcome {
@@ -108,6 +132,37 @@ impl ConfigReloader {
     }
 }
 
+impl ConfigReloader {
+    /// Stop the upstreams that are gone or changed, start the new and changed ones (already
+    /// resolved and checked in the plan); unchanged ones keep their connections.
+    async fn reconcile(
+        &self,
+        running: &mut Vec<crate::upstreams::UpstreamEntry>,
+        next: &Config,
+        resolved: Vec<mcp_upstream::UpstreamConfig>,
+        done: &mut Reloaded,
+    ) {
+        let kept = |entry: &crate::upstreams::UpstreamEntry, among: &[crate::upstreams::UpstreamEntry]| {
+            among.iter().any(|e| e == entry)
+        };
+        let stop: Vec<String> =
+            running.iter().filter(|e| !kept(e, &next.upstreams)).map(|e| e.name.clone()).collect();
+        let start: Vec<String> =
+            next.upstreams.iter().filter(|e| !kept(e, running)).map(|e| e.name.clone()).collect();
+        let mut upstreams = self.upstreams.lock().await;
+        for name in &stop {
+            upstreams.remove(&self.gateway, name);
+        }
+        let configs: Vec<_> = resolved.into_iter().filter(|c| start.contains(&c.name)).collect();
+        if !configs.is_empty() {
+            upstreams.add(&self.gateway, configs).await;
+        }
+        running.clone_from(&next.upstreams);
+        done.upstreams_stopped = stop;
+        done.upstreams_started = start;
+    }
+}
+
 #[tool_core::async_trait]
 impl mcp_server::Reloader for ConfigReloader {
     async fn reload(&self) -> Result<serde_json::Value, Vec<String>> {
@@ -119,12 +174,13 @@ impl mcp_server::Reloader for ConfigReloader {
 /// Apply `next` to a gateway serving `running`: everything is checked first (the plan, and the
 /// new tools against the tools of the other sources); `Err` lists every problem and nothing
 /// changed.
+/// The upstreams of the new plan come back resolved, for the caller to connect.
 pub fn reload(
     gateway: &Gateway,
     running: &Config,
     next: &Config,
     var: &dyn Fn(&str) -> Option<String>,
-) -> Result<Reloaded, Vec<String>> {
+) -> Result<(Reloaded, Vec<mcp_upstream::UpstreamConfig>), Vec<String>> {
     let plan = Plan::build(next, var)?;
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
     let mut problems = Vec::new();
@@ -157,17 +213,18 @@ pub fn reload(
         kept: after.iter().filter(|n| before.contains(n)).cloned().collect(),
         need_restart: restart_sections(running, next),
         warnings: plan.warnings,
+        ..Reloaded::default()
     };
     report.added.sort();
     report.removed.sort();
     report.kept.sort();
-    Ok(report)
+    Ok((report, plan.upstreams))
 }
 
 /// The sections of `next` that differ from `running` and are read only at start.
 fn restart_sections(running: &Config, next: &Config) -> Vec<&'static str> {
     let differs = |a: &dyn erased::Section, b: &dyn erased::Section| a.text() != b.text();
-    let pairs: [(&'static str, &dyn erased::Section, &dyn erased::Section); 14] = [
+    let pairs: [(&'static str, &dyn erased::Section, &dyn erased::Section); 13] = [
         ("[database]", &running.database, &next.database),
         ("[authz]", &running.authz, &next.authz),
         ("[limits]", &running.limits, &next.limits),
@@ -181,7 +238,6 @@ fn restart_sections(running: &Config, next: &Config) -> Vec<&'static str> {
         ("[audit]", &running.audit, &next.audit),
         ("[telemetry]", &running.telemetry, &next.telemetry),
         ("[agent]", &running.agent, &next.agent),
-        ("[[upstreams]]", &running.upstreams, &next.upstreams),
     ];
     pairs.into_iter().filter(|(_, a, b)| differs(*a, *b)).map(|(name, _, _)| name).collect()
 }

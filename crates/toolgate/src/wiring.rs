@@ -41,7 +41,8 @@ pub struct App {
     /// Problems found in the skills (bad files, unknown tools); the others still load.
     pub skill_problems: Vec<SkillError>,
     /// The upstream MCP servers, kept connected while the app lives.
-    pub upstreams: mcp_upstream::Upstreams,
+    /// (Behind a lock: a reload adds and removes upstreams while serving.)
+    pub upstreams: Arc<tokio::sync::Mutex<mcp_upstream::Upstreams>>,
     /// Upstream tools the configuration or the skills name that their
     /// connected upstream did not list (warnings; the names answer NOT_FOUND).
     pub upstream_problems: Vec<String>,
@@ -179,6 +180,7 @@ impl App {
         let upstreams = mcp_upstream::Upstreams::start(&gateway, upstream_configs).await;
         let upstream_problems =
             crate::upstreams::unlisted_tools(&gateway, &upstreams, config.weather.upstream_tool.as_deref());
+        let upstreams = Arc::new(tokio::sync::Mutex::new(upstreams));
         for problem in &upstream_problems {
             tracing::warn!("{problem}");
         }

@@ -42,7 +42,12 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
             changes["removed"].as_array().map_or(0, Vec::len),
             changes["kept"].as_array().map_or(0, Vec::len)
         );
-        for (what, key) in [("added", "added"), ("removed", "removed")] {
+        for (what, key) in [
+            ("added", "added"),
+            ("removed", "removed"),
+            ("upstreams stopped", "upstreams_stopped"),
+            ("upstreams started", "upstreams_started"),
+        ] {
             if let Some(names) = list(key).filter(|n| !n.is_empty()) {
                 outln!("{what}: {names}");
             }

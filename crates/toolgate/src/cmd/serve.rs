@@ -100,8 +100,12 @@ pub(crate) async fn run(
             config.agent.model.as_deref().unwrap_or("")
         );
     }
-    let reloader =
-        Arc::new(toolgate::reload::ConfigReloader::new(app.gateway.clone(), config.clone(), reread));
+    let reloader = Arc::new(toolgate::reload::ConfigReloader::new(
+        app.gateway.clone(),
+        app.upstreams.clone(),
+        config.clone(),
+        reread,
+    ));
     state = state.with_reloader(reloader.clone());
     reload_on_hangup(reloader);
     mcp_server::serve_http(listener, state, shutdown_signal()).await?;

@@ -157,3 +157,88 @@ async fn sighup_swaps_the_domains_tools_and_a_bad_configuration_changes_nothing(
     assert!(!ok && out.contains("HTTP 422") && out.contains("query_gamma.toml"), "{out}");
     drop(served);
 }
+
+const UPSTREAM: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../mcp-upstream/tests/python/upstream_server.py");
+
+/// `[[upstreams]]` on reload: a new entry is connected and its tools served, a removed one is
+/// stopped and its tools are gone; the API key's session goes on throughout.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reload_starts_new_upstreams_and_stops_removed_ones() {
+    let Some(python) = test_support::python::with("from mcp.server.mcpserver import MCPServer") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("tg.db").display());
+    let config = dir.path().join("toolgate.toml");
+    let base = format!("[database]\nurl = \"{db}\"\n");
+    std::fs::write(&config, &base).unwrap();
+    let (_served, url, banner) = serving(
+        toolgate()
+            .args(["--config", config.to_str().unwrap(), "serve", "--demo", "--expose", "direct"])
+            .args(["--listen", "127.0.0.1:0"])
+            .stderr(std::process::Stdio::null()),
+    );
+    let admin = key_of(&banner, "carol");
+    let client = reqwest::Client::new();
+    let endpoint = format!("{url}/mcp");
+    let (session, _) = mcp::open_session(&client, &endpoint, Some(&admin)).await;
+    let tools = || {
+        let (client, endpoint, admin, session) = (&client, &endpoint, &admin, &session);
+        async move {
+            let body = mcp::request(9, "tools/list", json!({}));
+            let (status, _, answer) = rpc(client, endpoint, Some(admin), Some(session), &body).await;
+            assert_eq!(status, 200, "{answer}");
+            answer["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect::<Vec<_>>()
+        }
+    };
+    let reload = || {
+        test_support::process::output(toolgate().args([
+            "--config",
+            config.to_str().unwrap(),
+            "reload",
+            "--url",
+            &url,
+            "--key",
+            &admin,
+        ]))
+    };
+    assert!(!tools().await.iter().any(|t| t.starts_with("weather__")));
+
+    // MARKER_DIR: where the test server writes its markers (not the crate's folder).
+    let upstream = format!(
+        "[[upstreams]]\nname = \"weather\"\ncommand = [\"{python}\", \"{UPSTREAM}\"]\nenv = {{ MARKER_DIR = \"{}\" }}\nread_only_tools = [\"get_forecast\"]\n",
+        dir.path().display()
+    );
+    std::fs::write(&config, format!("{base}\n{upstream}")).unwrap();
+    let started = Instant::now();
+    let (ok, out) = reload();
+    assert!(ok && out.contains("upstreams started: weather"), "{out}");
+    test_support::eventually(Duration::from_secs(10), "the new upstream's tools", async || {
+        tools().await.contains(&"weather__get_forecast".to_owned())
+    })
+    .await;
+    eprintln!("a new upstream was callable {} ms after the reload was asked", started.elapsed().as_millis());
+    let body = mcp::request(
+        10,
+        "tools/call",
+        json!({"name": "weather__get_forecast", "arguments": {"city": "Oslo", "days": 2}}),
+    );
+    let (status, _, answer) = rpc(&client, &endpoint, Some(&admin), Some(&session), &body).await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+
+    std::fs::write(&config, &base).unwrap();
+    let (ok, out) = reload();
+    assert!(ok && out.contains("upstreams stopped: weather"), "{out}");
+    assert!(!out.contains("restart to apply"), "upstreams need no restart: {out}");
+    assert!(
+        !tools().await.iter().any(|t| t.starts_with("weather__")),
+        "the removed upstream's tools are gone"
+    );
+}

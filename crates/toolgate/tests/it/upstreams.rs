@@ -87,7 +87,8 @@ async fn a_weather_upstream_is_named_by_beyond_range_and_by_skills() {
     ))
     .unwrap();
     let app = App::start(&config).await.unwrap();
-    assert!(app.upstreams.status()[0].connected, "{:?}", app.upstreams.status());
+    let status = app.upstreams.lock().await.status();
+    assert!(status[0].connected, "{status:?}");
     let member = ToolContext::new(Caller::new("mia", "member"));
 
     // beyond_range names the upstream tool, and that tool answers.
