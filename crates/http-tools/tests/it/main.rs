@@ -10,6 +10,7 @@ mod locations;
 mod problems;
 mod progress;
 mod properties;
+mod recorder;
 mod refused;
 mod tls;
 mod token;
