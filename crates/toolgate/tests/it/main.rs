@@ -4,6 +4,7 @@
 //! the databases, the fleet behind HAProxy, and span export and backend metrics.
 
 mod byo;
+mod chat_page;
 mod cli;
 mod common;
 mod contract;
