@@ -33,10 +33,18 @@ pub struct DomainConfig {
     /// Time limit of one request, in milliseconds.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
+    /// Largest file (image, PDF, ...) an answer may carry, in bytes; a larger one is an
+    /// `EXECUTION_ERROR` naming its size and this limit.
+    #[serde(default = "default_max_binary_bytes")]
+    pub max_binary_bytes: usize,
 }
 
 fn default_timeout_ms() -> u64 {
     10_000
+}
+
+fn default_max_binary_bytes() -> usize {
+    HttpOptions::default().max_binary_bytes
 }
 
 /// `auth = { kind = ... }`.
@@ -311,6 +319,12 @@ pub fn prepare(
         if d.timeout_ms == 0 {
             problems.push(format!("domain `{}`: timeout_ms must be above 0", d.name));
         }
+        if d.max_binary_bytes == 0 {
+            problems.push(format!(
+                "domain `{}`: max_binary_bytes must be above 0 (leave it out for 1 MiB)",
+                d.name
+            ));
+        }
         let auth = resolve_auth(&d.name, &d.auth, ca_bundle_pem, var).map_err(|p| problems.push(p)).ok();
         let tables = read_dir(&d.routes)
             .map_err(|p| problems.push(format!("domain `{}`: {p}", d.name)))
@@ -319,6 +333,7 @@ pub fn prepare(
         if let (Some(auth), Some(tables)) = (auth, tables) {
             let mut options = HttpOptions::default()
                 .timeout(Duration::from_millis(d.timeout_ms))
+                .max_binary_bytes(d.max_binary_bytes)
                 .backend_name(format!("the {} API", d.name))
                 .backend_id(d.name.clone())
                 .auth(auth);
@@ -390,6 +405,7 @@ mod tests {
             routes: dir.path().to_owned(),
             auth: AuthConfig::None,
             timeout_ms: 1000,
+            max_binary_bytes: 1024,
         };
         let declared = prepare(&[entry("crm")], None, &|_| None).unwrap();
         let tools = declared[0].tools(|s| s).unwrap();
@@ -422,9 +438,15 @@ mod tests {
             routes: dir.path().to_owned(),
             auth,
             timeout_ms: 1000,
+            max_binary_bytes: 1024,
         };
         let bearer = prepare(&[entry(AuthConfig::BearerFromCaller)], None, &|_| None).unwrap();
         assert_eq!(bearer[0].options.backend_id, "crm", "its callers' credentials for `crm` only");
+        assert_eq!(bearer[0].options.max_binary_bytes, 1024, "the entry's file limit");
+        let mut none = entry(AuthConfig::None);
+        none.max_binary_bytes = 0;
+        let problems = prepare(&[none], None, &|_| None).unwrap_err();
+        assert!(problems.iter().any(|p| p.contains("max_binary_bytes must be above 0")), "{problems:?}");
         let gap = bearer[0].credential_gap().expect("nothing issues `crm` a credential");
         assert!(gap.contains("no credential is issued for `crm`") && gap.contains("static"), "{gap}");
         let open = prepare(&[entry(AuthConfig::None)], None, &|_| None).unwrap();

@@ -306,6 +306,7 @@ mod tests {
         assert_eq!(config.domains[0].routes, dir.path().join("routes/crm"));
         assert_eq!(config.domains[1].routes, PathBuf::from("/srv/routes"));
         assert_eq!(config.domains[0].auth, crate::domains::AuthConfig::BearerFromCaller, "the default auth");
+        assert_eq!(config.domains[0].max_binary_bytes, 1024 * 1024, "files up to 1 MiB by default");
         assert_eq!(config.domains[0].timeout_ms, 10_000);
         assert_eq!(config.tls.ca_file, Some(dir.path().join("ca.pem")));
     }
