@@ -89,14 +89,41 @@ pub fn fill_path(template: &str, params: &Map<String, Value>) -> Result<String, 
 pub(crate) fn query_string<K: AsRef<str>, V: std::borrow::Borrow<Value>>(
     fields: impl IntoIterator<Item = (K, V)>,
 ) -> String {
+    pairs(fields, encode_component)
+}
+
+/// The bytes the WHATWG `application/x-www-form-urlencoded` serializer encodes: all but ASCII
+/// alphanumerics and `*-._` (the space is left here and written `+`).
+const FORM: &AsciiSet = &NON_ALPHANUMERIC.remove(b'*').remove(b'-').remove(b'.').remove(b'_').remove(b' ');
+
+/// `value` as the WHATWG URL standard's `application/x-www-form-urlencoded` serializer writes
+/// it (what browsers and `URLSearchParams` send): ASCII alphanumerics and `*-._` as they are,
+/// a space as `+`, every other byte of its UTF-8 percent-encoded.
+pub(crate) fn encode_form_component(value: &str) -> String {
+    utf8_percent_encode(value, FORM).to_string().replace(' ', "+")
+}
+
+/// The `application/x-www-form-urlencoded` body of the fields a form route sends, in the order
+/// given, under the names sent: like [`query_string`] (nulls left out, arrays as repeated
+/// keys, numbers and booleans as JSON writes them), encoded by [`encode_form_component`].
+pub(crate) fn form_body<K: AsRef<str>, V: std::borrow::Borrow<Value>>(
+    fields: impl IntoIterator<Item = (K, V)>,
+) -> String {
+    pairs(fields, encode_form_component)
+}
+
+fn pairs<K: AsRef<str>, V: std::borrow::Borrow<Value>>(
+    fields: impl IntoIterator<Item = (K, V)>,
+    encode: fn(&str) -> String,
+) -> String {
     let mut out = String::new();
     let mut push = |key: &str, text: &str| {
         if !out.is_empty() {
             out.push('&');
         }
-        out.push_str(&encode_component(key));
+        out.push_str(&encode(key));
         out.push('=');
-        out.push_str(&encode_component(text));
+        out.push_str(&encode(text));
     };
     for (key, value) in fields {
         let (key, value) = (key.as_ref(), value.borrow());
@@ -177,5 +204,18 @@ mod tests {
             json!({"from": "2026-01-01", "q": "a&b=c d", "n": null, "tags": ["x", "y/z"], "f": {"k": 1}});
         let q = query_string(params.as_object().unwrap().iter());
         assert_eq!(q, "from=2026-01-01&q=a%26b%3Dc%20d&tags=x&tags=y%2Fz&f=%7B%22k%22%3A1%7D");
+    }
+
+    #[test]
+    fn form_bodies_follow_the_whatwg_serializer() {
+        let params = json!({"To": "+1 555", "Body": "hello world", "n": null, "MediaUrl": ["a", null, "b"],
+            "k": 1.5, "ok": true, "s": "*-._~!'()/é\n"});
+        let body = form_body(params.as_object().unwrap().iter());
+        assert_eq!(
+            body,
+            "To=%2B1+555&Body=hello+world&MediaUrl=a&MediaUrl=b&k=1.5&ok=true&s=*-._%7E%21%27%28%29%2F%C3%A9%0A"
+        );
+        assert_eq!(form_body([("a b", json!("c"))]), "a+b=c");
+        assert_eq!(encode_form_component("+1 555~ü&a=b"), "%2B1+555%7E%C3%BC%26a%3Db");
     }
 }

@@ -6,12 +6,12 @@ use std::time::{Duration, Instant};
 
 use gateway::{RouteHandler, RouteTool};
 use reqwest::Url;
-use schema_gen::{Body, Location, Method, OP_FIELD, Route, RouteTable};
+use schema_gen::{Body, BodyEncoding, Location, Method, OP_FIELD, Route, RouteTable};
 use serde_json::{Map, Value};
 use tool_core::params::pointer;
 use tool_core::{ErrorCode, FieldError, ProgressSink, Tool, ToolContext, ToolError, ToolResult};
 
-use crate::encode::{fill_path, query_string, scalar_text};
+use crate::encode::{fill_path, form_body, query_string, scalar_text};
 use crate::response::{Media, Sent, binary_too_large, map_answer, map_failure};
 use crate::{Auth, Error, Result};
 
@@ -129,7 +129,11 @@ pub struct Prepared {
     /// The JSON body of POST, PUT and PATCH: the fields that go in the body
     /// ([`Route::location`]); `None` when the route sends none (`body = "none"`, or
     /// `body = "optional"` and no body field given), and then no `Content-Type` either.
+    /// Its keys are the names sent ([`Route::wire_name`]).
     pub body: Option<Map<String, Value>>,
+    /// How [`Prepared::body`] is sent ([`Route::body_encoding`]): a JSON object, or
+    /// `application/x-www-form-urlencoded` pairs (arrays as repeated keys).
+    pub body_encoding: BodyEncoding,
 }
 
 /// Runs route-table operations against one HTTP backend. Cheap to share in an [`Arc`]; one
@@ -137,7 +141,8 @@ pub struct Prepared {
 ///
 /// Per call: the operation's path variables are filled percent-encoded (no value can change the
 /// path), each other field goes where [`Route::location`] says: by default GET and DELETE send
-/// them as a query string and no body, POST, PUT and PATCH as a JSON object (none at all with
+/// them as a query string and no body, POST, PUT and PATCH as a JSON object, or as
+/// `application/x-www-form-urlencoded` pairs with `body_encoding = "form"` (none at all with
 /// `body = "none"`, or with `body = "optional"` when no body field is given); `Accept` names the
 /// media types the operation documents, JSON first ([`Route::accept_header`]); the caller's credential made for this backend (from
 /// [`tool_core::Caller::credentials`], under [`HttpOptions::backend_id`]) goes in
@@ -386,7 +391,15 @@ impl HttpExecutor {
                 "a path parameter would change the request path; give the value itself",
             )]));
         }
-        Ok(Prepared { method: route.method, url, path, headers, accept: route.accept_header(), body })
+        Ok(Prepared {
+            method: route.method,
+            url,
+            path,
+            headers,
+            accept: route.accept_header(),
+            body,
+            body_encoding: route.body_encoding,
+        })
     }
 
     /// The time this request may take: the configured timeout, cut short by the call's deadline.
@@ -489,8 +502,14 @@ impl HttpExecutor {
             for (name, value) in &prepared.headers {
                 request = request.header(name.as_str(), value.as_str());
             }
-            if let Some(body) = &prepared.body {
-                request = request.json(body);
+            match (&prepared.body, prepared.body_encoding) {
+                (None, _) => {}
+                (Some(body), BodyEncoding::Json) => request = request.json(body),
+                (Some(body), BodyEncoding::Form) => {
+                    request = request
+                        .header(reqwest::header::CONTENT_TYPE, BodyEncoding::Form.content_type())
+                        .body(form_body(body));
+                }
             }
             let started = Instant::now();
             let outcome = async {

@@ -2,14 +2,16 @@
 //! read tool (GET) and one write tool (POST, PUT, PATCH, DELETE) per domain, where a domain is
 //! an OpenAPI tag or the first path segment.
 //!
-//! Local `$ref`s are resolved and `allOf` merged. Path, query and JSON-body fields keep their
+//! Local `$ref`s are resolved and `allOf` merged. Path, query and body fields keep their
 //! types, formats, enums, bounds, nullability, required-ness and descriptions. A path key's
 //! `#fragment` is dropped (it only tells operations apart in the document) and its `?key=value`
 //! becomes the route's fixed query. A parameter name the model may not see as it is (`user_id`,
 //! which toolgate fills from the caller; `StartTime<`, `filter.name`) is renamed for the model
 //! (`target_user_id`, `StartTime_lt`, `filter_name`) and keeps its name on the wire (a path
-//! variable renamed in the path, any other field through its `wire_name`). An operation that
-//! cannot be mapped faithfully (multipart or other non-JSON bodies, a body that is a `oneOf`,
+//! variable renamed in the path, any other field through its `wire_name`).
+//! A body is JSON when the operation offers JSON, else an `application/x-www-form-urlencoded`
+//! form (Twilio's writes: `body_encoding = "form"`, scalars and arrays of scalars only). An operation that
+//! cannot be mapped faithfully (multipart or other bodies, a body that is a `oneOf`, a form with nested fields,
 //! cookies, required headers, free-form objects, nested names a table cannot hold) is skipped with one
 //! [`Skipped`] line, and the rest is still imported; every table returned passes
 //! [`schema_gen::RouteTable::check`].

@@ -1,7 +1,8 @@
 //! One OpenAPI operation to one route: the op name, the method, the path, and the fields from
-//! its path, query and JSON-body parameters; or the reason it cannot be mapped faithfully.
+//! its path, query and body parameters (a JSON body, else an `application/x-www-form-urlencoded`
+//! one, written `body_encoding = "form"`); or the reason it cannot be mapped faithfully.
 
-use schema_gen::{Body, Field, FieldType, Location, Method, OP_FIELD, Route};
+use schema_gen::{Body, BodyEncoding, Field, FieldType, Location, Method, OP_FIELD, Route};
 use serde_json::Value;
 use tool_core::names::is_injected_field;
 
@@ -109,6 +110,7 @@ impl<'a> Op<'a> {
         }
         // No requestBody: the write sends no body (a validating backend refuses `{}` with 415).
         let mut body_kind = Body::None;
+        let mut body_encoding = BodyEncoding::Json;
         if let Some(body) = self.operation.get("requestBody") {
             let body = match body.get("$ref").and_then(Value::as_str) {
                 Some(r) => follow(root, r)?,
@@ -118,17 +120,30 @@ impl<'a> Op<'a> {
                 return Err(format!("{} with a request body (the body is not sent)", method.as_str()));
             }
             let content = body.get("content").and_then(Value::as_object);
-            let json = content.and_then(|c| {
-                c.iter().find(|(media, _)| {
-                    let media = media.split(';').next().unwrap_or_default().trim();
-                    media == "application/json" || media.ends_with("+json")
+            let offered = |is: fn(&str) -> bool| {
+                content.and_then(|c| {
+                    c.iter().find(|(media, _)| {
+                        is(&media.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
+                    })
                 })
-            });
-            let Some((_, media)) = json else {
-                let kinds: Vec<&str> =
-                    content.map(|c| c.keys().map(String::as_str).collect()).unwrap_or_default();
-                return Err(format!("its body is not JSON ({})", kinds.join(", ")));
             };
+            // JSON when the operation takes it, else a urlencoded form (Twilio's writes);
+            // multipart (file uploads) and other bodies are not sent.
+            let json = offered(|m| m == "application/json" || m.ends_with("+json"));
+            let form = offered(|m| m == "application/x-www-form-urlencoded");
+            let (media, encoding) = match (json, form) {
+                (Some((_, media)), _) => (media, BodyEncoding::Json),
+                (None, Some((_, media))) => (media, BodyEncoding::Form),
+                (None, None) => {
+                    let kinds: Vec<&str> =
+                        content.map(|c| c.keys().map(String::as_str).collect()).unwrap_or_default();
+                    return Err(format!(
+                        "its body is not JSON ({}); only JSON and application/x-www-form-urlencoded bodies are sent",
+                        kinds.join(", ")
+                    ));
+                }
+            };
+            body_encoding = encoding;
             let schema = flatten(root, media.get("schema").unwrap_or(&Value::Null), 0)?;
             if schema.get("oneOf").is_some() || schema.get("anyOf").is_some() {
                 return Err("its body is a oneOf/anyOf union".to_owned());
@@ -136,7 +151,10 @@ impl<'a> Op<'a> {
             let props = schema.get("properties").and_then(Value::as_object);
             let is_object = schema.get("type").is_none_or(|t| t == "object");
             let Some(props) = props.filter(|p| is_object && !p.is_empty()) else {
-                return Err("its body is not a JSON object with declared properties".to_owned());
+                return Err(format!(
+                    "its body is not a {} object with declared properties",
+                    if encoding == BodyEncoding::Form { "form" } else { "JSON" }
+                ));
             };
             // An optional body keeps its schema's required fields: they are required of the body,
             // which is sent only when the caller gives one of its fields.
@@ -154,7 +172,11 @@ impl<'a> Op<'a> {
                 if fields.iter().any(|f| f.name == *name) {
                     return Err(format!("body field `{name}` has the name of a path or query parameter"));
                 }
-                fields.push(to_field(name, prop, required.contains(&name.as_str()))?);
+                let field = to_field(name, prop, required.contains(&name.as_str()))?;
+                if encoding == BodyEncoding::Form {
+                    check_form_field(&field, media)?;
+                }
+                fields.push(field);
             }
         }
         let summary = ["summary", "description"]
@@ -174,6 +196,7 @@ impl<'a> Op<'a> {
             summary: String::new(),
             fields: Vec::new(),
             body: Body::None,
+            body_encoding: BodyEncoding::Json,
             accept: Vec::new(),
         };
         let fixed: Vec<String> = probe.fixed_query().into_iter().map(|(k, _)| k).collect();
@@ -188,7 +211,7 @@ impl<'a> Op<'a> {
             }
         }
         rename(&mut fields, &path_names, &mut path);
-        Ok(Route { op: self.name(), method, path, summary, fields, body, accept })
+        Ok(Route { op: self.name(), method, path, summary, fields, body, body_encoding, accept })
     }
 
     /// The path as sent: the key without its `#fragment`, which only tells operations apart in
@@ -239,6 +262,35 @@ impl<'a> Op<'a> {
         }
         Ok(out)
     }
+}
+
+/// A form body field the executor sends as the document says: a scalar, or an array of scalars
+/// as repeated keys (the default `style: form, explode: true` of its `encoding` entry).
+fn check_form_field(field: &Field, media: &Value) -> Result<(), String> {
+    let name = &field.name;
+    let nested = match field.ty {
+        FieldType::Object => true,
+        FieldType::Array => {
+            field.items.as_deref().is_some_and(|i| matches!(i.ty, FieldType::Object | FieldType::Array))
+        }
+        _ => false,
+    };
+    if nested {
+        return Err(format!(
+            "its form body field `{name}` is nested (a form holds strings, numbers, booleans and arrays of them)"
+        ));
+    }
+    let Some(encoding) = media.get("encoding").and_then(|e| e.get(name.as_str())) else { return Ok(()) };
+    let style = encoding.get("style").and_then(Value::as_str).unwrap_or("form");
+    let explode = encoding.get("explode").and_then(Value::as_bool).unwrap_or(true);
+    let content_type = encoding.get("contentType").and_then(Value::as_str);
+    if style != "form" || (field.ty == FieldType::Array && !explode) || content_type.is_some() {
+        return Err(format!(
+            "its form body field `{name}` has an `encoding` (style `{style}`, explode {explode}{}) other than repeated keys",
+            content_type.map(|c| format!(", contentType `{c}`")).unwrap_or_default()
+        ));
+    }
+    Ok(())
 }
 
 /// Whether the model may see `name` as it is: an identifier a table holds, not `op` and not a

@@ -21,7 +21,7 @@ mod walk;
 
 pub use suggest::suggest;
 pub use table::{
-    Body, DATE_PATTERN, Field, FieldType, Items, Location, Method, OP_FIELD, Route, RouteTable,
+    Body, BodyEncoding, DATE_PATTERN, Field, FieldType, Items, Location, Method, OP_FIELD, Route, RouteTable,
     merge_required, path_variables,
 };
 pub use tool::{PLAIN_TEXT, PLAIN_TEXT_WORDS, TypedTool, tool_fn};

@@ -6,6 +6,7 @@ mod echoed;
 mod encoding;
 mod faithful;
 mod faults;
+mod form;
 mod locations;
 mod problems;
 mod progress;

@@ -20,6 +20,7 @@ fn route(op: &str) -> Route {
         summary: "test".to_owned(),
         fields: Vec::new(),
         body: Default::default(),
+        body_encoding: Default::default(),
         accept: Vec::new(),
     }
 }

@@ -3,6 +3,7 @@
 
 mod cases;
 mod faithful;
+mod form;
 mod hostile;
 mod roundtrip;
 mod third_party;

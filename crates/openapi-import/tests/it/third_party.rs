@@ -21,7 +21,7 @@ fn import(text: &str) -> openapi_import::Import {
 }
 
 #[test]
-fn petstore_3_0_json_imports_and_skips_the_multipart_and_form_operations() {
+fn petstore_3_0_json_imports_the_form_operation_and_skips_the_multipart_one() {
     let import = import(include_str!("fixtures/petstore-3.0.json"));
     let tools: Vec<&str> = import.tables.iter().map(|t| t.tool.as_str()).collect();
     assert_eq!(
@@ -37,7 +37,12 @@ fn petstore_3_0_json_imports_and_skips_the_multipart_and_form_operations() {
         reasons.iter().any(|r| r.contains("/pet/{petId}/uploadImage") && r.contains("multipart")),
         "{reasons:#?}"
     );
-    assert!(reasons.iter().any(|r| r.contains("x-www-form-urlencoded")), "{reasons:#?}");
+    // The urlencoded form of updatePetWithForm is a form route now, no longer skipped.
+    assert!(!reasons.iter().any(|r| r.contains("POST /pet/{petId}:")), "{reasons:#?}");
+    let form = import.tables.iter().find_map(|t| t.route("update_pet_with_form")).expect("imported");
+    assert_eq!(form.body_encoding, schema_gen::BodyEncoding::Form);
+    let names: Vec<&str> = form.fields.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["petId", "name", "status"]);
     let summary = import.summary();
     assert!(summary.contains("skipped POST /pet/{petId}/uploadImage"), "{summary}");
     // Its global requirement is OAuth 2 (bearer tokens) or an api_key header.

@@ -94,6 +94,15 @@ pub struct Route {
     /// body field is given).
     #[serde(default, skip_serializing_if = "Body::is_required")]
     pub body: Body,
+    /// How a POST, PUT or PATCH encodes its body (key `body_encoding`): `"json"` (the default)
+    /// sends a JSON object with `Content-Type: application/json`; `"form"` sends the body
+    /// fields as `application/x-www-form-urlencoded` (`To=%2B1555&Body=hello+world`), as
+    /// Twilio and other form APIs take them. A form body holds scalars and arrays of scalars
+    /// only (an array repeats its key, `MediaUrl=a&MediaUrl=b`; numbers and booleans as JSON
+    /// writes them; `null` leaves the field out), so a form route's body fields may not be
+    /// objects or arrays of arrays or objects; the table is refused at load otherwise.
+    #[serde(default, skip_serializing_if = "BodyEncoding::is_json")]
+    pub body_encoding: BodyEncoding,
     /// The media types the operation answers with, e.g. `["application/json",
     /// "application/xml"]`; sent as `Accept`, JSON types first, the others at `q=0.5`. Empty
     /// (the default): `Accept: application/json`.
@@ -118,6 +127,40 @@ pub enum Body {
 impl Body {
     fn is_required(&self) -> bool {
         *self == Body::Required
+    }
+}
+
+/// How a write encodes its body (route key `body_encoding`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BodyEncoding {
+    /// A JSON object, `Content-Type: application/json`.
+    #[default]
+    Json,
+    /// `application/x-www-form-urlencoded` key/value pairs under the fields' wire names:
+    /// scalars and arrays of scalars (repeated keys) only.
+    Form,
+}
+
+impl BodyEncoding {
+    /// `"json"` or `"form"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BodyEncoding::Json => "json",
+            BodyEncoding::Form => "form",
+        }
+    }
+
+    /// The `Content-Type` a body in this encoding is sent with.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            BodyEncoding::Json => "application/json",
+            BodyEncoding::Form => "application/x-www-form-urlencoded",
+        }
+    }
+
+    fn is_json(&self) -> bool {
+        *self == BodyEncoding::Json
     }
 }
 
@@ -289,6 +332,35 @@ fn check_wire_names(route: &Route, vars: &[String], at: &str, problems: &mut Vec
                 "{at}: query field `{}` is sent as `{}`, which the path's fixed query already sets; remove one",
                 field.name,
                 field.sent_name()
+            ));
+        }
+    }
+}
+
+/// A form route (`body_encoding = "form"`): a write with a body, whose body fields are scalars
+/// or arrays of scalars.
+fn check_form(route: &Route, writes: bool, at: &str, problems: &mut Vec<String>) {
+    if !writes || route.body == Body::None {
+        problems.push(format!(
+            "{at}: `body_encoding = \"form\"` applies to a POST, PUT or PATCH that sends a body; this {} sends none, remove `body_encoding`",
+            if writes { "route with `body = \"none\"`" } else { route.method.as_str() }
+        ));
+        return;
+    }
+    for field in route.fields.iter().filter(|f| route.location(&f.name) == Location::Body) {
+        let nested = match field.ty {
+            FieldType::Object => Some("an object"),
+            FieldType::Array => match field.items.as_deref().map(|i| i.ty) {
+                Some(FieldType::Object) => Some("an array of objects"),
+                Some(FieldType::Array) => Some("an array of arrays"),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(what) = nested {
+            problems.push(format!(
+                "{at}: body field `{}` is {what}, which a form body (`body_encoding = \"form\"`) cannot hold: it takes strings, numbers, booleans and arrays of them; give each member as a field of its own, or remove `body_encoding` to send JSON",
+                field.name
             ));
         }
     }
@@ -479,6 +551,9 @@ impl RouteTable {
                     "{at}: `body` applies to POST, PUT and PATCH only; a {} sends no body",
                     route.method
                 ));
+            }
+            if route.body_encoding == BodyEncoding::Form {
+                check_form(route, writes, &at, &mut problems);
             }
             for media in &route.accept {
                 let plain = media.split_once('/').is_some_and(|(t, s)| {
@@ -781,5 +856,103 @@ fields = [{ name = "beta_", type = "string", wire_name = "beta" }]
         ] {
             assert!(err.contains(expected), "{expected}: {err}");
         }
+    }
+}
+
+#[cfg(test)]
+mod form_tests {
+    use super::*;
+
+    fn table(routes: &str) -> Result<RouteTable> {
+        RouteTable::from_toml_str(&format!(
+            "tool = \"send_messages\"\ndescription = \"d\"\ndomain = \"x\"\n{routes}"
+        ))
+    }
+
+    #[test]
+    fn a_form_route_reads_and_writes_back_and_json_stays_the_default() {
+        let t = table(
+            r#"
+[[routes]]
+op = "send"
+method = "POST"
+path = "/Messages.json"
+summary = "s"
+body_encoding = "form"
+fields = [
+  { name = "To", type = "string", required = true },
+  { name = "MediaUrl", type = "array", items = { type = "string" } },
+  { name = "n", type = "integer" },
+  { name = "ok", type = "boolean" },
+]
+[[routes]]
+op = "plain"
+method = "POST"
+path = "/plain"
+summary = "s"
+"#,
+        )
+        .unwrap();
+        assert_eq!(t.routes[0].body_encoding, BodyEncoding::Form);
+        assert_eq!(t.routes[0].body_encoding.content_type(), "application/x-www-form-urlencoded");
+        assert_eq!(t.routes[1].body_encoding, BodyEncoding::Json, "no key: JSON, as before");
+        let text = toml::to_string(&t).unwrap();
+        assert_eq!(text.matches("body_encoding = \"form\"").count(), 1, "{text}");
+        assert!(!text.contains("\"json\""), "the default is not written: {text}");
+        assert_eq!(RouteTable::from_toml_str(&text).unwrap(), t);
+        let json = serde_json::to_string(&t).unwrap();
+        assert_eq!(RouteTable::from_json_str(&json).unwrap(), t);
+        let err = table("[[routes]]\nop = \"a\"\nmethod = \"POST\"\npath = \"/a\"\nsummary = \"s\"\nbody_encoding = \"xml\"")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown variant `xml`"), "{err}");
+    }
+
+    #[test]
+    fn nested_values_in_a_form_body_and_forms_without_a_body_are_refused_with_the_fix() {
+        let err = table(
+            r#"
+[[routes]]
+op = "a"
+method = "POST"
+path = "/a"
+summary = "s"
+body_encoding = "form"
+fields = [
+  { name = "To", type = "string" },
+  { name = "meta", type = "object", fields = [{ name = "k", type = "string" }] },
+  { name = "rows", type = "array", items = { type = "array", items = { type = "string" } } },
+  { name = "items", type = "array", items = { type = "object", fields = [{ name = "k", type = "string" }] } },
+  { name = "filter", type = "object", in = "query", fields = [{ name = "k", type = "string" }] },
+]
+[[routes]]
+op = "b"
+method = "POST"
+path = "/b"
+summary = "s"
+body = "none"
+body_encoding = "form"
+[[routes]]
+op = "c"
+method = "DELETE"
+path = "/c"
+summary = "s"
+body_encoding = "form"
+"#,
+        )
+        .unwrap_err()
+        .to_string();
+        for expected in [
+            "routes[0] (op `a`): body field `meta` is an object, which a form body (`body_encoding = \"form\"`) cannot hold",
+            "body field `rows` is an array of arrays",
+            "body field `items` is an array of objects",
+            "give each member as a field of its own, or remove `body_encoding` to send JSON",
+            "routes[1] (op `b`): `body_encoding = \"form\"` applies to a POST, PUT or PATCH that sends a body; this route with `body = \"none\"` sends none",
+            "routes[2] (op `c`): `body_encoding = \"form\"` applies to a POST, PUT or PATCH that sends a body; this DELETE sends none",
+        ] {
+            assert!(err.contains(expected), "{expected}: {err}");
+        }
+        assert!(!err.contains("`To`") && !err.contains("`filter`"), "scalars and query fields pass: {err}");
+        assert_eq!(err.matches("cannot hold").count(), 3, "{err}");
     }
 }

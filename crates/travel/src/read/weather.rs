@@ -162,6 +162,7 @@ pub(crate) fn provider(config: &TravelConfig) -> Option<Result<Provider, String>
         summary: "The forecast of one city on one day".into(),
         fields: Vec::new(),
         body: Default::default(),
+        body_encoding: Default::default(),
         accept: Vec::new(),
     };
     Some(HttpExecutor::new(url, options).map(|executor| Provider { executor, route }).map_err(|e| {
