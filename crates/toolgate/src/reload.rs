@@ -78,6 +78,8 @@ pub struct ConfigReloader {
     upstreams: Arc<tokio::sync::Mutex<mcp_upstream::Upstreams>>,
     /// The `[[upstreams]]` entries running now (the lock also makes reloads one at a time).
     running_upstreams: tokio::sync::Mutex<Vec<crate::upstreams::UpstreamEntry>>,
+    /// How the last reload went, for `GET /api/admin/reload`.
+    last: std::sync::Mutex<Option<serde_json::Value>>,
 }
 
 impl std::fmt::Debug for ConfigReloader {
@@ -95,7 +97,14 @@ impl ConfigReloader {
         reread: impl Fn() -> anyhow::Result<Config> + Send + Sync + 'static,
     ) -> Self {
         let running_upstreams = tokio::sync::Mutex::new(started_with.upstreams.clone());
-        Self { gateway, started_with, reread: Box::new(reread), upstreams, running_upstreams }
+        Self {
+            gateway,
+            started_with,
+            reread: Box::new(reread),
+            upstreams,
+            running_upstreams,
+            last: Default::default(),
+        }
     }
 
     /// Read the configuration again and apply it; logged either way.
@@ -114,6 +123,12 @@ impl ConfigReloader {
             }
             Err(error) => Err(vec![format!("{error:#}")]),
         };
+        let at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+        let record = match &outcome {
+            Ok(done) => serde_json::json!({"at": at, "reloaded": true, "changes": done}),
+            Err(problems) => serde_json::json!({"at": at, "reloaded": false, "problems": problems}),
+        };
+        *self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(record);
         match &outcome {
             Ok(done) => {
                 for warning in &done.warnings {
@@ -168,6 +183,10 @@ impl mcp_server::Reloader for ConfigReloader {
     async fn reload(&self) -> Result<serde_json::Value, Vec<String>> {
         let done = self.reload_now().await?;
         Ok(serde_json::to_value(&done).unwrap_or_default())
+    }
+
+    fn last(&self) -> Option<serde_json::Value> {
+        self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
     }
 }
 

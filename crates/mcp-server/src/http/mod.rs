@@ -470,7 +470,7 @@ pub fn http_router(mut state: HttpState) -> Router {
         .route("/api/chat/answer", post(chat::answer))
         .route("/trace", get(trace::trace))
         .route("/api/audit", get(audit::audit))
-        .route("/api/admin/reload", post(reload::reload))
+        .route("/api/admin/reload", post(reload::reload).get(reload::last))
         .fallback(api::not_found)
         .with_state(shared.clone())
         .layer(middleware::from_fn_with_state(shared.clone(), admitted)); // 1-3

@@ -155,6 +155,22 @@ async fn sighup_swaps_the_domains_tools_and_a_bad_configuration_changes_nothing(
     std::fs::write(routes.join("query_gamma.toml"), "tool = \"query_gamma\"\n").unwrap();
     let (ok, out) = reload(&admin);
     assert!(!ok && out.contains("HTTP 422") && out.contains("query_gamma.toml"), "{out}");
+
+    // How the last reload went, for the operator (the highest role).
+    let last = |key: String| {
+        let (client, url) = (client.clone(), url.clone());
+        async move {
+            let response =
+                client.get(format!("{url}/api/admin/reload")).bearer_auth(key).send().await.unwrap();
+            (response.status().as_u16(), response.json::<Value>().await.unwrap())
+        }
+    };
+    let (status, body) = last(admin.clone()).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["last"]["reloaded"], false, "{body}");
+    assert!(body["last"]["problems"].to_string().contains("query_gamma.toml"), "{body}");
+    assert!(body["last"]["at"].as_str().is_some_and(|at| at.ends_with('Z')), "{body}");
+    assert_eq!(last(key_of(&banner, "bob")).await.0, 403);
     drop(served);
 }
 
