@@ -1,11 +1,13 @@
 //! Asking the authorization server about an opaque token (RFC 7662).
 
 use std::fmt::Write as _;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
+use super::jwt::{EXPIRED, NOT_YET, as_time, bad_time, seconds_claim, wrong_audience};
 use super::metadata::{IDP_TIMEOUT, body};
-use super::{IntrospectionConfig, Rejection, http_error};
+use super::{CACHE_TTL, IntrospectionConfig, Rejection, Verified, Verifier, http_error};
 
 /// The introspection answer for `token`, when the token is active: its
 /// claims. Authenticates as `client_secret_basic` (RFC 6749 §2.3.1: the
@@ -77,6 +79,60 @@ pub(crate) fn form_encode(value: &str) -> String {
         }
     }
     out
+}
+
+impl Verifier {
+    /// An opaque token, asked about at the introspection endpoint.
+    pub(super) async fn introspect(&self, token: &str) -> Result<Verified, Rejection> {
+        let config = &self.inner.config;
+        let Some(introspection) = &config.introspection else {
+            return Err(Rejection::Invalid(
+                "the token is not a JWT, and no introspection endpoint is configured for opaque tokens"
+                    .to_owned(),
+            ));
+        };
+        let claims = introspect(&self.inner.client, introspection, token).await?;
+        match claims.get("iss") {
+            None => {}
+            Some(Value::String(iss)) if *iss == config.issuer => {}
+            Some(_) => {
+                return Err(Rejection::Invalid(format!(
+                    "the token's iss is not the issuer {:?}",
+                    config.issuer
+                )));
+            }
+        }
+        let for_us = match claims.get("aud") {
+            None => true,
+            Some(Value::String(aud)) => *aud == config.resource,
+            Some(Value::Array(auds)) => auds.iter().any(|aud| aud.as_str() == Some(config.resource.as_str())),
+            Some(_) => false,
+        };
+        if !for_us {
+            return Err(Rejection::Invalid(wrong_audience(config)));
+        }
+        // whole seconds, as for JWTs (jsonwebtoken)
+        let now = SystemTime::now();
+        let now_secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        let leeway = config.leeway.as_secs();
+        let expires_at = match claims.get("exp") {
+            None => now + CACHE_TTL,
+            Some(_) => {
+                let exp = seconds_claim(&claims, "exp").ok_or_else(|| bad_time("exp"))?;
+                if exp.saturating_add(leeway) < now_secs {
+                    return Err(Rejection::Invalid(EXPIRED.to_owned()));
+                }
+                as_time(exp).ok_or_else(|| bad_time("exp"))?
+            }
+        };
+        if claims.contains_key("nbf") {
+            let nbf = seconds_claim(&claims, "nbf").ok_or_else(|| bad_time("nbf"))?;
+            if nbf > now_secs.saturating_add(leeway) {
+                return Err(Rejection::Invalid(NOT_YET.to_owned()));
+            }
+        }
+        self.inner.mapper.verified(config, &claims, false, expires_at)
+    }
 }
 
 #[cfg(test)]

@@ -26,15 +26,16 @@ mod claims;
 mod config;
 mod introspect;
 mod jwks;
+mod jwt;
+mod keys;
 mod metadata;
 
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
-use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::{Algorithm, Validation};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 pub use config::{IntrospectionConfig, ResourceConfig};
 
@@ -44,17 +45,14 @@ pub const ALL_TOOLS: &str = "*";
 
 use cache::TokenCache;
 use claims::ClaimMapper;
-use jwks::{KeySet, Selection};
-use metadata::Discovered;
+use jwt::looks_like_jws;
+use keys::{Reason, RefreshState, Snapshot};
 
 /// The most verified tokens kept in the cache.
 const CACHE_CAPACITY: usize = 10_000;
 /// The longest a verified token is trusted without being verified again
 /// (and the longest an introspection answer is believed).
 const CACHE_TTL: Duration = Duration::from_secs(300);
-/// Keys older than this are refetched on the next token that needs them (a
-/// key the issuer withdrew stops being trusted).
-const JWKS_MAX_AGE: Duration = Duration::from_secs(3600);
 /// The longest token accepted (a bearer token is well under this).
 const MAX_TOKEN_LEN: usize = 16 * 1024;
 
@@ -153,38 +151,6 @@ struct Inner {
     keys: RwLock<Snapshot>,
     refresh: tokio::sync::Mutex<RefreshState>,
     cache: Mutex<TokenCache>,
-}
-
-/// The keys in use.
-#[derive(Clone, Default)]
-struct Snapshot {
-    set: Option<Arc<KeySet>>,
-    /// Bumped by every successful fetch.
-    generation: u64,
-    fetched_at: Option<Instant>,
-}
-
-/// What the one fetch at a time knows (behind the refresh lock).
-#[derive(Default)]
-struct RefreshState {
-    discovered: Option<Discovered>,
-    /// The last failed attempt and its error.
-    last_failure: Option<(Instant, String)>,
-    /// The last fetch triggered by an unknown key.
-    last_unknown_key: Option<Instant>,
-}
-
-/// Why keys are fetched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Reason {
-    /// No keys yet.
-    Initial,
-    /// A token names a key the set does not have.
-    UnknownKey,
-    /// The keys are older than [`JWKS_MAX_AGE`].
-    Stale,
-    /// [`Verifier::discover`].
-    Explicit,
 }
 
 impl fmt::Debug for Verifier {
@@ -342,307 +308,6 @@ impl Verifier {
     fn lock_cache(&self) -> std::sync::MutexGuard<'_, TokenCache> {
         self.inner.cache.lock().unwrap_or_else(PoisonError::into_inner)
     }
-
-    /// A JWT access token (RFC 9068), verified against the issuer's keys.
-    async fn verify_jwt(&self, token: &str) -> Result<Verified, Rejection> {
-        let config = &self.inner.config;
-        let header = jsonwebtoken::decode_header(token).map_err(|_| {
-            Rejection::Invalid(
-                "the token's JWT header is malformed or names an algorithm toolgate does not know \
-                 (alg \"none\" is never accepted)"
-                    .to_owned(),
-            )
-        })?;
-        if let Some(typ) = &header.typ
-            && !["at+jwt", "application/at+jwt", "jwt"].iter().any(|ok| typ.eq_ignore_ascii_case(ok))
-        {
-            return Err(Rejection::Invalid(format!(
-                "the token's typ {} is not an access token's (at+jwt, RFC 9068)",
-                shown(typ)
-            )));
-        }
-        let alg = header.alg;
-        let Some((_, validation)) = self.inner.validations.iter().find(|(allowed, _)| *allowed == alg) else {
-            return Err(Rejection::Invalid(format!(
-                "the token is signed with {alg:?}, which is not accepted (accepted: {:?})",
-                config.algorithms
-            )));
-        };
-        if header.crit.is_some() {
-            return Err(Rejection::Invalid(
-                "the token's header lists critical extensions (crit) that toolgate does not understand"
-                    .to_owned(),
-            ));
-        }
-        let kid = header.kid.as_deref();
-        let (keys, seen) = self.keys_for_token().await?;
-        let data = match keys.select(kid, alg) {
-            Selection::Found(key) => decode(token, key, validation, config)?,
-            Selection::Unfit(why) => return Err(Rejection::Invalid(why)),
-            Selection::Unknown => match self.refresh(Reason::UnknownKey, seen).await {
-                Ok(Some(fresh)) => match fresh.set.as_deref().map(|set| set.select(kid, alg)) {
-                    Some(Selection::Found(key)) => decode(token, key, validation, config)?,
-                    Some(Selection::Unfit(why)) => return Err(Rejection::Invalid(why)),
-                    _ => {
-                        return Err(Rejection::Invalid(unknown_key(
-                            kid,
-                            alg,
-                            "even after refetching its JWKS",
-                        )));
-                    }
-                },
-                Ok(None) => {
-                    return Err(Rejection::Invalid(unknown_key(
-                        kid,
-                        alg,
-                        "(its JWKS was refetched a moment ago)",
-                    )));
-                }
-                Err(e) => return Err(Rejection::Unavailable(e)),
-            },
-        };
-        let claims = data.claims;
-        if claims.get("iss").and_then(Value::as_str) != Some(config.issuer.as_str()) {
-            return Err(Rejection::Invalid(format!("the token's iss is not the issuer {:?}", config.issuer)));
-        }
-        let expires_at = seconds_claim(&claims, "exp").and_then(as_time).ok_or_else(|| bad_time("exp"))?;
-        self.inner.mapper.verified(config, &claims, true, expires_at)
-    }
-
-    /// The keys to check a token against and their generation: the current
-    /// ones, fetched first when there are none yet (or refreshed when old).
-    async fn keys_for_token(&self) -> Result<(Arc<KeySet>, u64), Rejection> {
-        let snapshot = self.snapshot();
-        let Some(set) = snapshot.set else {
-            return match self.refresh(Reason::Initial, snapshot.generation).await {
-                Ok(Some(Snapshot { set: Some(set), generation, .. })) => Ok((set, generation)),
-                Ok(_) => Err(Rejection::Unavailable("the issuer's keys could not be fetched".to_owned())),
-                Err(e) => Err(Rejection::Unavailable(e)),
-            };
-        };
-        if snapshot.fetched_at.is_some_and(|at| at.elapsed() >= JWKS_MAX_AGE) {
-            // on failure the old keys stay in use
-            if let Ok(Some(Snapshot { set: Some(fresh), generation, .. })) =
-                self.refresh(Reason::Stale, snapshot.generation).await
-            {
-                return Ok((fresh, generation));
-            }
-        }
-        Ok((set, snapshot.generation))
-    }
-
-    /// Fetch the keys (and the issuer's metadata when not known yet), one
-    /// fetch at a time. `seen` is the generation the caller looked at: when a
-    /// fetch succeeded since, its keys are returned without fetching again.
-    /// `Ok(None)`: not fetched, the floor forbids it. `Err`: the fetch
-    /// failed (now, or within the floor).
-    async fn refresh(&self, reason: Reason, seen: u64) -> Result<Option<Snapshot>, String> {
-        let mut state = self.inner.refresh.lock().await;
-        let current = self.snapshot();
-        if reason != Reason::Explicit && current.generation != seen && current.set.is_some() {
-            return Ok(Some(current));
-        }
-        let floor = self.inner.config.jwks_refresh_floor;
-        if reason != Reason::Explicit
-            && let Some((at, error)) = &state.last_failure
-            && at.elapsed() < floor
-        {
-            return match reason {
-                Reason::Initial => Err(format!(
-                    "{error} (the last attempt was {} s ago; the next is made {} s after it)",
-                    at.elapsed().as_secs(),
-                    floor.as_secs()
-                )),
-                _ => Ok(None),
-            };
-        }
-        if reason == Reason::UnknownKey {
-            if state.last_unknown_key.is_some_and(|at| at.elapsed() < floor) {
-                return Ok(None);
-            }
-            state.last_unknown_key = Some(Instant::now());
-        }
-        if reason == Reason::Explicit {
-            state.discovered = None;
-        }
-        match self.fetch(&mut state).await {
-            Ok(set) => {
-                state.last_failure = None;
-                let mut keys = self.inner.keys.write().unwrap_or_else(PoisonError::into_inner);
-                let fresh = Snapshot {
-                    set: Some(Arc::new(set)),
-                    generation: keys.generation + 1,
-                    fetched_at: Some(Instant::now()),
-                };
-                *keys = fresh.clone();
-                Ok(Some(fresh))
-            }
-            Err(error) => {
-                state.last_failure = Some((Instant::now(), error.clone()));
-                Err(error)
-            }
-        }
-    }
-
-    /// One fetch of the metadata (unless known) and of the JWKS.
-    async fn fetch(&self, state: &mut RefreshState) -> Result<KeySet, String> {
-        let client = &self.inner.client;
-        let issuer = &self.inner.config.issuer;
-        let discovered = match &state.discovered {
-            Some(discovered) => discovered.clone(),
-            None => {
-                let discovered = metadata::discover(client, issuer).await.inspect_err(|error| {
-                    tracing::warn!(%issuer, %error, "the issuer's metadata could not be fetched");
-                })?;
-                state.discovered = Some(discovered.clone());
-                discovered
-            }
-        };
-        let Some(jwks_uri) = discovered.jwks_uri else {
-            return Err(format!(
-                "the metadata of the issuer {issuer:?} has no jwks_uri, so JWT access tokens cannot be verified"
-            ));
-        };
-        let set = metadata::fetch_jwks(client, &jwks_uri).await.inspect_err(|error| {
-            tracing::warn!(url = %jwks_uri, %error, "the issuer's JWKS could not be fetched");
-            // the metadata may have moved too: discover again next time
-            state.discovered = None;
-        })?;
-        tracing::debug!(url = %jwks_uri, keys = set.len(), "fetched the issuer's JWKS");
-        Ok(set)
-    }
-
-    /// An opaque token, asked about at the introspection endpoint.
-    async fn introspect(&self, token: &str) -> Result<Verified, Rejection> {
-        let config = &self.inner.config;
-        let Some(introspection) = &config.introspection else {
-            return Err(Rejection::Invalid(
-                "the token is not a JWT, and no introspection endpoint is configured for opaque tokens"
-                    .to_owned(),
-            ));
-        };
-        let claims = introspect::introspect(&self.inner.client, introspection, token).await?;
-        match claims.get("iss") {
-            None => {}
-            Some(Value::String(iss)) if *iss == config.issuer => {}
-            Some(_) => {
-                return Err(Rejection::Invalid(format!(
-                    "the token's iss is not the issuer {:?}",
-                    config.issuer
-                )));
-            }
-        }
-        let for_us = match claims.get("aud") {
-            None => true,
-            Some(Value::String(aud)) => *aud == config.resource,
-            Some(Value::Array(auds)) => auds.iter().any(|aud| aud.as_str() == Some(config.resource.as_str())),
-            Some(_) => false,
-        };
-        if !for_us {
-            return Err(Rejection::Invalid(wrong_audience(config)));
-        }
-        // whole seconds, as for JWTs (jsonwebtoken)
-        let now = SystemTime::now();
-        let now_secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        let leeway = config.leeway.as_secs();
-        let expires_at = match claims.get("exp") {
-            None => now + CACHE_TTL,
-            Some(_) => {
-                let exp = seconds_claim(&claims, "exp").ok_or_else(|| bad_time("exp"))?;
-                if exp.saturating_add(leeway) < now_secs {
-                    return Err(Rejection::Invalid(EXPIRED.to_owned()));
-                }
-                as_time(exp).ok_or_else(|| bad_time("exp"))?
-            }
-        };
-        if claims.contains_key("nbf") {
-            let nbf = seconds_claim(&claims, "nbf").ok_or_else(|| bad_time("nbf"))?;
-            if nbf > now_secs.saturating_add(leeway) {
-                return Err(Rejection::Invalid(NOT_YET.to_owned()));
-            }
-        }
-        self.inner.mapper.verified(config, &claims, false, expires_at)
-    }
-}
-
-const EXPIRED: &str = "the token has expired (exp is past, beyond the allowed clock skew)";
-const NOT_YET: &str = "the token is not valid yet (nbf is in the future, beyond the allowed clock skew)";
-
-/// Check the signature and the registered claims of `token` with `key`.
-fn decode(
-    token: &str,
-    key: &jsonwebtoken::DecodingKey,
-    validation: &Validation,
-    config: &ResourceConfig,
-) -> Result<jsonwebtoken::TokenData<Map<String, Value>>, Rejection> {
-    jsonwebtoken::decode::<Map<String, Value>>(token, key, validation).map_err(|e| {
-        Rejection::Invalid(match e.kind() {
-            ErrorKind::InvalidSignature => "the signature does not verify with the issuer's key".to_owned(),
-            ErrorKind::ExpiredSignature => EXPIRED.to_owned(),
-            ErrorKind::ImmatureSignature => NOT_YET.to_owned(),
-            ErrorKind::InvalidIssuer => format!("the token's iss is not the issuer {:?}", config.issuer),
-            ErrorKind::InvalidAudience => wrong_audience(config),
-            ErrorKind::MissingRequiredClaim(claim) => format!("the token has no {claim} claim"),
-            ErrorKind::InvalidClaimFormat(claim) => format!("the token's {claim} claim is malformed"),
-            ErrorKind::InvalidAlgorithm => "the token's alg does not fit the issuer's key".to_owned(),
-            ErrorKind::InvalidEcdsaKey | ErrorKind::InvalidEddsaKey | ErrorKind::InvalidRsaKey(_) => {
-                "the issuer's key for this token is not a valid public key".to_owned()
-            }
-            ErrorKind::InvalidKeyFormat => "the issuer's key does not fit the token's alg".to_owned(),
-            _ => {
-                "the token is not a well-formed JWT (base64url JSON header and claims, signature)".to_owned()
-            }
-        })
-    })
-}
-
-fn wrong_audience(config: &ResourceConfig) -> String {
-    format!("the token is not meant for this server: its aud does not contain {:?}", config.resource)
-}
-
-fn unknown_key(kid: Option<&str>, alg: Algorithm, after: &str) -> String {
-    match kid {
-        Some(kid) => format!("the issuer has no key {} {after}", shown(kid)),
-        None => format!("the token names no key (no kid) and the issuer has no {alg:?} key {after}"),
-    }
-}
-
-/// A NumericDate claim: whole seconds since the epoch (a fraction is dropped).
-fn seconds_claim(claims: &Map<String, Value>, name: &str) -> Option<u64> {
-    let value = claims.get(name)?;
-    match value.as_u64() {
-        Some(secs) => Some(secs),
-        None => {
-            let secs = value.as_f64()?;
-            (0.0..1e12).contains(&secs).then_some(secs as u64)
-        }
-    }
-}
-
-/// Seconds since the epoch as a time.
-fn as_time(secs: u64) -> Option<SystemTime> {
-    UNIX_EPOCH.checked_add(Duration::from_secs(secs))
-}
-
-fn bad_time(claim: &str) -> Rejection {
-    Rejection::Invalid(format!("the token's {claim} is not a valid time (seconds since 1970)"))
-}
-
-/// Whether `token` is a JWS in compact form (three base64url parts, the
-/// first a JSON object, so starting with `ey`); anything else is opaque.
-fn looks_like_jws(token: &str) -> bool {
-    let mut parts = token.split('.');
-    let (Some(header), Some(payload), Some(signature), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return false;
-    };
-    let base64url = |part: &str| part.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
-    header.starts_with("ey")
-        && !payload.is_empty()
-        && base64url(header)
-        && base64url(payload)
-        && base64url(signature)
 }
 
 /// A value from a token (a kid, a typ, a group name) fit for a message:
@@ -674,18 +339,6 @@ pub(crate) fn http_error(error: &reqwest::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn jws_shape() {
-        assert!(looks_like_jws("eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln"));
-        assert!(looks_like_jws("eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0."), "alg none is a JWS to refuse");
-        assert!(!looks_like_jws("opaque-token_123"));
-        assert!(!looks_like_jws("ory_at_abc.def"));
-        assert!(!looks_like_jws("abc.def.ghi"), "the header of a JWS is a JSON object");
-        assert!(!looks_like_jws("eyJh.eyJ.c2ln.more.parts"));
-        assert!(!looks_like_jws("eyJh..c2ln"));
-        assert!(!looks_like_jws("eyJh.eyJ+.c2ln"));
-    }
 
     #[test]
     fn shown_is_short_and_quoted() {
