@@ -6,12 +6,11 @@ use std::time::{Duration, Instant};
 
 use gateway::{RouteHandler, RouteTool};
 use reqwest::Url;
-use schema_gen::{Body, BodyEncoding, Location, Method, OP_FIELD, Route, RouteTable};
-use serde_json::{Map, Value};
-use tool_core::params::pointer;
-use tool_core::{ErrorCode, FieldError, ProgressSink, Tool, ToolContext, ToolError, ToolResult};
+use schema_gen::{Method, Route, RouteTable};
+use serde_json::Value;
+use tool_core::{ErrorCode, ProgressSink, Tool, ToolContext, ToolError, ToolResult};
 
-use crate::encode::{fill_path, form_body, query_string, scalar_text};
+use crate::prepare::{Prepared, with_body};
 use crate::response::{Media, Sent, binary_too_large, map_answer, map_failure};
 use crate::{Auth, Error, Result};
 
@@ -108,32 +107,6 @@ impl HttpOptions {
         self.max_binary_bytes = bytes;
         self
     }
-}
-
-/// A request ready to send: what [`HttpExecutor`] derives from an operation and its parameters
-/// before any I/O.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Prepared {
-    /// The HTTP method.
-    pub method: Method,
-    /// The full URL: base URL, encoded path and, for GET and DELETE, the query string.
-    pub url: Url,
-    /// The encoded path as filled from the template (without the base URL's own path and
-    /// without the query), as reported in results.
-    pub path: String,
-    /// The headers of the fields with `in = "header"`, by the name the backend knows (`wire_name`).
-    pub headers: Vec<(String, String)>,
-    /// The `Accept` header: the media types the operation documents, JSON first
-    /// ([`Route::accept_header`]).
-    pub accept: String,
-    /// The JSON body of POST, PUT and PATCH: the fields that go in the body
-    /// ([`Route::location`]); `None` when the route sends none (`body = "none"`, or
-    /// `body = "optional"` and no body field given), and then no `Content-Type` either.
-    /// Its keys are the names sent ([`Route::wire_name`]).
-    pub body: Option<Map<String, Value>>,
-    /// How [`Prepared::body`] is sent ([`Route::body_encoding`]): a JSON object, or
-    /// `application/x-www-form-urlencoded` pairs (arrays as repeated keys).
-    pub body_encoding: BodyEncoding,
 }
 
 /// Runs route-table operations against one HTTP backend. Cheap to share in an [`Arc`]; one
@@ -302,106 +275,6 @@ impl HttpExecutor {
         tables.into_iter().map(|t| Ok(Arc::new(self.tool(t)?) as Arc<dyn Tool>)).collect()
     }
 
-    /// The request an operation makes with these parameters, without sending it. Parameters
-    /// that are not an object, or miss a path variable, are `INVALID_PARAMS`.
-    pub fn prepare(&self, route: &Route, params: &Value) -> Result<Prepared, ToolError> {
-        let Some(map) = params.as_object() else {
-            return Err(ToolError::invalid_params(vec![FieldError::new(
-                "",
-                "an object",
-                params,
-                "parameters must be a JSON object",
-            )]));
-        };
-        let path = fill_path(route.path_template(), map)?;
-        let mut query = Vec::new();
-        let mut headers = Vec::new();
-        let mut body = Map::new();
-        let mut errors = Vec::new();
-        for (key, value) in map.iter().filter(|(k, _)| k.as_str() != OP_FIELD) {
-            match route.location(key) {
-                Location::Path => {}
-                Location::Query => query.push((route.wire_name(key), value)),
-                Location::Body => {
-                    body.insert(key.clone(), value.clone());
-                }
-                Location::Header if value.is_null() => {}
-                Location::Header => match scalar_text(value) {
-                    Some(text) if reqwest::header::HeaderValue::from_str(&text).is_ok() => {
-                        headers.push((route.wire_name(key).to_owned(), text));
-                    }
-                    _ => errors.push(FieldError::new(
-                        pointer(key),
-                        "a string, number or boolean without line breaks or control characters",
-                        value,
-                        format!("`{key}` is sent as a request header; give one line of text"),
-                    )),
-                },
-            }
-        }
-        let body = match (route.method, route.body) {
-            (Method::Get | Method::Delete, _) | (_, Body::None) => None,
-            (_, Body::Optional) if body.is_empty() => None,
-            (_, Body::Optional) => {
-                let missing: Vec<&str> = route
-                    .fields
-                    .iter()
-                    .filter(|f| f.required && route.location(&f.name) == Location::Body)
-                    .map(|f| f.name.as_str())
-                    .filter(|name| !body.contains_key(*name))
-                    .collect();
-                let given: Vec<&str> = body.keys().map(String::as_str).collect();
-                for name in &missing {
-                    errors.push(FieldError::new(
-                        pointer(name),
-                        "a value (required once any body field is given)",
-                        &Value::Null,
-                        format!(
-                            "`{name}` is missing: the request body is sent because {} given, and the body needs {}; give them, or leave out every body field",
-                            given.iter().map(|g| format!("`{g}`")).collect::<Vec<_>>().join(", ") + if given.len() == 1 { " is" } else { " are" },
-                            missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
-                        ),
-                    ));
-                }
-                Some(body)
-            }
-            (_, Body::Required) => Some(body),
-        };
-        // The body under the names the backend knows (`wire_name`), checked under the model's.
-        let body = body.map(|b| b.into_iter().map(|(k, v)| (route.wire_name(&k).to_owned(), v)).collect());
-        if !errors.is_empty() {
-            return Err(ToolError::invalid_params(errors));
-        }
-        // The route's fixed query (`/assistants?beta=true`) first, then the query fields.
-        let fixed = route.fixed_query();
-        let fixed = fixed.iter().map(|(k, v)| (k.as_str(), Value::from(v.as_str())));
-        let query = query_string(fixed.chain(query.into_iter().map(|(k, v)| (k, v.clone()))));
-        let base_path = self.base.path().trim_end_matches('/');
-        let full_path = format!("{base_path}{path}");
-        let mut url = self.base.clone();
-        url.set_path(&full_path);
-        url.set_query((!query.is_empty()).then_some(query.as_str()));
-        // Belt and braces: the URL must hold exactly the path we built (no dot segment or
-        // other normalization slipped through).
-        if url.path() != full_path {
-            return Err(ToolError::invalid_params(vec![FieldError::new(
-                "",
-                "path values that stay within their segment",
-                &Value::Null,
-                "a path parameter would change the request path; give the value itself",
-            )]));
-        }
-        Ok(Prepared {
-            method: route.method,
-            url,
-            path,
-            headers,
-            accept: route.accept_header(),
-            body,
-            body_encoding: route.body_encoding,
-        })
-    }
-
     /// The time this request may take: the configured timeout, cut short by the call's deadline.
     fn budget(&self, ctx: &ToolContext) -> Duration {
         let Some(deadline) = ctx.deadline else { return self.options.timeout };
@@ -502,15 +375,7 @@ impl HttpExecutor {
             for (name, value) in &prepared.headers {
                 request = request.header(name.as_str(), value.as_str());
             }
-            match (&prepared.body, prepared.body_encoding) {
-                (None, _) => {}
-                (Some(body), BodyEncoding::Json) => request = request.json(body),
-                (Some(body), BodyEncoding::Form) => {
-                    request = request
-                        .header(reqwest::header::CONTENT_TYPE, BodyEncoding::Form.content_type())
-                        .body(form_body(body));
-                }
-            }
+            request = with_body(request, prepared.body.as_ref(), prepared.body_encoding);
             let started = Instant::now();
             let outcome = async {
                 let mut response = request.send().await?;

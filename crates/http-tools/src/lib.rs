@@ -61,12 +61,14 @@
 mod auth;
 mod encode;
 mod executor;
+mod prepare;
 mod response;
 mod tls;
 
 pub use auth::{Auth, TokenProvider};
 pub use encode::{encode_component, fill_path};
-pub use executor::{HttpExecutor, HttpOptions, PROGRESS_STEP_BYTES, Prepared};
+pub use executor::{HttpExecutor, HttpOptions, PROGRESS_STEP_BYTES};
+pub use prepare::Prepared;
 /// The URL type of [`Prepared::url`] and [`HttpExecutor::base_url`].
 pub use reqwest::Url;
 pub use tls::{certificate_problem, parse_ca_bundle};
