@@ -5,8 +5,8 @@ use std::collections::HashSet;
 use serde_json::json;
 use tool_core::names::is_injected_field;
 
-use super::field::{Field, FieldType, Items};
-use super::{FIELD_NAME, PATH_VAR};
+use super::field::{Field, FieldType, Items, Location};
+use super::{Body, FIELD_NAME, PATH_VAR, Route};
 
 pub(super) fn check_path(full: &str, at: &str, problems: &mut Vec<String>) {
     let (path, query) = full.split_once('?').map_or((full, None), |(p, q)| (p, Some(q)));
@@ -150,5 +150,103 @@ fn check_shape(shape: &Items, at: &str, problems: &mut Vec<String>) {
         }
         _ if !shape.fields.is_empty() => problems.push(format!("{at}: `fields` applies to objects only")),
         _ => {}
+    }
+}
+
+/// Header names a field may not set: the request's framing, its credentials and what the
+/// executor sets itself.
+pub(super) const RESERVED_HEADERS: [&str; 11] = [
+    "authorization",
+    "proxy_authorization",
+    "cookie",
+    "host",
+    "content_type",
+    "content_length",
+    "transfer_encoding",
+    "connection",
+    "accept",
+    "user_agent",
+    "te",
+];
+
+/// The wire names of a route: each one a name HTTP can carry, sent once per location, never
+/// a path variable's (its name is not sent), never a fixed query key; no nullable path variable.
+pub(super) fn check_wire_names(route: &Route, vars: &[String], at: &str, problems: &mut Vec<String>) {
+    let mut sent = HashSet::new();
+    let fixed: Vec<String> = route.fixed_query().into_iter().map(|(k, _)| k).collect();
+    for field in &route.fields {
+        let location = route.location(&field.name);
+        let is_var = vars.contains(&field.name);
+        if is_var && field.nullable {
+            problems.push(format!(
+                "{at}: path variable `{}` cannot be `nullable`; a path needs a value",
+                field.name
+            ));
+        }
+        if let Some(wire) = &field.wire_name {
+            if is_var {
+                problems.push(format!(
+                    "{at}: field `{}` is a path variable, whose name is never sent; remove `wire_name` (rename the variable in the path instead)",
+                    field.name
+                ));
+            }
+            if wire.is_empty() || wire.len() > 256 || wire.chars().any(char::is_control) {
+                problems.push(format!(
+                    "{at}: field `{}` has a `wire_name` that is empty, longer than 256 bytes or has a control character",
+                    field.name
+                ));
+            }
+            let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+            if location == Location::Header && !wire.bytes().all(token) {
+                problems.push(format!(
+                    "{at}: header field `{}` has `wire_name` {wire:?}, which is not a header name",
+                    field.name
+                ));
+            }
+        }
+        if !is_var && !sent.insert((location, field.sent_name())) {
+            problems.push(format!(
+                "{at}: field `{}` is sent as `{}`, like another field in the {}; each name is sent once",
+                field.name,
+                field.sent_name(),
+                location.as_str()
+            ));
+        }
+        if location == Location::Query && fixed.iter().any(|k| k == field.sent_name()) {
+            problems.push(format!(
+                "{at}: query field `{}` is sent as `{}`, which the path's fixed query already sets; remove one",
+                field.name,
+                field.sent_name()
+            ));
+        }
+    }
+}
+
+/// A form route (`body_encoding = "form"`): a write with a body, whose body fields are scalars
+/// or arrays of scalars.
+pub(super) fn check_form(route: &Route, writes: bool, at: &str, problems: &mut Vec<String>) {
+    if !writes || route.body == Body::None {
+        problems.push(format!(
+            "{at}: `body_encoding = \"form\"` applies to a POST, PUT or PATCH that sends a body; this {} sends none, remove `body_encoding`",
+            if writes { "route with `body = \"none\"`" } else { route.method.as_str() }
+        ));
+        return;
+    }
+    for field in route.fields.iter().filter(|f| route.location(&f.name) == Location::Body) {
+        let nested = match field.ty {
+            FieldType::Object => Some("an object"),
+            FieldType::Array => match field.items.as_deref().map(|i| i.ty) {
+                Some(FieldType::Object) => Some("an array of objects"),
+                Some(FieldType::Array) => Some("an array of arrays"),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(what) = nested {
+            problems.push(format!(
+                "{at}: body field `{}` is {what}, which a form body (`body_encoding = \"form\"`) cannot hold: it takes strings, numbers, booleans and arrays of them; give each member as a field of its own, or remove `body_encoding` to send JSON",
+                field.name
+            ));
+        }
     }
 }
