@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
@@ -17,14 +17,17 @@ use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use super::auth::unauthorized;
 use super::limits::payload_too_large;
 use super::message::{self, rpc_error};
 use super::{Drain, HttpConfig, SESSION_HEADER, Shared, admit};
 use crate::handler::Authenticated;
-use crate::{KeyStore, McpServer};
+
+mod sweep;
+
+pub(super) use self::sweep::{close_expired, close_revoked};
+use crate::McpServer;
 
 /// Who opened a session: user, role, the principal it was opened with (an
 /// API key's id, a token's subject), and when its proof ends.
@@ -205,57 +208,6 @@ impl SessionOwners {
             tracing::info!(key_id, "closed the MCP sessions of a revoked key");
         }
     }
-}
-
-/// How often sessions are checked for an expired access token.
-const EXPIRY_SWEEP: Duration = Duration::from_secs(1);
-
-/// Close the sessions whose access token expired (and was not followed by a
-/// fresh one of the same subject), until `stop`.
-pub(super) fn close_expired(owners: &Arc<SessionOwners>, stop: &CancellationToken) {
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        tracing::warn!("http_router built outside a Tokio runtime: sessions outlive their tokens");
-        return;
-    };
-    let owners = Arc::downgrade(owners);
-    let stop = stop.clone();
-    runtime.spawn(async move {
-        let mut tick = tokio::time::interval(EXPIRY_SWEEP);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
-            tokio::select! {
-                () = stop.cancelled() => return,
-                _ = tick.tick() => {}
-            }
-            let Some(owners) = owners.upgrade() else { return };
-            owners.close_expired().await;
-        }
-    });
-}
-
-/// Close the sessions of every key the store reports revoked, until `stop`.
-pub(super) fn close_revoked(owners: &Arc<SessionOwners>, keys: &KeyStore, stop: &CancellationToken) {
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        tracing::warn!("http_router built outside a Tokio runtime: sessions of revoked keys stay open");
-        return;
-    };
-    let owners = Arc::downgrade(owners);
-    let mut revoked = keys.revocations();
-    let stop = stop.clone();
-    runtime.spawn(async move {
-        loop {
-            let id = tokio::select! {
-                () = stop.cancelled() => return,
-                id = revoked.recv() => id,
-            };
-            let Some(owners) = owners.upgrade() else { return };
-            match id {
-                Ok(id) => owners.close_key(&id).await,
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
-            }
-        }
-    });
 }
 
 /// What `/mcp` checks before rmcp sees a request.
@@ -601,41 +553,4 @@ where
 }
 
 #[cfg(test)]
-mod tests {
-    use std::time::{Duration, Instant};
-
-    use futures::StreamExt;
-
-    use super::{COALESCE, first_events};
-
-    /// Events that arrive after these delays, then the end.
-    fn events(delays: &[u64]) -> impl futures::Stream<Item = u64> + Unpin {
-        let delays = delays.to_vec();
-        Box::pin(futures::stream::iter(delays).then(|ms| async move {
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-            ms
-        }))
-    }
-
-    #[tokio::test]
-    async fn the_priming_event_waits_briefly_for_the_answer_and_no_longer() {
-        // A fast answer joins the priming event: one write.
-        let mut fast = events(&[0, 1, 0]);
-        assert_eq!(first_events(&mut fast).await, [0, 1]);
-        assert_eq!(fast.next().await, Some(0), "what follows is left for the stream");
-
-        // A slow one does not hold the headers longer than COALESCE.
-        let started = Instant::now();
-        let mut slow = events(&[0, 300]);
-        assert_eq!(first_events(&mut slow).await, [0]);
-        let waited = started.elapsed();
-        assert!(waited >= COALESCE && waited < Duration::from_millis(200), "{waited:?}");
-        assert_eq!(slow.next().await, Some(300), "the late event is not lost");
-
-        // A stream that ends at once.
-        let mut empty = events(&[]);
-        assert!(first_events(&mut empty).await.is_empty());
-        let mut one = events(&[0]);
-        assert_eq!(first_events(&mut one).await, [0]);
-    }
-}
+mod tests;
