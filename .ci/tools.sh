@@ -8,6 +8,9 @@
 #     tests (crates/toolgate/tests/oidc/provider.mjs), and the official MCP
 #     TypeScript SDK (`@modelcontextprotocol/sdk`, npm), whose OAuth client
 #     crates/toolgate/tests/oidc/oauth_check.mjs drives.
+#   - Stoplight Prism (`@stoplight/prism-cli`, npm), the mock server that
+#     validates every request of the OpenAPI corpus test
+#     (crates/toolgate/tests/it/prism/) against its document.
 # Prints the environment variables the tests read.
 set -euo pipefail
 tools="${TOOLGATE_CI_TOOLS:-/var/tmp/toolgate-ci-tools}"
@@ -26,18 +29,22 @@ fi
 # packages by absolute path under $TOOLGATE_NODE_MODULES.
 oidc_provider=9.13.3
 mcp_sdk=1.32.2
+# 5.16.0 runs on Node.js 20 (checked: `prism --version`, `prism mock`).
+prism=5.16.0
 node_ok() {
   local m="$tools/node/node_modules"
   [ -x "$m/.bin/conformance" ] && [ -d "$m/playwright-core" ] &&
     grep -qs "\"version\": \"$oidc_provider\"" "$m/oidc-provider/package.json" &&
-    grep -qs "\"version\": \"$mcp_sdk\"" "$m/@modelcontextprotocol/sdk/package.json"
+    grep -qs "\"version\": \"$mcp_sdk\"" "$m/@modelcontextprotocol/sdk/package.json" &&
+    grep -qs "\"version\": \"$prism\"" "$m/@stoplight/prism-cli/package.json"
 }
 if ! node_ok; then
   mkdir -p "$tools/node"
   (cd "$tools/node" && [ -f package.json ] || npm init -y >/dev/null)
   npm install --silent --no-fund --no-audit --prefix "$tools/node" \
     @modelcontextprotocol/conformance@0.1.13 playwright-core \
-    "oidc-provider@$oidc_provider" "@modelcontextprotocol/sdk@$mcp_sdk" >&2
+    "oidc-provider@$oidc_provider" "@modelcontextprotocol/sdk@$mcp_sdk" \
+    "@stoplight/prism-cli@$prism" >&2
 fi
 
 if [ ! -x /usr/bin/chromium ]; then
@@ -49,6 +56,7 @@ echo "export TOOLGATE_PYTHON=$tools/venv/bin/python"
 echo "export TOOLGATE_NODE_MODULES=$tools/node/node_modules"
 echo "export TOOLGATE_CONFORMANCE=$tools/node/node_modules/.bin/conformance"
 echo "export TOOLGATE_CHROMIUM=/usr/bin/chromium"
+echo "export TOOLGATE_PRISM=$tools/node/node_modules/.bin/prism"
 echo "export TOOLGATE_REQUIRE_INTEROP=1"
 echo "export TOOLGATE_REQUIRE_BROWSER=1"
 echo "export TOOLGATE_REQUIRE_OIDC=1"
