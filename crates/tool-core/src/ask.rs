@@ -61,4 +61,20 @@ impl Answer {
 pub trait Asker: Send + Sync {
     /// Ask, and wait for the answer. The caller bounds the wait.
     async fn ask(&self, question: &Question) -> Answer;
+
+    /// Pass a request of another server (an MCP server behind toolgate asking
+    /// during the call: `sampling/createMessage`, `roots/list`) to the client
+    /// behind the call, and wait for its answer (the result's JSON). `Err`
+    /// says why it could not be answered: this asker cannot pass requests on
+    /// (the default), or the client lacks the capability or refused.
+    async fn relay(&self, method: &str, params: Value) -> Result<Value, String> {
+        let _ = params;
+        Err(format!("the client behind this call cannot be sent `{method}`"))
+    }
+
+    /// Pass a notification of another server (`notifications/message`) to the
+    /// client behind the call; dropped by default.
+    async fn notify(&self, method: &str, params: Value) {
+        let _ = (method, params);
+    }
 }
