@@ -1,7 +1,8 @@
 //! The token budget: what a model must read before its first call in each
 //! exposure mode — the server's instructions (the catalog) plus the
 //! `tools/list` answer — in bytes and in tokens of a real tokenizer that
-//! works offline (tiktoken's `o200k_base`, shipped inside tiktoken-rs).
+//! works offline (tiktoken's `o200k_base`, the [`tokens`] crate's estimate,
+//! which the OpenAPI importer's per-tool limit uses too).
 //!
 //! Besides the shipped tools it measures a generated set of
 //! [`GENERATED_TOOLS`] tools (ten domains of realistic reads and writes), so
@@ -44,7 +45,7 @@ pub struct Report {
 pub const GENERATED_TOOLS: usize = 200;
 
 /// The name of the tokenizer the figures use.
-pub const TOKENIZER: &str = "o200k_base (tiktoken-rs)";
+pub const TOKENIZER: &str = tokens::TOKENIZER;
 
 /// What `tools/list` carries for one tool, exactly as the server sends it.
 fn listed(spec: &ToolSpec) -> Value {
@@ -58,8 +59,7 @@ fn first_call_context(instructions: &str, tools: &[ToolSpec]) -> String {
 
 /// Measure every mode.
 pub fn report(gateway: &Gateway) -> Result<Report> {
-    let bpe = tiktoken_rs::o200k_base().map_err(|e| anyhow!("loading the tokenizer: {e}"))?;
-    let count = |text: &str| bpe.encode_with_special_tokens(text).len();
+    let count = tokens::count;
     let caller = Caller::new("budget", gateway.policy().hierarchy().highest());
     let mut rows = Vec::new();
 
