@@ -47,7 +47,7 @@ pub use audit::{AuditRecord, AuditSink};
 pub use backend_errors::MAX_BACKENDS;
 pub use catalog::{EffectFilter, Filter, NAMED_TOOLS};
 pub use meta::{EXECUTE_TOOL, GET_SKILL_GUIDE, GET_TOOL_SCHEMA, MAX_DISCOVERED, META_TOOLS};
-pub use metrics::{MAX_DYNAMIC_TOOLS, label as metric_label};
+pub use metrics::{LATENCY_BUCKETS, MAX_DYNAMIC_TOOLS, ToolStats, label as metric_label};
 pub use observe::CallObserver;
 pub use options::{CallOptions, Format, Limits, SchemaFormat};
 pub use ratelimit::{MemoryRateStore, RateLimits, RateRule, RateStore, RateStoreError, ToolRate, subject};

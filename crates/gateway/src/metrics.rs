@@ -3,7 +3,7 @@
 //! only when someone scrapes. A call costs a few relaxed atomic adds: no
 //! lock, no map lookup, no allocation, so metrics are free when nobody reads them.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, OnceLock};
@@ -12,12 +12,32 @@ use tool_core::ErrorCode;
 
 /// Upper bounds of the latency buckets, in seconds.
 const BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0];
+/// The upper bounds of [`ToolStats::latency_buckets`], in seconds.
+pub const LATENCY_BUCKETS: &[f64] = &BUCKETS;
 /// `OK` plus every error code.
 const OUTCOMES: usize = ErrorCode::ALL.len() + 1;
 /// Rows laid out for tools added while serving (an upstream's tools): each
 /// new name takes the next one and keeps it (a counter never restarts under
 /// the same label), further names share `(other)`, so the series stay bounded.
 pub const MAX_DYNAMIC_TOOLS: usize = 128;
+
+/// One tool's calls since the gateway was built, as `/metrics` counts them
+/// (for status pages that want numbers, not the text format).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolStats {
+    /// The tool (or `(other)` / `(unknown)`, as on `/metrics`).
+    pub tool: String,
+    /// Calls that finished, whatever their outcome.
+    pub calls: u64,
+    /// The calls that did not end `OK`, by error code.
+    pub errors: BTreeMap<&'static str, u64>,
+    /// Their wall time added up, in seconds.
+    pub latency_sum_seconds: f64,
+    /// Calls per latency bucket, not cumulative: `[i]` took at most
+    /// [`LATENCY_BUCKETS`]`[i]` and more than the bound before; calls slower
+    /// than the last bound are `calls` minus their sum.
+    pub latency_buckets: Vec<u64>,
+}
 
 /// One tool's latency histogram.
 #[derive(Debug, Default)]
@@ -117,6 +137,32 @@ impl CallMetrics {
         histogram.sum_us.fetch_add((seconds * 1e6) as u64, Relaxed);
     }
 
+    /// Every tool that finished a call, with its counts (see [`ToolStats`]).
+    pub(crate) fn stats(&self) -> Vec<ToolStats> {
+        let mut out = Vec::new();
+        for (t, (tool, h)) in self.tools.iter().zip(&self.latency).enumerate() {
+            let calls = h.count.load(Relaxed);
+            let Some(tool) = tool.get().filter(|_| calls > 0) else { continue };
+            let mut errors = BTreeMap::new();
+            for r in 0..self.roles.len() {
+                for (o, code) in ErrorCode::ALL.iter().enumerate() {
+                    let n = self.calls[(t * self.roles.len() + r) * OUTCOMES + o + 1].load(Relaxed);
+                    if n > 0 {
+                        *errors.entry(code.as_str()).or_insert(0) += n;
+                    }
+                }
+            }
+            out.push(ToolStats {
+                tool: tool.clone(),
+                calls,
+                errors,
+                latency_sum_seconds: h.sum_us.load(Relaxed) as f64 / 1e6,
+                latency_buckets: h.buckets.iter().map(|b| b.load(Relaxed)).collect(),
+            });
+        }
+        out
+    }
+
     /// Append the metrics in Prometheus text format.
     pub(crate) fn render(&self, out: &mut String) {
         out.push_str(
@@ -213,6 +259,25 @@ mod tests {
         assert!(!out.contains("tool=\"a_tool\""), "untouched series are left out");
         assert!(!out.contains("tool=\"(other)\""), "untouched series are left out");
         assert_eq!(label("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
+    }
+
+    #[test]
+    fn stats_count_calls_errors_and_latency_per_tool() {
+        let m = CallMetrics::new(&["a_tool".into(), "b_tool".into()], &["guest".into(), "admin".into()]);
+        m.finished(1, "admin", None, 0.003);
+        m.finished(1, "guest", Some(ErrorCode::Timeout), 0.2);
+        m.finished(1, "nobody", Some(ErrorCode::Timeout), 20.0);
+        let stats = m.stats();
+        assert_eq!(stats.len(), 1, "untouched tools are left out: {stats:?}");
+        let b = &stats[0];
+        assert_eq!((b.tool.as_str(), b.calls), ("b_tool", 3));
+        assert_eq!(b.errors.get("TIMEOUT"), Some(&2));
+        assert_eq!(b.errors.len(), 1);
+        assert!((b.latency_sum_seconds - 20.203).abs() < 1e-3, "{}", b.latency_sum_seconds);
+        assert_eq!(b.latency_buckets.len(), LATENCY_BUCKETS.len());
+        assert_eq!(b.latency_buckets[2], 1, "3 ms is in (2.5 ms, 5 ms]");
+        assert_eq!(b.latency_buckets[7], 1, "200 ms is in (100 ms, 250 ms]");
+        assert_eq!(b.latency_buckets.iter().sum::<u64>(), 2, "20 s is over the last bound");
     }
 
     #[test]

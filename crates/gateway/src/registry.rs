@@ -356,6 +356,12 @@ impl Gateway {
         crate::ratelimit::render_store_errors(self.inner.limiter.as_ref(), out);
     }
 
+    /// Each tool's calls, errors and latency since the gateway was built (the
+    /// numbers `/metrics` renders), for status pages.
+    pub fn tool_stats(&self) -> Vec<crate::metrics::ToolStats> {
+        self.inner.metrics.stats()
+    }
+
     /// Subscribe to trace events (one per execution).
     pub fn subscribe(&self) -> broadcast::Receiver<TraceEvent> {
         self.inner.trace.subscribe()
