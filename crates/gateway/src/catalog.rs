@@ -96,10 +96,10 @@ impl Gateway {
             .iter()
             .filter_map(|name| table.tools.get(name))
             .map(|entry| entry.tool.spec())
-            .filter(|spec| filter.matches(spec) && self.inner.policy.visible(caller, spec))
+            .filter(|spec| filter.matches(spec) && self.inner.policy().visible(caller, spec))
             .map(|spec| {
                 let mut spec = spec.clone();
-                spec.required_role = self.inner.policy.required_role(&spec).to_owned();
+                spec.required_role = self.inner.policy().required_role(&spec).to_owned();
                 spec
             })
             .collect()

@@ -1,8 +1,8 @@
 //! The tool table, and tools that come and go while the gateway serves
 //! (another MCP server's tools, registered under a source name).
 //!
-//! The table is an immutable snapshot behind a lock held only to clone an
-//! `Arc`: a call looks its tool up once and keeps its snapshot to the end,
+//! The table is an immutable snapshot, loaded without a lock (`arc_swap`):
+//! a call looks its tool up once and keeps its snapshot to the end,
 //! so replacing a source never disturbs calls in flight. Every replacement
 //! bumps a version that transports watch to tell their clients
 //! (`notifications/tools/list_changed`).
@@ -10,12 +10,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use schema_gen::Validator;
 use tool_core::Tool;
 
+use crate::live::Settings;
 use crate::registry::{BuildError, Entry};
 use crate::render::Templates;
-use crate::{Gateway, meta};
+use crate::{Gateway, live};
 
 /// One snapshot of the registered tools.
 #[derive(Default)]
@@ -31,11 +31,16 @@ pub(crate) struct Table {
     pub(crate) templates: Templates,
     /// The discovery index of these tools, built on the first query ([`crate::rank`]).
     pub(crate) index: std::sync::OnceLock<crate::rank::Index>,
+    /// The policy, limits and skills these tools are served under.
+    pub(crate) settings: Arc<Settings>,
 }
 
 impl Table {
     /// A snapshot of `tools`, their result templates compiled (a bad one is the error).
-    pub(crate) fn new(tools: HashMap<String, Arc<Entry>>) -> Result<Self, BuildError> {
+    pub(crate) fn new(
+        tools: HashMap<String, Arc<Entry>>,
+        settings: Arc<Settings>,
+    ) -> Result<Self, BuildError> {
         let mut order: Vec<String> = tools.keys().cloned().collect();
         order.sort();
         let mut templates = Templates::default();
@@ -46,7 +51,14 @@ impl Table {
                     .map_err(|message| BuildError::Template { tool: name.clone(), message })?;
             }
         }
-        Ok(Self { tools, order, sources: HashMap::new(), templates, index: std::sync::OnceLock::new() })
+        Ok(Self {
+            tools,
+            order,
+            sources: HashMap::new(),
+            templates,
+            index: std::sync::OnceLock::new(),
+            settings,
+        })
     }
 }
 
@@ -58,26 +70,17 @@ impl Gateway {
     /// returned, and the others are registered. Clients are told through
     /// [`Gateway::tools_changed`].
     pub fn replace_source_tools(&self, source: &str, tools: Vec<Arc<dyn Tool>>) -> Vec<BuildError> {
+        let _writer = self.inner.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let table = self.inner.tools();
         let mut problems = Vec::new();
         let mut checked = Vec::with_capacity(tools.len());
+        // Templates the next snapshot cannot compile leave their tools out too.
         for tool in tools {
-            match self.check_dynamic(&tool) {
+            match live::checked(&table.settings.policy, &tool) {
                 Ok(validator) => checked.push((tool, validator)),
                 Err(error) => problems.push(error),
             }
         }
-        // Templates the next snapshot cannot compile leave their tools out.
-        checked.retain(|(tool, _)| match tool.spec().result_template.as_deref() {
-            Some(template) => match Templates::default().add(&tool.spec().name, template) {
-                Ok(()) => true,
-                Err(message) => {
-                    problems.push(BuildError::Template { tool: tool.spec().name.clone(), message });
-                    false
-                }
-            },
-            None => true,
-        });
-        let mut table = self.inner.table.write().unwrap_or_else(|e| e.into_inner());
         let mut map: HashMap<String, Arc<Entry>> = table
             .tools
             .iter()
@@ -92,13 +95,15 @@ impl Gateway {
                 problems.push(BuildError::Duplicate(name));
                 continue;
             }
-            // Its own metrics row (up to a cap), taken here and never on a call.
-            let slot = self.inner.metrics.dynamic_slot(&name);
+            // Its own metrics row (up to a cap), taken here and never on a call; a tool
+            // served before under this name keeps its row.
+            let slot =
+                table.tools.get(&name).map_or_else(|| self.inner.metrics.dynamic_slot(&name), |e| e.slot);
             sources.insert(name.clone(), source.to_owned());
             map.insert(name, Arc::new(Entry { tool, validator, slot }));
         }
         // Every template compiled above (and in the snapshot before), so this holds.
-        let mut next = match Table::new(map) {
+        let mut next = match Table::new(map, table.settings.clone()) {
             Ok(next) => next,
             Err(error) => {
                 problems.push(error);
@@ -106,8 +111,7 @@ impl Gateway {
             }
         };
         next.sources = sources;
-        *table = Arc::new(next);
-        drop(table);
+        self.inner.table.store(Arc::new(next));
         self.inner.changes.send_modify(|version| *version += 1);
         problems
     }
@@ -127,14 +131,8 @@ impl Gateway {
         let mut names = std::collections::HashSet::new();
         for tool in tools {
             let name = &tool.spec().name;
-            if let Err(error) = self.check_dynamic(tool) {
+            if let Err(error) = live::checked(&table.settings.policy, tool) {
                 problems.push(error);
-                continue;
-            }
-            if let Some(template) = &tool.spec().result_template
-                && let Err(message) = Templates::default().add(name, template)
-            {
-                problems.push(BuildError::Template { tool: name.clone(), message });
                 continue;
             }
             let elsewhere =
@@ -181,24 +179,6 @@ impl Gateway {
     /// A receiver that sees a new value each time the tool list changes.
     pub fn tools_changed(&self) -> tokio::sync::watch::Receiver<u64> {
         self.inner.changes.subscribe()
-    }
-
-    fn check_dynamic(&self, tool: &Arc<dyn Tool>) -> Result<Validator, BuildError> {
-        let spec = tool.spec();
-        spec.check()?;
-        if meta::META_TOOLS.contains(&spec.name.as_str()) {
-            return Err(BuildError::Reserved(spec.name.clone()));
-        }
-        let hierarchy = self.inner.policy.hierarchy();
-        if hierarchy.rank(&spec.required_role).is_none() {
-            return Err(BuildError::UnknownRole {
-                tool: spec.name.clone(),
-                role: spec.required_role.clone(),
-                known: hierarchy.roles().join(" < "),
-            });
-        }
-        Validator::new(&spec.input_schema)
-            .map_err(|e| BuildError::Schema { tool: spec.name.clone(), message: e.to_string() })
     }
 }
 

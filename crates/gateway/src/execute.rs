@@ -10,6 +10,7 @@ use tool_core::{
 };
 
 use crate::audit::{AuditRecord, audited};
+use crate::dynamic::Table;
 use crate::echo::{self, clip_str};
 use crate::metrics::CallMetrics;
 use crate::registry::Entry;
@@ -30,6 +31,8 @@ struct Ran {
 /// What `execute` found before the run: the size and depth check, when the
 /// call started (its deadline counts from there) and its trace.
 struct Before<'a> {
+    /// The snapshot the call runs on (tools, policy, limits), loaded once.
+    table: &'a Table,
     limits: Result<(), ToolError>,
     started: Instant,
     trace: Option<&'a CallTrace>,
@@ -54,28 +57,34 @@ impl Gateway {
     ) -> Envelope {
         let started = Instant::now();
         let inner = &*self.inner;
+        // One snapshot for the whole call: its tool, the policy and the limits (a reload
+        // swaps the next one in; this call keeps its own).
+        let table = inner.tools();
         // Checked first (without recursion) so that the trace only ever
         // walks parameters of a sane size and depth.
-        let limits = check_limits(&params, &inner.limits);
+        let limits = check_limits(&params, &table.settings.limits);
         let name = clip_str(tool);
         let trace = (inner.trace.receiver_count() > 0).then(|| {
             let shown = if limits.is_ok() { echo::traced(&params) } else { Value::Null };
             CallTrace::start(inner.trace.clone(), ctx, &name, shown)
         });
-        let table = inner.tools();
         let entry = table.tools.get(tool);
         let slot = entry.map_or(inner.metrics.unknown_tool(), |e| e.slot.min(inner.metrics.unknown_tool()));
         let write = entry.is_some_and(|e| !e.tool.spec().effect.is_read());
         // The audit trail keeps the parameters of writes and refused calls;
         // they are redacted before the call consumes them, and only then.
         let audit_params = match (&inner.audit, entry) {
-            (Some(_), Some(e)) if write || self.authorize(&ctx.caller, e.tool.spec()).is_err() => {
+            (Some(_), Some(e))
+                if write || authorize(&table.settings.policy, &ctx.caller, e.tool.spec()).is_err() =>
+            {
                 Some(if limits.is_ok() { echo::traced(&params) } else { Value::Null })
             }
             _ => None,
         };
         let in_flight = InFlight::enter(&inner.metrics);
-        let ran = self.run(ctx, tool, params, opts, Before { limits, started, trace: trace.as_ref() }).await;
+        let ran = self
+            .run(ctx, tool, params, opts, Before { table: &table, limits, started, trace: trace.as_ref() })
+            .await;
         drop(in_flight);
         let elapsed = started.elapsed().as_secs_f64();
         let metadata = Metadata::now(name, elapsed * 1000.0, ran.attempts);
@@ -129,13 +138,13 @@ impl Gateway {
         opts: &CallOptions,
         before: Before<'_>,
     ) -> Ran {
-        let Before { limits, started, trace } = before;
+        let Before { table, limits, started, trace } = before;
         let inner = &*self.inner;
-        let table = inner.tools();
+        let settings = &table.settings;
         let Some(entry) = table.tools.get(name) else {
             return Ran::refused(self.tool_not_found(&ctx.caller, name));
         };
-        if let Err(error) = self.authorize(&ctx.caller, entry.tool.spec()) {
+        if let Err(error) = authorize(&settings.policy, &ctx.caller, entry.tool.spec()) {
             return Ran::refused(error);
         }
         // Held until the call is done: it owns the caller's concurrency slots.
@@ -153,8 +162,8 @@ impl Gateway {
         let mut started = started;
         let params = match (check_params(entry, &params), &ctx.asker) {
             (Ok(()), _) => params,
-            (Err(error), Some(asker)) if inner.limits.ask_for_missing => {
-                let timeout = std::time::Duration::from_millis(inner.limits.confirm_timeout_ms);
+            (Err(error), Some(asker)) if settings.limits.ask_for_missing => {
+                let timeout = std::time::Duration::from_millis(settings.limits.confirm_timeout_ms);
                 let spec = entry.tool.spec();
                 match missing::ask(asker.as_ref(), spec, params, error, timeout, trace).await {
                     Ok(filled) => {
@@ -174,7 +183,7 @@ impl Gateway {
         // again once they confirm.
         let asker = ctx.asker.as_ref().filter(|_| !entry.tool.spec().effect.is_read());
         let kept = asker.map(|_| params.clone());
-        let policy = Policy::new(entry, ctx, opts, &inner.limits, started);
+        let policy = Policy::new(entry, ctx, opts, &settings.limits, started);
         let (result, attempts) = policy.run(entry, ctx, params, opts.format, &inner.backend_errors).await;
         let (Some(asker), Some(mut params), Ok((_, signals, _))) = (asker, kept, &result) else {
             return Ran { result, attempts };
@@ -182,7 +191,7 @@ impl Gateway {
         let Some((message, param, value)) = confirm::wanted(signals) else {
             return Ran { result, attempts };
         };
-        let timeout = std::time::Duration::from_millis(inner.limits.confirm_timeout_ms);
+        let timeout = std::time::Duration::from_millis(settings.limits.confirm_timeout_ms);
         let answer = confirm::ask(asker.as_ref(), name, message, timeout).await;
         if let Some(trace) = trace {
             trace.asked(message, confirm::outcome(&answer));
@@ -202,21 +211,26 @@ impl Gateway {
         if let Err(error) = check_params(entry, &params) {
             return Ran { result: Err(error), attempts };
         }
-        let policy = Policy::new(entry, ctx, opts, &inner.limits, Instant::now());
+        let policy = Policy::new(entry, ctx, opts, &settings.limits, Instant::now());
         let (result, again) = policy.run(entry, ctx, params, opts.format, &inner.backend_errors).await;
         Ran { result, attempts: attempts + again }
     }
 
     /// The authorization answer for one tool, as the model sees it.
     pub(crate) fn authorize(&self, caller: &Caller, spec: &ToolSpec) -> Result<(), ToolError> {
-        self.inner.policy.decide(caller, spec).map_err(|denial| {
-            let mut details = json!({ "tool": spec.name });
-            if let Some(role) = denial.required_role() {
-                details["required_role"] = json!(role);
-            }
-            ToolError::new(ErrorCode::PermissionDenied, denial.message(&spec.name)).with_details(details)
-        })
+        authorize(&self.inner.policy(), caller, spec)
     }
+}
+
+/// The authorization answer of `policy` for one tool, as the model sees it.
+fn authorize(policy: &authz::Policy, caller: &Caller, spec: &ToolSpec) -> Result<(), ToolError> {
+    policy.decide(caller, spec).map_err(|denial| {
+        let mut details = json!({ "tool": spec.name });
+        if let Some(role) = denial.required_role() {
+            details["required_role"] = json!(role);
+        }
+        ToolError::new(ErrorCode::PermissionDenied, denial.message(&spec.name)).with_details(details)
+    })
 }
 
 /// Counts a call in flight until dropped, so a cancelled call (its future

@@ -129,7 +129,8 @@ pub(crate) fn validators(limits: &Limits) -> Vec<(String, Validator)> {
 impl Gateway {
     /// The three meta-tools' specs (available to the lowest role).
     pub fn meta_specs(&self) -> Vec<ToolSpec> {
-        meta_specs_for(self.inner.policy.hierarchy().lowest(), &self.inner.limits)
+        let settings = self.inner.settings();
+        meta_specs_for(settings.policy.hierarchy().lowest(), &settings.limits)
     }
 
     /// Call a meta-tool. `execute_tool` answers the inner tool's envelope itself.
@@ -244,11 +245,11 @@ impl Gateway {
             .into_iter()
             .filter_map(|doc| table.order.get(doc).and_then(|name| table.tools.get(name)))
             .map(|entry| entry.tool.spec())
-            .filter(|spec| passes(filter, spec) && self.inner.policy.visible(caller, spec))
+            .filter(|spec| passes(filter, spec) && self.inner.policy().visible(caller, spec))
         {
             total += 1;
             if found.len() < limit {
-                found.push(listed(spec, self.inner.policy.required_role(spec)));
+                found.push(listed(spec, self.inner.policy().required_role(spec)));
             }
         }
         Some((found, total))
@@ -273,7 +274,7 @@ impl Gateway {
         let spec = entry.tool.spec();
         self.authorize(caller, spec)?;
         let mut spec = spec.clone();
-        spec.required_role = self.inner.policy.required_role(&spec).to_owned();
+        spec.required_role = self.inner.policy().required_role(&spec).to_owned();
         Ok(match format {
             SchemaFormat::Mcp => json!({
                 "name": spec.name,
@@ -294,10 +295,11 @@ impl Gateway {
 
     /// A skill's guide as the caller may read it.
     pub fn skill_guide(&self, caller: &Caller, id: &str) -> Result<String, ToolError> {
-        let Some(skill) = self.inner.skills.get(id) else {
+        let settings = self.inner.settings();
+        let Some(skill) = settings.skills.get(id) else {
             return Err(self.skill_not_found(caller, id));
         };
-        if !self.inner.policy.role_satisfies(&caller.role, &skill.required_role) {
+        if !settings.policy.role_satisfies(&caller.role, &skill.required_role) {
             return Err(ToolError::new(
                 ErrorCode::PermissionDenied,
                 format!(
@@ -321,7 +323,7 @@ impl skills::GuideView for CallerView<'_> {
     fn tool(&self, name: &str) -> Option<ToolSpec> {
         self.gateway.inner.tools().tools.get(name).map(|e| {
             let mut spec = e.tool.spec().clone();
-            spec.required_role = self.gateway.inner.policy.required_role(&spec).to_owned();
+            spec.required_role = self.gateway.inner.policy().required_role(&spec).to_owned();
             spec
         })
     }
@@ -332,7 +334,7 @@ impl skills::GuideView for CallerView<'_> {
             .tools()
             .tools
             .get(name)
-            .is_some_and(|e| self.gateway.inner.policy.visible(self.caller, e.tool.spec()))
+            .is_some_and(|e| self.gateway.inner.policy().visible(self.caller, e.tool.spec()))
     }
 }
 
@@ -340,7 +342,7 @@ impl Gateway {
     /// A meta-tool's arguments against its schema; the errors are echoed
     /// safely (a secret sent beside `tool_name` is not repeated).
     fn check_args(&self, meta_tool: &str, args: &Value) -> Result<(), ToolError> {
-        match self.inner.meta_validators.iter().find(|(name, _)| name == meta_tool) {
+        match self.inner.settings().meta_validators.iter().find(|(name, _)| name == meta_tool) {
             Some((_, validator)) => validator
                 .validate(args)
                 .map_err(|errors| ToolError::invalid_params(echo::field_errors(errors))),

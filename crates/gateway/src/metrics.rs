@@ -97,6 +97,12 @@ impl CallMetrics {
         if let Some(slot) = dynamic.get(name) {
             return *slot;
         }
+        // A tool of the build served again (removed, then added back by a reload): its row.
+        if let Some(slot) =
+            self.tools[..self.first_dynamic].iter().position(|t| t.get().is_some_and(|t| t == name))
+        {
+            return slot;
+        }
         let slot = self.first_dynamic + dynamic.len();
         if slot >= other {
             return other;

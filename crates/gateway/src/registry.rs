@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::{Arc, OnceLock, RwLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 
 use authz::Policy;
 use schema_gen::Validator;
@@ -13,6 +13,7 @@ use tool_core::{SpecError, Tool, ToolSpec};
 use crate::audit::AuditSink;
 use crate::backend_errors::BackendErrors;
 use crate::dynamic::Table;
+use crate::live::{SKILLS_SOURCE, Settings};
 use crate::metrics::CallMetrics;
 use crate::observe::CallObserver;
 use crate::ratelimit::{Limiter, RateLimits, RateStore};
@@ -67,25 +68,23 @@ pub(crate) struct Entry {
 }
 
 pub(crate) struct Inner {
-    /// The registered tools; see [`crate::dynamic`] for why a snapshot.
-    pub(crate) table: RwLock<Arc<Table>>,
+    /// The registered tools with the policy, limits and skills they are served under; see
+    /// [`crate::dynamic`] and [`crate::live`] for why a snapshot. Read without a lock.
+    pub(crate) table: arc_swap::ArcSwap<Table>,
+    /// Held by whoever builds the next snapshot, so changes are made one at a time (calls
+    /// never take it).
+    pub(crate) writer: Mutex<()>,
     /// Bumped whenever the table changes.
     pub(crate) changes: watch::Sender<u64>,
     /// Tool sources (namespaces) not reached since start, with the reason; see
     /// [`Gateway::set_unreachable`].
     pub(crate) unreachable: RwLock<BTreeMap<String, String>>,
-    pub(crate) skills: SkillSet,
-    pub(crate) policy: Policy,
-    pub(crate) limits: Limits,
     pub(crate) trace: broadcast::Sender<TraceEvent>,
-    pub(crate) skill_problems: Vec<skills::SkillError>,
     pub(crate) metrics: CallMetrics,
     pub(crate) backend_errors: BackendErrors,
     pub(crate) limiter: Option<Limiter>,
     pub(crate) audit: Option<Arc<dyn AuditSink>>,
     pub(crate) observer: Option<Arc<dyn CallObserver>>,
-    /// The meta-tools' argument validators (their limits are this gateway's).
-    pub(crate) meta_validators: Vec<(String, Validator)>,
 }
 
 /// The gateway: cheap to clone, shared by every transport.
@@ -98,7 +97,7 @@ impl fmt::Debug for Gateway {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Gateway")
             .field("tools", &self.inner.tools().order)
-            .field("skills", &self.inner.skills.iter().map(|s| &s.id).collect::<Vec<_>>())
+            .field("skills", &self.inner.settings().skills.iter().map(|s| &s.id).collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
@@ -199,7 +198,7 @@ impl GatewayBuilder {
         let mut skills = self.skills.unwrap_or_default();
         let (trace, _) = broadcast::channel(1024);
         let mut tools: Vec<Arc<dyn Tool>> = self.tools;
-        let sources: HashMap<String, String> =
+        let mut sources: HashMap<String, String> =
             self.sourced.iter().map(|(source, tool)| (tool.spec().name.clone(), source.clone())).collect();
         tools.extend(self.sourced.into_iter().map(|(_, tool)| tool));
         let lookup: BTreeMap<String, ToolSpec> =
@@ -222,17 +221,13 @@ impl GatewayBuilder {
         let slot: Arc<OnceLock<Weak<Inner>>> = Arc::new(OnceLock::new());
         for skill in skills.iter() {
             if let Some(tool) = crate::skill_tool::SkillTool::new(skill, &lookup, slot.clone()) {
+                // Under their own source, so that a change of the skills replaces them.
+                sources.insert(tool.spec().name.clone(), SKILLS_SOURCE.to_owned());
                 tools.push(Arc::new(tool));
             }
         }
-        let mut inner = assemble(tools, skills, self.policy, self.limits, trace)?;
-        if !sources.is_empty() {
-            let table = inner.table.get_mut().unwrap_or_else(|e| e.into_inner());
-            if let Some(table) = Arc::get_mut(table) {
-                table.sources = sources;
-            }
-        }
-        inner.skill_problems = skill_problems;
+        let settings = Settings::new(self.policy, self.limits, skills, skill_problems, self.later);
+        let mut inner = assemble(tools, sources, settings, trace)?;
         inner.limiter = self.limiter;
         inner.audit = self.audit;
         inner.observer = self.observer;
@@ -244,11 +239,11 @@ impl GatewayBuilder {
 
 fn assemble(
     tools: Vec<Arc<dyn Tool>>,
-    skills: SkillSet,
-    policy: Policy,
-    limits: Limits,
+    sources: HashMap<String, String>,
+    settings: Settings,
     trace: broadcast::Sender<TraceEvent>,
 ) -> Result<Inner, BuildError> {
+    let policy = &settings.policy;
     let mut map = HashMap::with_capacity(tools.len());
     for tool in tools {
         let spec = tool.spec();
@@ -281,30 +276,36 @@ fn assemble(
     let metrics = CallMetrics::new(&order, &roles);
     let map: HashMap<String, Arc<Entry>> =
         map.into_iter().map(|(name, entry)| (name, Arc::new(entry))).collect();
-    let table = Table::new(map)?;
-    let meta_validators = meta::validators(&limits);
+    let mut table = Table::new(map, Arc::new(settings))?;
+    table.sources = sources;
     Ok(Inner {
-        table: RwLock::new(Arc::new(table)),
+        table: arc_swap::ArcSwap::from_pointee(table),
+        writer: Mutex::new(()),
         changes: watch::Sender::new(0),
         unreachable: RwLock::default(),
-        skills,
-        policy,
-        limits,
         trace,
-        skill_problems: Vec::new(),
         metrics,
         backend_errors: BackendErrors::default(),
         limiter: None,
         audit: None,
         observer: None,
-        meta_validators,
     })
 }
 
 impl Inner {
-    /// The current snapshot of the tool table.
+    /// The current snapshot of the tool table (no lock: an atomic load).
     pub(crate) fn tools(&self) -> Arc<Table> {
-        self.table.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.table.load_full()
+    }
+
+    /// The policy, limits and skills of the current snapshot.
+    pub(crate) fn settings(&self) -> Arc<Settings> {
+        self.table.load().settings.clone()
+    }
+
+    /// The policy of the current snapshot.
+    pub(crate) fn policy(&self) -> Arc<Policy> {
+        self.table.load().settings.policy.clone()
     }
 }
 
@@ -325,25 +326,26 @@ impl Gateway {
         table.order.iter().filter_map(|n| table.tools.get(n)).map(|e| e.tool.spec().clone()).collect()
     }
 
-    /// Every skill, for codegen.
-    pub fn skill_set(&self) -> &SkillSet {
-        &self.inner.skills
+    /// Every skill served now, for codegen.
+    pub fn skill_set(&self) -> Arc<SkillSet> {
+        self.inner.settings().skills.clone()
     }
 
     /// Problems found when checking the skills against the tools at build
-    /// time. Skills with errors were left out; warnings are kept here too.
-    pub fn skill_problems(&self) -> &[skills::SkillError] {
-        &self.inner.skill_problems
+    /// time (or at the last [`Gateway::apply`]). Skills with errors were left out at the
+    /// build; warnings are kept here too.
+    pub fn skill_problems(&self) -> Arc<Vec<skills::SkillError>> {
+        self.inner.settings().skill_problems.clone()
     }
 
-    /// The authorization policy.
-    pub fn policy(&self) -> &Policy {
-        &self.inner.policy
+    /// The authorization policy served now (it changes with [`Gateway::apply`]).
+    pub fn policy(&self) -> Arc<Policy> {
+        self.inner.policy()
     }
 
-    /// The limits.
-    pub fn limits(&self) -> &Limits {
-        &self.inner.limits
+    /// The limits served now (they change with [`Gateway::apply`]).
+    pub fn limits(&self) -> Arc<Limits> {
+        self.inner.settings().limits.clone()
     }
 
     /// Append the call metrics (calls by tool, role and outcome; latency per
@@ -368,11 +370,13 @@ impl Gateway {
     }
 
     /// The skills this caller may read.
-    pub fn visible_skills(&self, caller: &tool_core::Caller) -> Vec<&Skill> {
-        self.inner
+    pub fn visible_skills(&self, caller: &tool_core::Caller) -> Vec<Skill> {
+        let settings = self.inner.settings();
+        settings
             .skills
             .iter()
-            .filter(|s| self.inner.policy.role_satisfies(&caller.role, &s.required_role))
+            .filter(|s| settings.policy.role_satisfies(&caller.role, &s.required_role))
+            .cloned()
             .collect()
     }
 }

@@ -17,7 +17,7 @@ impl Gateway {
         }
         let table = self.inner.tools();
         let visible = table.order.iter().filter(|n| {
-            table.tools.get(*n).is_some_and(|e| self.inner.policy.visible(caller, e.tool.spec()))
+            table.tools.get(*n).is_some_and(|e| self.inner.policy().visible(caller, e.tool.spec()))
         });
         let suggestions = schema_gen::suggest(name, visible.map(String::as_str));
         let mut message = format!("there is no tool named `{}`.", clip_str(name));

@@ -177,9 +177,9 @@ pub fn generated_gateway(like: &Gateway) -> Result<Gateway> {
         })));
     }
     Gateway::builder()
-        .policy(like.policy().clone())
-        .limits(like.limits().clone())
-        .skills(like.skill_set().clone())
+        .policy((*like.policy()).clone())
+        .limits((*like.limits()).clone())
+        .skills((*like.skill_set()).clone())
         .tools(tools)
         .build()
         .map_err(|e| anyhow!("the generated tools: {e}"))

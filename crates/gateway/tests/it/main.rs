@@ -5,6 +5,7 @@ mod bad_input;
 mod common;
 mod contract;
 mod discovery;
+mod live;
 mod missing;
 mod signals_and_exports;
 mod skill_runs;

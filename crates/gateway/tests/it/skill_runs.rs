@@ -124,6 +124,7 @@ async fn a_skill_naming_a_missing_tool_is_left_out_and_reported() {
     let gw = crate::common::gateway_builder(vec![]).skills(set).build().unwrap();
     assert!(gw.skill_set().get("broken-one").is_none());
     assert!(gw.skill_set().get("flight-check").is_some());
-    let problem = gw.skill_problems().iter().find(|p| p.is_error()).expect("a reported error");
+    let problems = gw.skill_problems();
+    let problem = problems.iter().find(|p| p.is_error()).expect("a reported error");
     assert!(problem.message.contains("query_nothing"), "{}", problem.message);
 }

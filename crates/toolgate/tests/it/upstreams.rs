@@ -113,7 +113,8 @@ async fn a_weather_upstream_is_named_by_beyond_range_and_by_skills() {
         app.skill_problems.iter().filter(|p| p.is_error()).map(ToString::to_string).collect();
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].contains("`ghost__get_forecast`, which is not a registered tool"), "{errors:?}");
-    let ids: Vec<&str> = app.gateway.skill_set().iter().map(|s| s.id.as_str()).collect();
+    let set = app.gateway.skill_set();
+    let ids: Vec<&str> = set.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids, ["long-forecast", "typo-forecast"]);
     assert_eq!(
         app.upstream_problems,
