@@ -56,8 +56,13 @@ pub const CALLER_META_KEY: &str = "io.toolgate/caller";
 /// One upstream MCP server.
 #[derive(Debug, Clone, PartialEq)]
 pub struct UpstreamConfig {
-    /// Namespace of its tools (`<name>__<tool>`) and their domain.
+    /// Namespace of its tools (`<name>__<tool>`) and prompts, and their domain.
     pub name: String,
+    /// Put `<name>__` before the names of its tools and prompts (the default). `false`
+    /// keeps the upstream's own names, so toolgate can stand transparently in front of
+    /// one server; a name another source already has is then a collision
+    /// ([`crate::Upstreams::collisions`]).
+    pub prefix: bool,
     /// How to reach it.
     pub transport: Transport,
     /// The role its tools require unless `[authz.overrides]` says otherwise.
@@ -91,6 +96,7 @@ impl UpstreamConfig {
     pub fn new(name: impl Into<String>, transport: Transport) -> Self {
         Self {
             name: name.into(),
+            prefix: true,
             transport,
             required_role: "member".into(),
             read_only_tools: Vec::new(),

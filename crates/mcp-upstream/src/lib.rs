@@ -60,10 +60,16 @@
 //! beside a token source is refused ([`UpstreamConfig::check`]).
 
 mod config;
+// Sampling, roots, logging and `resources/subscribe` are deprecated at 2026-07-28
+// (SEP-2577) and live in every earlier revision, which upstreams and clients speak.
+#[allow(deprecated)]
+mod federation;
 mod identity;
+#[allow(deprecated)]
 mod link;
 mod spec;
 mod supervisor;
+mod surface;
 mod tool;
 
 use std::sync::Arc;
@@ -72,6 +78,7 @@ use gateway::Gateway;
 use tokio::task::JoinHandle;
 
 pub use config::{CALLER_META_KEY, IdentityMode, Transport, UpstreamConfig};
+pub use federation::{Federation, Lists};
 pub use identity::check_identity;
 pub use spec::local_name;
 
@@ -81,6 +88,7 @@ use crate::link::{Link, State};
 #[derive(Debug)]
 pub struct Upstreams {
     running: Vec<(Arc<Link>, JoinHandle<()>)>,
+    federation: Federation,
 }
 
 /// One upstream's state, for status pages and tests.
@@ -99,11 +107,20 @@ impl Upstreams {
     /// (at most its connect timeout): toolgate then starts with the tools of
     /// those that answered, and keeps trying the others.
     pub async fn start(gateway: &Gateway, configs: Vec<UpstreamConfig>) -> Self {
+        let mut upstreams = Self { running: Vec::new(), federation: Federation::default() };
+        upstreams.add(gateway, configs).await;
+        upstreams
+    }
+
+    /// Start more upstreams beside the running ones (a configuration reloaded while
+    /// serving), waiting as [`Upstreams::start`] does for each one's first attempt.
+    pub async fn add(&mut self, gateway: &Gateway, configs: Vec<UpstreamConfig>) {
         let mut running = Vec::with_capacity(configs.len());
         let mut waits = Vec::with_capacity(configs.len());
         for config in configs {
             let ask_timeout = std::time::Duration::from_millis(gateway.limits().confirm_timeout_ms);
-            let link = Arc::new(Link::new(&config.name, ask_timeout));
+            let link = Arc::new(Link::new(&config, ask_timeout, self.federation.signals.clone()));
+            self.federation.links.write().unwrap_or_else(|e| e.into_inner()).push(link.clone());
             let (tx, rx) = tokio::sync::oneshot::channel();
             let task = tokio::spawn(supervisor::supervise(config, gateway.clone(), link.clone(), tx));
             running.push((link, task));
@@ -112,22 +129,51 @@ impl Upstreams {
         for wait in waits {
             let _ = wait.await;
         }
-        Self { running }
+        self.running.append(&mut running);
     }
 
-    /// Start more upstreams beside the running ones (a configuration reloaded while
-    /// serving), waiting as [`Upstreams::start`] does for each one's first attempt.
-    pub async fn add(&mut self, gateway: &Gateway, configs: Vec<UpstreamConfig>) {
-        let mut more = Self::start(gateway, configs).await;
-        self.running.append(&mut more.running);
+    /// Their prompts, resources and the rest of their MCP surface, for the MCP server.
+    pub fn federation(&self) -> Federation {
+        self.federation.clone()
+    }
+
+    /// Names two sources share (an upstream with `prefix = false` whose tool or prompt has
+    /// the name of another source's), each in a sentence that says how to fix it; empty
+    /// when every name is unique. toolgate refuses to start with any.
+    pub fn collisions(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        let mut prompts: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+        for (link, _) in &self.running {
+            out.extend(link.collisions.lock().unwrap_or_else(|e| e.into_inner()).iter().cloned());
+            for prompt in link.surface().prompts {
+                let local = link.local_prompt(&prompt.name);
+                if local == "catalog" || local.starts_with("guide:") {
+                    out.push(format!(
+                        "upstream `{}`: its prompt `{local}` has the name of one of toolgate's own prompts (`catalog`, `guide:<skill>`); set `prefix = true`",
+                        link.name
+                    ));
+                } else if let Some(other) = prompts.insert(local.clone(), link.name.clone()) {
+                    out.push(format!(
+                        "upstreams `{other}` and `{}` both have a prompt `{local}`; with `prefix = false` names must be unique: set `prefix = true` on one of them",
+                        link.name
+                    ));
+                }
+            }
+        }
+        out
     }
 
     /// Stop the upstream `name` (its child process ends with its supervisor) and take its
     /// tools out of the gateway; `false` when no such upstream runs.
     pub fn remove(&mut self, gateway: &Gateway, name: &str) -> bool {
         let Some(at) = self.running.iter().position(|(link, _)| link.name == name) else { return false };
-        let (_, task) = self.running.remove(at);
+        let (link, task) = self.running.remove(at);
         task.abort();
+        self.federation.links.write().unwrap_or_else(|e| e.into_inner()).retain(|l| !Arc::ptr_eq(l, &link));
+        link.signals.lists.send_modify(|lists| {
+            lists.prompts += 1;
+            lists.resources += 1;
+        });
         gateway.replace_source_tools(&supervisor::source(name), Vec::new());
         gateway.set_unreachable(name, None);
         tracing::info!(upstream = name, "upstream removed");

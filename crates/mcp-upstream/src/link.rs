@@ -7,9 +7,10 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationCapability, FormElicitationCapability, Implementation, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, RequestId,
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability, Implementation,
+    ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, RequestId, ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient};
@@ -26,6 +27,15 @@ pub(crate) enum State {
 /// Shared by the supervisor (which writes the state) and the tools (which read it).
 pub(crate) struct Link {
     pub(crate) name: String,
+    /// The upstream's settings (prefix, role, identity).
+    pub(crate) config: crate::UpstreamConfig,
+    /// Its prompts and resources ([`crate::surface`]).
+    pub(crate) surface: RwLock<crate::surface::Surface>,
+    /// Where changes of them are told.
+    pub(crate) signals: Arc<crate::federation::Signals>,
+    /// Its tools that could not be registered because another source has the name
+    /// (`prefix = false`), in words.
+    pub(crate) collisions: Mutex<Vec<String>>,
     state: RwLock<State>,
     progress: Mutex<HashMap<String, Arc<Throttle>>>,
     /// The calls in flight, by request id: whom to ask when the upstream
@@ -49,9 +59,17 @@ impl std::fmt::Debug for Link {
 
 impl Link {
     /// `ask_timeout` bounds the wait for the person when the upstream elicits.
-    pub(crate) fn new(name: &str, ask_timeout: Duration) -> Self {
+    pub(crate) fn new(
+        config: &crate::UpstreamConfig,
+        ask_timeout: Duration,
+        signals: Arc<crate::federation::Signals>,
+    ) -> Self {
         Self {
-            name: name.to_owned(),
+            name: config.name.clone(),
+            config: config.clone(),
+            surface: RwLock::default(),
+            signals,
+            collisions: Mutex::default(),
             state: RwLock::new(State::Down("not connected yet".into())),
             progress: Mutex::new(HashMap::new()),
             calls: Mutex::new(HashMap::new()),
@@ -290,12 +308,54 @@ impl Throttle {
     }
 }
 
+impl Handler {
+    /// Pass an upstream's request to the client of the call it came with.
+    async fn relay(
+        &self,
+        method: &str,
+        params: serde_json::Value,
+        context: &RequestContext<RoleClient>,
+    ) -> Result<serde_json::Value, McpError> {
+        let upstream = self.link.name.as_str();
+        let call = self.link.call_for(context.extensions.get::<InboundStreamOrigin>()).map_err(|why| {
+            tracing::warn!(upstream, method, why, "upstream request nobody can answer");
+            cannot_ask(why)
+        })?;
+        let Some(asker) = call.asker else {
+            return Err(cannot_ask("the caller's client cannot be asked"));
+        };
+        let mut ended = call.ended;
+        let timeout = self.link.ask_timeout;
+        let answer = tokio::select! {
+            answer = tokio::time::timeout(timeout, asker.relay(method, params)) => answer
+                .unwrap_or_else(|_| Err(format!("no answer within {} s", timeout.as_secs()))),
+            _ = context.ct.cancelled() => Err("the upstream withdrew the request".to_owned()),
+            _ = ended.changed() => Err("the call ended".to_owned()),
+        };
+        tracing::info!(
+            upstream,
+            method,
+            answered = answer.is_ok(),
+            "upstream request passed to the caller's client"
+        );
+        answer.map_err(|why| cannot_ask(&why))
+    }
+}
+
 /// The rmcp client side of one connection.
 #[derive(Clone)]
 pub(crate) struct Handler {
     pub(crate) link: Arc<Link>,
-    /// Tells the supervisor to read the tool list again.
-    pub(crate) refresh: mpsc::UnboundedSender<()>,
+    /// Tells the supervisor to read a list again.
+    pub(crate) refresh: mpsc::UnboundedSender<Refresh>,
+}
+
+/// Which list of the upstream changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refresh {
+    Tools,
+    /// Prompts, resources or resource templates.
+    Surface,
 }
 
 impl ClientHandler for Handler {
@@ -311,7 +371,60 @@ impl ClientHandler for Handler {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::info!(upstream = %self.link.name, "upstream says its tool list changed");
-        let _ = self.refresh.send(());
+        let _ = self.refresh.send(Refresh::Tools);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::info!(upstream = %self.link.name, "upstream says its prompt list changed");
+        let _ = self.refresh.send(Refresh::Surface);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::info!(upstream = %self.link.name, "upstream says its resource list changed");
+        let _ = self.refresh.send(Refresh::Surface);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.link.signals.updated.send(params.uri);
+    }
+
+    /// A log message during a call goes to that call's client (which filters it by the
+    /// level it set); one that no call can be tied to goes to toolgate's log.
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        context: NotificationContext<RoleClient>,
+    ) {
+        match self.link.call_for(context.extensions.get::<InboundStreamOrigin>()) {
+            Ok(Call { asker: Some(asker), .. }) => {
+                let params = serde_json::to_value(&params).unwrap_or_default();
+                asker.notify("notifications/message", params).await;
+            }
+            _ => tracing::debug!(upstream = %self.link.name, level = ?params.level, "upstream log message"),
+        }
+    }
+
+    /// The upstream asks the client behind the call for a model's answer: passed to that
+    /// client as it is, within the ask timeout; one that cannot be tied to a call, or
+    /// whose client has no sampling, gets an error.
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, McpError> {
+        let params = serde_json::to_value(&params).unwrap_or_default();
+        let answer = self.relay("sampling/createMessage", params, &context).await?;
+        serde_json::from_value(answer).map_err(|_| cannot_ask("the client's answer is not a sampling result"))
+    }
+
+    /// The upstream asks the client behind the call for its roots, as [`Self::create_message`].
+    async fn list_roots(&self, context: RequestContext<RoleClient>) -> Result<ListRootsResult, McpError> {
+        let answer = self.relay("roots/list", serde_json::json!({}), &context).await?;
+        serde_json::from_value(answer).map_err(|_| cannot_ask("the client's answer is not a list of roots"))
     }
 
     /// The upstream asks the person behind the call it came with: through that
@@ -390,6 +503,10 @@ impl ClientHandler for Handler {
     fn get_info(&self) -> ClientConfig {
         let mut info = ClientConfig::default();
         info.capabilities = ClientCapabilities::default();
+        // Sampling and roots: passed to the client behind the call they come with
+        // (an error where it has neither).
+        info.capabilities.sampling = Some(Default::default());
+        info.capabilities.roots = Some(Default::default());
         // Form elicitation: an upstream's question goes to the person behind
         // the call it came with, when their client can be asked, and is
         // declined otherwise.

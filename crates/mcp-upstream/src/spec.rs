@@ -37,13 +37,25 @@ pub(crate) fn spec_for(config: &UpstreamConfig, tool: &rmcp::model::Tool) -> Res
         let head: String = tool.name.chars().take(NAME_IN_LOG).collect();
         if head.len() < tool.name.len() { format!("{head}…") } else { head }
     };
-    let name = local_name(&config.name, &tool.name).ok_or_else(|| {
-        format!(
-            "`{}` ({} characters): the name is longer than 64 characters with its namespace",
-            shown(),
-            tool.name.chars().count()
-        )
-    })?;
+    let name = if config.prefix {
+        local_name(&config.name, &tool.name).ok_or_else(|| {
+            format!(
+                "`{}` ({} characters): the name is longer than 64 characters with its namespace",
+                shown(),
+                tool.name.chars().count()
+            )
+        })?
+    } else if tool_core::names::is_tool_name(&tool.name)
+        || tool_core::names::is_namespaced_tool_name(&tool.name)
+    {
+        // Kept as it is (`prefix = false`): only a name the gateway takes as it is.
+        tool.name.to_string()
+    } else {
+        return Err(format!(
+            "`{}`: with `prefix = false` a tool keeps its name, and this one is not a snake_case verb_noun name (lowercase words joined by `_`) toolgate can serve",
+            shown()
+        ));
+    };
     let schema_bytes = serde_json::to_vec(&*tool.input_schema).map_or(usize::MAX, |v| v.len());
     if schema_bytes > MAX_SCHEMA_BYTES {
         return Err(format!(

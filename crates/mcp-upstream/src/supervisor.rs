@@ -18,9 +18,9 @@ use tokio::sync::{mpsc, oneshot};
 use tool_core::Tool;
 
 use crate::identity::{self, HeaderClient};
-use crate::link::{Handler, Link, State};
+use crate::link::{Handler, Link, Refresh, State};
 use crate::tool::UpstreamTool;
-use crate::{IdentityMode, Transport, UpstreamConfig, spec};
+use crate::{Transport, UpstreamConfig, spec};
 
 type Service = RunningService<RoleClient, Handler>;
 
@@ -78,8 +78,8 @@ pub(crate) async fn supervise(
 /// or never listed any), calls to its namespace answer UNAVAILABLE with `reason` and the
 /// catalog names it. Once reached, its listed tools answer for it instead.
 fn not_reached(config: &UpstreamConfig, gateway: &Gateway, reason: &str) {
-    let prefix = format!("{}{}", config.name, tool_core::names::NAMESPACE_SEPARATOR);
-    if !gateway.all_specs().iter().any(|s| s.name.starts_with(&prefix)) {
+    let source = source(&config.name);
+    if !gateway.all_specs().iter().any(|s| gateway.source_of(&s.name).as_deref() == Some(source.as_str())) {
         gateway.set_unreachable(&config.name, Some(reason));
     }
 }
@@ -90,7 +90,7 @@ async fn follow(
     gateway: &Gateway,
     link: &Arc<Link>,
     service: Service,
-    refresh_rx: &mut mpsc::UnboundedReceiver<()>,
+    refresh_rx: &mut mpsc::UnboundedReceiver<Refresh>,
 ) -> String {
     let token = service.cancellation_token();
     let peer = service.peer().clone();
@@ -105,9 +105,18 @@ async fn follow(
                 token.cancel();
                 return "the connection was lost during a call".into();
             }
-            Some(()) = refresh_rx.recv() => {
-                while refresh_rx.try_recv().is_ok() {}
-                refresh_peer(config, gateway, link, &peer).await;
+            Some(first) = refresh_rx.recv() => {
+                let (mut tools, mut surface) = (first == Refresh::Tools, first == Refresh::Surface);
+                while let Ok(more) = refresh_rx.try_recv() {
+                    tools |= more == Refresh::Tools;
+                    surface |= more == Refresh::Surface;
+                }
+                if tools {
+                    refresh_peer(config, gateway, link, &peer).await;
+                }
+                if surface {
+                    link.refresh_surface(&peer).await;
+                }
             }
         }
     }
@@ -127,6 +136,7 @@ fn ended(transport: &Transport, quit: Result<QuitReason, tokio::task::JoinError>
 
 async fn refresh(config: &UpstreamConfig, gateway: &Gateway, link: &Arc<Link>, service: &Service) {
     refresh_peer(config, gateway, link, service.peer()).await;
+    link.refresh_surface(service.peer()).await;
 }
 
 /// Read the upstream's tools and put them in the gateway under our names;
@@ -162,24 +172,31 @@ async fn refresh_peer(
         );
     }
     let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(listed.len().min(spec::MAX_TOOLS));
-    let headers = identity::names_of(config);
     for tool in listed.iter().take(spec::MAX_TOOLS) {
         match spec::spec_for(config, tool) {
             Ok(spec) => tools.push(Arc::new(UpstreamTool {
                 spec,
                 remote: tool.name.to_string(),
                 link: link.clone(),
-                meta: config.identity == IdentityMode::Meta,
-                headers: headers.clone(),
                 auth: config.auth.clone(),
             })),
             Err(reason) => tracing::warn!(upstream = %config.name, %reason, "upstream tool left out"),
         }
     }
     let count = tools.len();
+    let mut collisions = Vec::new();
     for problem in gateway.replace_source_tools(&source(&config.name), tools) {
+        if let gateway::BuildError::Duplicate(name) = &problem {
+            let other = gateway.source_of(name).unwrap_or_else(|| "toolgate's own tools".into());
+            collisions.push(format!(
+                "upstream `{}`: its tool `{name}` has the name of a tool of {} ; with `prefix = false` its names must be unique: rename one, or set `prefix = true`",
+                config.name,
+                other.strip_prefix("upstream:").map_or(other.clone(), |u| format!("the upstream `{u}`"))
+            ));
+        }
         tracing::warn!(upstream = %config.name, %problem, "upstream tool left out");
     }
+    *link.collisions.lock().unwrap_or_else(|e| e.into_inner()) = collisions;
     tracing::info!(upstream = %config.name, offered = listed.len(), usable = count, "upstream tools registered");
 }
 

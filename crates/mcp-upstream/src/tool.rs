@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use reqwest::header::HeaderName;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientNotification, ClientRequest, ContentBlock, RequestId, ServerResult,
+    CancelledNotificationParam, ClientNotification, ClientRequest, ContentBlock, GetExtensions, RequestId,
+    ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpError;
@@ -27,10 +27,6 @@ pub(crate) struct UpstreamTool {
     /// Its name on the upstream.
     pub(crate) remote: String,
     pub(crate) link: Arc<Link>,
-    /// Send the caller in `_meta` ([`crate::IdentityMode::Meta`]).
-    pub(crate) meta: bool,
-    /// Send the caller as these headers ([`crate::IdentityMode::Header`]).
-    pub(crate) headers: Vec<HeaderName>,
     /// Where the call's `Authorization: Bearer` token comes from ([`crate::UpstreamConfig::auth`]).
     pub(crate) auth: Option<http_tools::TokenProvider>,
 }
@@ -53,28 +49,8 @@ impl Tool for UpstreamTool {
             Value::Object(map) => Some(map),
             _ => None,
         };
-        let mut options = PeerRequestOptions::no_options();
-        if self.meta {
-            let caller = &ctx.caller;
-            let mut meta = rmcp::model::RequestMetaObject::default();
-            meta.insert(
-                CALLER_META_KEY.into(),
-                json!({"user_id": caller.user_id, "role": caller.role, "tenant": caller.tenant}),
-            );
-            options = options.with_meta(meta);
-        }
-        let mut request = CallToolRequest::new(request);
-        if !self.headers.is_empty() {
-            request.extensions.insert(CallerHeaders::new(&self.headers, &ctx.caller));
-        }
-        // The token for this call, before anything is sent: a source that cannot give one
-        // (a caller with no sign-in to exchange, an identity provider that refused or is
-        // down) fails the call with its own error, and the upstream never hears of it.
-        if let Some(auth) = &self.auth {
-            let token = auth.token(&ctx.caller).await?;
-            request.extensions.insert(CallToken(token));
-        }
-        let request = ClientRequest::CallToolRequest(request);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(request));
+        let (request, options) = as_caller(&self.link, &ctx.caller, request).await?;
         // An error here means the request never reached the connection's writer.
         let handle = peer
             .send_request_with_option(request, options)
@@ -92,7 +68,17 @@ impl Tool for UpstreamTool {
         // answer (the last progress reports) run before the route closes.
         tokio::task::yield_now().await;
         match answer {
-            Ok(ServerResult::CallToolResult(result)) => convert(&self.spec.name, result),
+            Ok(ServerResult::CallToolResult(result)) => {
+                // What the envelope cannot carry goes beside it to the MCP server.
+                let extra = result
+                    .content
+                    .iter()
+                    .filter(|block| !matches!(block, ContentBlock::Text(_) | ContentBlock::Image(_)))
+                    .cloned()
+                    .collect();
+                crate::federation::keep_content(&ctx.trace_id, extra);
+                convert(&self.spec.name, result)
+            }
             Ok(_) => Err(ToolError::new(
                 ErrorCode::ExecutionError,
                 format!("`{}` answered something that is not a tool result", self.spec.name),
@@ -108,6 +94,36 @@ impl Tool for UpstreamTool {
             }
         }
     }
+}
+
+/// `request` as `caller` sends it to `link`'s upstream, as its identity mode says: the
+/// caller in `_meta`, as headers, and the token for the call (fetched first: a source that
+/// cannot give one fails here, and nothing is sent).
+pub(crate) async fn as_caller(
+    link: &Link,
+    caller: &tool_core::Caller,
+    mut request: ClientRequest,
+) -> Result<(ClientRequest, PeerRequestOptions), ToolError> {
+    let config = &link.config;
+    let mut options = PeerRequestOptions::no_options();
+    if config.identity == crate::IdentityMode::Meta {
+        let mut meta = rmcp::model::RequestMetaObject::default();
+        meta.insert(
+            CALLER_META_KEY.into(),
+            json!({"user_id": caller.user_id, "role": caller.role, "tenant": caller.tenant}),
+        );
+        options = options.with_meta(meta);
+    }
+    let headers = crate::identity::names_of(config);
+    let extensions = request.extensions_mut();
+    if !headers.is_empty() {
+        extensions.insert(CallerHeaders::new(&headers, caller));
+    }
+    if let Some(auth) = &config.auth {
+        let token = auth.token(caller).await?;
+        extensions.insert(CallToken(token));
+    }
+    Ok((request, options))
 }
 
 /// How a call failed on the connection: provably before the request left toolgate, or
