@@ -26,6 +26,11 @@ pub trait Probe: Send + Sync + std::fmt::Debug + 'static {
     /// `Err(why)` when not ready; `why` is shown to whoever asks, so it says
     /// what is wrong without URLs or credentials.
     async fn check(&self) -> Result<(), String>;
+    /// Shown beside the answer, ready or not (how the last configuration reload went, say);
+    /// like `why`, without URLs or credentials. None by default.
+    fn detail(&self) -> Option<Value> {
+        None
+    }
 }
 
 /// More metrics for `/metrics` (e.g. database pool use), rendered on scrape.
@@ -47,14 +52,19 @@ pub(super) async fn readyz(State(shared): State<Arc<Shared>>) -> Response {
             Ok(answer) => answer,
             Err(_) => Err(format!("no answer within {} s", PROBE_TIMEOUT.as_secs())),
         };
-        (probe.name().to_owned(), answer)
+        (probe.name().to_owned(), answer, probe.detail())
     });
     let answers = futures::future::join_all(checks).await;
-    let ready = answers.iter().all(|(_, a)| a.is_ok());
+    let ready = answers.iter().all(|(_, a, _)| a.is_ok());
     let checks: Map<String, Value> = answers
         .into_iter()
-        .map(|(name, answer)| {
-            (name, answer.map_or_else(|why| json!({"ok": false, "error": why}), |()| json!({"ok": true})))
+        .map(|(name, answer, detail)| {
+            let mut check =
+                answer.map_or_else(|why| json!({"ok": false, "error": why}), |()| json!({"ok": true}));
+            if let Some(detail) = detail {
+                check["detail"] = detail;
+            }
+            (name, check)
         })
         .collect();
     let status = if ready { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
