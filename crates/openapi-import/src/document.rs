@@ -193,7 +193,7 @@ impl Import {
 
 const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
-fn parse(text: &str) -> Result<Value> {
+pub(crate) fn parse(text: &str) -> Result<Value> {
     let trimmed = text.trim_start();
     if trimmed.starts_with('{') {
         return serde_json::from_str(text).map_err(|e| Error::Parse(format!("JSON: {e}")));
@@ -278,9 +278,21 @@ fn float(v: f64) -> Value {
     serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number)
 }
 
-/// Import a document.
+/// Import a document given as text: only references inside it are resolved (a file `$ref`
+/// skips the operation that needs it, saying so; [`import_file`] reads such files).
 pub fn import(text: &str, options: &Options) -> Result<Import> {
-    let doc = parse(text)?;
+    import_value(&parse(text)?, options)
+}
+
+/// Import the document in the file at `path`, with the files its `$ref`s name relative to it
+/// (a multi-file source such as DigitalOcean's `DigitalOcean-public.v2.yaml`) read from its
+/// folder: never over the network, never outside that folder, at most
+/// [`crate::MAX_FILES`] files and [`crate::MAX_TOTAL_BYTES`] bytes in all.
+pub fn import_file(path: &std::path::Path, options: &Options) -> Result<Import> {
+    import_value(&crate::bundle::load(path)?, options)
+}
+
+fn import_value(doc: &Value, options: &Options) -> Result<Import> {
     let version = doc.get("openapi").and_then(Value::as_str).unwrap_or_default();
     if !(version.starts_with("3.0") || version.starts_with("3.1")) {
         let found = doc
@@ -299,15 +311,33 @@ pub fn import(text: &str, options: &Options) -> Result<Import> {
     let mut groups: BTreeMap<(String, bool), Vec<Route>> = BTreeMap::new();
     let empty = Map::new();
     for (path, item) in doc.get("paths").and_then(Value::as_object).unwrap_or(&empty) {
+        // A path item or operation that is a reference is followed; one that cannot be is
+        // reported, never imported empty.
         let item = match item.get("$ref").and_then(Value::as_str) {
-            Some(r) => crate::schema::follow(&doc, r).unwrap_or(item),
+            Some(r) => match crate::schema::follow(doc, r) {
+                Ok(target) => target,
+                Err(reason) => {
+                    skipped.push(Skipped { method: "*".into(), path: path.clone(), reason });
+                    continue;
+                }
+            },
             None => item,
         };
         for method in METHODS {
             let Some(operation) = item.get(method) else { continue };
-            let op = Op { path, method, item, operation };
             let skip = |reason: String| Skipped { method: method.to_uppercase(), path: path.clone(), reason };
-            let route = match op.route(&doc) {
+            let operation = match operation.get("$ref").and_then(Value::as_str) {
+                Some(r) => match crate::schema::follow(doc, r) {
+                    Ok(target) => target,
+                    Err(reason) => {
+                        skipped.push(skip(reason));
+                        continue;
+                    }
+                },
+                None => operation,
+            };
+            let op = Op { path, method, item, operation };
+            let route = match op.route(doc) {
                 Ok(route) => route,
                 Err(reason) => {
                     skipped.push(skip(reason));
@@ -350,7 +380,7 @@ pub fn import(text: &str, options: &Options) -> Result<Import> {
             Err(reason) => base_url_refused = reason,
         }
     }
-    let auth = AuthHint::from_document(&doc, &name);
+    let auth = AuthHint::from_document(doc, &name);
     Ok(Import { title, name, base_url, base_url_refused, tables, skipped, auth })
 }
 

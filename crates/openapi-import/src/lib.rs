@@ -26,12 +26,14 @@
 //! ```
 
 mod auth;
+mod bundle;
 mod document;
 mod operation;
 mod schema;
 
 pub use auth::AuthHint;
-pub use document::{DomainBy, Import, Options, Skipped, import};
+pub use bundle::{MAX_FILES, MAX_TOTAL_BYTES};
+pub use document::{DomainBy, Import, Options, Skipped, import, import_file};
 
 /// Why a document could not be imported at all (single operations are skipped, not errors).
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +47,10 @@ pub enum Error {
     /// before the YAML parser runs.
     #[error("{0}")]
     TooDeep(tool_core::nesting::TooDeep),
+    /// A file `$ref` that cannot be read: over the network, outside the document's folder,
+    /// missing, or beyond the limits ([`MAX_FILES`], [`MAX_TOTAL_BYTES`]); the message names it.
+    #[error("{0}")]
+    Reference(String),
     /// Not an OpenAPI 3.0/3.1 document.
     #[error("{0}")]
     Version(String),

@@ -69,7 +69,7 @@ pub(crate) fn flatten(root: &Value, schema: &Value, depth: usize) -> Result<Valu
 pub(crate) fn follow<'a>(root: &'a Value, reference: &str) -> Result<&'a Value, String> {
     let Some(pointer) = reference.strip_prefix('#') else {
         return Err(format!(
-            "external $ref {reference:?} (only references inside the document are resolved)"
+            "external $ref {reference:?}: a document given as text resolves only references inside it; import its file (`toolgate import openapi FILE`, `openapi_import::import_file`) to read the files beside it"
         ));
     };
     root.pointer(pointer).ok_or_else(|| format!("$ref {reference:?} points to nothing in the document"))

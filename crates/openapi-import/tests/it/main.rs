@@ -3,6 +3,7 @@
 
 mod cases;
 mod faithful;
+mod files;
 mod form;
 mod hostile;
 mod roundtrip;
