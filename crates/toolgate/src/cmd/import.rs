@@ -30,13 +30,12 @@ pub(crate) struct OpenapiArgs {
 
 pub(crate) fn run(kind: Kind) -> Result<ExitCode> {
     let Kind::Openapi(args) = kind;
-    let text =
-        std::fs::read_to_string(&args.spec).with_context(|| format!("reading {}", args.spec.display()))?;
     let options = Options {
         domain_by: if args.domain_by == "path" { DomainBy::Path } else { DomainBy::Tag },
         required_role: Some(args.role),
     };
-    let import = match openapi_import::import(&text, &options) {
+    // From the file: the files its relative `$ref`s name are read from its folder.
+    let import = match openapi_import::import_file(&args.spec, &options) {
         Ok(import) => import,
         Err(e) => {
             eprintln!("error: {}: {e}", args.spec.display());
