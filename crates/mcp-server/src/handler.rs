@@ -10,11 +10,15 @@ use std::sync::Arc;
 
 use gateway::{CallOptions, Filter, Gateway};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest, CustomResult,
-    DiscoverResult, ErrorCode as RpcCode, Extensions, GetPromptRequestParams, GetPromptResponse,
-    GetPromptResult, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListToolsResult, PaginatedRequestParams, Prompt, PromptMessage, Role, ServerCapabilities, ServerConfig,
-    SubscriptionFilter, Tool,
+    CompleteRequestParams, CompleteResult, ListResourceTemplatesResult, ListResourcesResult,
+    ReadResourceRequestParams, ReadResourceResponse, SetLevelRequestParams, SubscribeRequestParams,
+    UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock, CustomRequest,
+    CustomResult, DiscoverResult, ErrorCode as RpcCode, Extensions, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult, Implementation,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
+    Prompt, PromptMessage, Role, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -24,6 +28,8 @@ use tool_core::{Caller, Envelope, ToolContext};
 use crate::Exposure;
 use crate::mcp_shape::{mcp_tool, structured, unwrap_args};
 use crate::progress::{self, ProgressChannel};
+
+mod federate;
 
 /// The name of the prompt that carries the caller's catalog.
 pub const CATALOG_PROMPT: &str = "catalog";
@@ -74,6 +80,8 @@ impl Authenticated {
 pub struct McpServer {
     inner: Arc<Inner>,
     life: Arc<SessionLife>,
+    /// What this session asked of the upstreams' surface ([`federate`]).
+    session: Arc<federate::Session>,
 }
 
 /// Held by every clone of one session's [`McpServer`]: when rmcp drops the
@@ -92,6 +100,10 @@ struct Inner {
     /// Whether the client may be asked (elicitation): only where a request
     /// from the server can reach it, i.e. not without sessions.
     ask: bool,
+    /// The upstreams' prompts, resources and the rest ([`federate`]).
+    federation: Option<mcp_upstream::Federation>,
+    /// The tasks of long-running calls, shared by every session ([`crate::tasks`]).
+    tasks: Arc<crate::tasks::Tasks>,
 }
 
 impl McpServer {
@@ -102,8 +114,18 @@ impl McpServer {
             .with_title("toolgate")
             .with_icons(vec![crate::mcp_shape::server_icon()]);
         Self {
-            inner: Arc::new(Inner { gateway, exposure, caller: None, info, meta_tools, ask: true }),
+            inner: Arc::new(Inner {
+                gateway,
+                exposure,
+                caller: None,
+                info,
+                meta_tools,
+                ask: true,
+                federation: None,
+                tasks: Arc::new(crate::tasks::Tasks::new(crate::TaskLimits::default())),
+            }),
             life: Arc::default(),
+            session: Arc::default(),
         }
     }
 
@@ -111,7 +133,7 @@ impl McpServer {
     /// own, so what the session starts ends with it (not with the template
     /// the factory clones).
     pub(crate) fn for_session(&self) -> Self {
-        Self { inner: self.inner.clone(), life: Arc::default() }
+        Self { inner: self.inner.clone(), life: Arc::default(), session: Arc::default() }
     }
 
     /// Serve every request as this caller (stdio, or an embedding that
@@ -126,6 +148,13 @@ impl McpServer {
     /// where a request from the server has no way to the client.
     pub(crate) fn without_asking(mut self) -> Self {
         Arc::make_mut(&mut self.inner).ask = false;
+        self
+    }
+
+    /// How many tasks (long-running calls a 2026-07-28 client asked to run as
+    /// tasks) are kept, and for how long ([`crate::TaskLimits`]).
+    pub fn with_task_limits(mut self, limits: crate::TaskLimits) -> Self {
+        Arc::make_mut(&mut self.inner).tasks = Arc::new(crate::tasks::Tasks::new(limits));
         self
     }
 
@@ -147,18 +176,23 @@ impl McpServer {
 
     /// The caller of a request: the fixed one, or the one the HTTP auth layer
     /// attached. Scoped exposure narrows it to its domains.
-    fn caller(&self, extensions: &Extensions) -> Result<Caller, McpError> {
+    pub(crate) fn caller(&self, extensions: &Extensions) -> Result<Caller, McpError> {
         self.caller_from(extensions, |auth| auth.map(|a| a.caller.clone()))
     }
 
     /// [`caller`](Self::caller) for a request that is answered once: the
     /// caller moves out of the request instead of being copied.
-    fn take_caller(&self, extensions: &mut Extensions) -> Result<Caller, McpError> {
+    pub(crate) fn take_caller(&self, extensions: &mut Extensions) -> Result<Caller, McpError> {
         let taken = extensions
             .get_mut::<axum::http::request::Parts>()
             .and_then(|p| p.extensions.remove::<Authenticated>())
             .map(|a| a.caller);
         self.caller_from(extensions, |_| taken)
+    }
+
+    /// The caller every request is served as, when it is fixed (stdio).
+    pub(crate) fn fixed_caller(&self) -> Option<&Caller> {
+        self.inner.caller.as_ref()
     }
 
     fn caller_from(
@@ -219,8 +253,9 @@ impl McpServer {
         args: Value,
         context: &RequestContext<RoleServer>,
         asker: Option<Arc<dyn tool_core::Asker>>,
+        trace_id: String,
     ) -> Option<Envelope> {
-        let mut ctx = ToolContext::new(caller).with_trace_id(uuid::Uuid::new_v4().simple().to_string());
+        let mut ctx = ToolContext::new(caller).with_trace_id(trace_id);
         let channel = context.meta.get_progress_token().map(ProgressChannel::new);
         if let Some(channel) = &channel {
             ctx = ctx.with_progress(channel.sink());
@@ -228,19 +263,7 @@ impl McpServer {
         if let Some(asker) = asker {
             ctx = ctx.with_asker(asker);
         }
-        let gateway = &self.inner.gateway;
-        let direct = self.inner.exposure.is_direct();
-        // Dropping this future (on cancellation) drops the tool's future with it.
-        // Boxed: the gateway's future is large, and rmcp moves the handler's
-        // future (into a spawned task, through its layers) before it runs.
-        let call = Box::pin(async {
-            if direct {
-                let args = unwrap_args(gateway, name, args);
-                gateway.execute(&ctx, name, args, &CallOptions::default()).await
-            } else {
-                gateway.call_meta(&ctx, name, args).await
-            }
-        });
+        let call = self.invoke(&ctx, name, args);
         match channel {
             // Boxed as well: progress is rare, and its driver (notification
             // futures included) would otherwise make every call's future
@@ -252,6 +275,28 @@ impl McpServer {
                 envelope = call => Some(envelope),
             },
         }
+    }
+
+    /// The gateway's call of `name` (a tool in direct mode, a meta-tool
+    /// otherwise). Dropping this future (on cancellation) drops the tool's
+    /// future with it. Boxed: the gateway's future is large, and rmcp moves
+    /// the handler's future (into a spawned task, through its layers) before it runs.
+    pub(crate) fn invoke<'a>(
+        &'a self,
+        ctx: &'a ToolContext,
+        name: &'a str,
+        args: Value,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Envelope> + Send + 'a>> {
+        let gateway = &self.inner.gateway;
+        let direct = self.inner.exposure.is_direct();
+        Box::pin(async move {
+            if direct {
+                let args = unwrap_args(gateway, name, args);
+                gateway.execute(ctx, name, args, &CallOptions::default()).await
+            } else {
+                gateway.call_meta(ctx, name, args).await
+            }
+        })
     }
 
     /// An envelope as an MCP result: the rendered text, then its images as
@@ -361,8 +406,15 @@ fn no_cursor(request: Option<&PaginatedRequestParams>, method: &str) -> Result<(
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerConfig {
-        let capabilities =
-            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_prompts().build();
+        // The tasks extension is a 2026-07-28 one: `initialize` (older revisions) leaves it out.
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_prompts()
+            .enable_tasks()
+            .build();
+        let mut capabilities = capabilities;
+        self.federated_capabilities(&mut capabilities);
         ServerConfig::new(capabilities).with_server_info(self.inner.info.clone())
     }
 
@@ -374,6 +426,7 @@ impl ServerHandler for McpServer {
         let caller = self.caller(&context.extensions)?;
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
+        crate::tasks::legacy_capabilities(&mut result.capabilities);
         result.instructions = Some(self.instructions(&caller));
         Ok(result)
     }
@@ -384,6 +437,7 @@ impl ServerHandler for McpServer {
     /// the session (when rmcp drops its handler), not at the next change:
     /// short sessions must not leave a task each behind.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.watch_federation(context.peer.clone());
         if !self.inner.exposure.is_direct() {
             return;
         }
@@ -461,24 +515,56 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         mut context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        if crate::tasks::wanted(self, &request, &context) {
+            return crate::tasks::start(self, &self.inner.tasks, request, context).map(Into::into);
+        }
         let caller = self.take_caller(&mut context.extensions)?;
         // Who can be asked: a 2026-07-28 client through input_required
         // rounds, a session's client through elicitation/create.
         let rounds = crate::ask::Rounds::for_request(&context, &request);
         let asker: Option<Arc<dyn tool_core::Asker>> = match &rounds {
             Some(rounds) => Some(rounds.clone()),
-            None if self.inner.ask => crate::ask::PeerAsker::for_peer(&context.peer)
+            None if self.inner.ask => self.peer_asker(&context.peer)
                 .map(|a| Arc::new(a) as Arc<dyn tool_core::Asker>),
             None => None,
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
-        match self.run(caller, &request.name, args, &context, asker).await {
+        let trace_id = uuid::Uuid::new_v4().simple().to_string();
+        match self.run(caller, &request.name, args, &context, asker, trace_id.clone()).await {
             Some(envelope) => match rounds.and_then(|r| r.input_required(&request.name)) {
                 Some(input_required) => Ok(input_required.into()),
-                None => Ok(self.tool_result(envelope).into()),
+                None => {
+                    let mut result = self.tool_result(envelope);
+                    result.content.extend(self.federated_content(&trace_id));
+                    Ok(result.into())
+                }
             },
             None => Err(cancelled()),
         }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, McpError> {
+        crate::tasks::get(self, &self.inner.tasks, &request.task_id, &context.extensions)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        crate::tasks::cancel(self, &self.inner.tasks, &request.task_id, &context.extensions)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        crate::tasks::update(self, &self.inner.tasks, &request.task_id, &context.extensions)
     }
 
     async fn on_custom_request(
@@ -499,6 +585,46 @@ impl ServerHandler for McpServer {
         ))
     }
 
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        self.federated_resources(request.as_ref(), &context)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.federated_templates(request.as_ref(), &context)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        self.federated_read(request, &context).await.map(Into::into)
+    }
+
+    async fn subscribe(&self, request: SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.federated_subscribe(&request.uri, true, &context).await
+    }
+
+    async fn unsubscribe(&self, request: UnsubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.federated_subscribe(&request.uri, false, &context).await
+    }
+
+    async fn complete(&self, request: CompleteRequestParams, context: RequestContext<RoleServer>) -> Result<CompleteResult, McpError> {
+        self.federated_complete(request, &context).await
+    }
+
+    async fn set_level(&self, request: SetLevelRequestParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.federated_set_level(request)
+    }
+
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
@@ -506,7 +632,9 @@ impl ServerHandler for McpServer {
     ) -> Result<ListPromptsResult, McpError> {
         no_cursor(request.as_ref(), "prompts/list")?;
         let caller = self.caller(&context.extensions)?;
-        Ok(ListPromptsResult::with_all_items(self.prompt_list(&caller)))
+        let mut prompts = self.prompt_list(&caller);
+        prompts.extend(self.federated_prompts(&caller));
+        Ok(ListPromptsResult::with_all_items(prompts))
     }
 
     async fn get_prompt(
@@ -515,37 +643,15 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
         let caller = self.caller(&context.extensions)?;
+        if request.name != CATALOG_PROMPT
+            && !request.name.starts_with(GUIDE_PROMPT_PREFIX)
+            && let Some(answer) = self.federated_prompt(&caller, request.clone()).await
+        {
+            return answer.map(GetPromptResponse::from);
+        }
         self.prompt(&caller, &request.name).map(GetPromptResponse::from)
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    #[test]
-    fn images_become_image_content_beside_the_envelope() {
-        let server = McpServer::new(Gateway::builder().build().unwrap(), Exposure::Direct);
-        let png = tool_core::Image::png(&[0x89, b'P', b'N', b'G']);
-        let envelope =
-            Envelope::ok(json!({"points": 3}), Vec::new(), tool_core::Metadata::now("render_chart", 1.0, 1))
-                .with_images(vec![png.clone()]);
-        let result = server.tool_result(envelope.clone());
-        assert_eq!(result.content.len(), 2);
-        let image = result.content[1].as_image().expect("the second block is an image");
-        assert_eq!((image.mime_type.as_str(), image.data.as_str()), ("image/png", png.data.as_str()));
-        let structured = result.structured_content.unwrap();
-        assert_eq!(structured["result"]["points"], 3);
-        assert!(structured.get("images").is_none(), "the bytes are not sent twice");
-        assert_eq!(result.is_error, Some(false));
-    }
-
-    #[test]
-    fn clip_keeps_short_text_and_cuts_long_text() {
-        assert_eq!(clip("catalog"), "catalog");
-        let long = "x".repeat(500);
-        assert_eq!(clip(&long).chars().count(), 101);
-    }
-}
+mod tests;

@@ -111,6 +111,7 @@ mod keys;
 mod mcp_shape;
 mod progress;
 mod stdio;
+mod tasks;
 
 pub use error::{Error, Result};
 pub use exposure::{Exposure, ParseExposureError};
@@ -125,6 +126,7 @@ pub use keys::{
 };
 pub use mcp_shape::tool_listing;
 pub use stdio::{serve_io, serve_stdio};
+pub use tasks::{LONG_RUNNING_TAG, TaskLimits};
 
 // Re-exported so that an embedder names the same versions this crate uses.
 pub use {axum, rmcp};

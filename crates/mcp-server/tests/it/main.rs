@@ -11,5 +11,6 @@ mod interop;
 mod keys;
 mod signin;
 mod stdio;
+mod tasks;
 mod watchers;
 mod web;

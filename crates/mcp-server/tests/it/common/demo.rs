@@ -200,6 +200,7 @@ pub fn demo() -> Demo {
             )
             .with_domain("fitness")
             .with_role("member")
+            .with_tags([mcp_server::LONG_RUNNING_TAG])
             .with_timeout(Duration::from_secs(3600)),
             move |_ctx, params| {
                 let dropped = dropped.clone();
