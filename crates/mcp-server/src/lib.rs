@@ -45,6 +45,10 @@
 //! | `GET /api/skills` | any valid key | the skills this caller may read |
 //! | `GET /api/audit?user=&tool=&outcome=&since=&limit=` | the highest role | the audit trail, newest first (`{records: [...]}`) |
 //! | `POST /api/admin/reload` | the highest role | apply the configuration again ([`Reloader`]): `{reloaded: true, changes}`, or `422` with `problems` and nothing changed; `503` without a reloader |
+//! | `GET /api/admin/reload` | the highest role | how the last reload went (`{last}`: when, reloaded or not, what changed or every problem) |
+//! | `GET /api/admin/sources` | the highest role | each source of tools ([`Sources`]): reachable or not, its last error, tool count, calls, error rate and latency from the metrics |
+//! | `GET/POST /api/admin/keys`, `PATCH/DELETE /api/admin/keys/{id}` | the highest role | list the API keys (no secrets), make one (its secret in that answer only), change its role or scope, revoke it; each on the audit trail |
+//! | `GET /page.css`, `GET /admin.js` | anyone | the page's stylesheet and its operator section (shown to the highest role) |
 //! | `GET /healthz` | anyone, any Host | `{"status": "ok"}` while the process serves |
 //! | `GET /readyz` | anyone, any Host | `200` when every [`Probe`] passes (database, Redis, ...), else `503`; `{status, checks}` |
 //! | `GET /metrics` | loopback peers, or [`HttpConfig::metrics_token`] | Prometheus text: calls by tool, role and outcome, latency per tool, in flight, sessions, rate-limit refusals, and any [`MetricsSource`] |
@@ -118,7 +122,7 @@ pub use exposure::{Exposure, ParseExposureError};
 pub use handler::{CATALOG_PROMPT, GUIDE_PROMPT_PREFIX, McpServer};
 pub use http::{
     CredentialHook, DEFAULT_LISTEN, HttpConfig, HttpRate, HttpState, MetricsSource, Probe, Reloader,
-    SessionMode, http_router, serve_http,
+    SessionMode, SourceState, Sources, http_router, serve_http,
 };
 pub use keys::{
     CreatedKey, KEY_PREFIX, KeyChange, KeyInfo, KeyScope, KeyStore, MIGRATIONS_TABLE, REVOCATION_POLL,

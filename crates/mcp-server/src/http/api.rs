@@ -22,7 +22,7 @@ pub(super) async fn not_found(uri: Uri) -> Response {
         StatusCode::NOT_FOUND,
         "NOT_FOUND",
         &format!(
-            "nothing at `{path}`; this server has /mcp, /trace, /api/whoami, /api/tools, /api/tool, /api/skills, /api/call, /api/chat, /api/chat/answer, /api/admin/reload and /"
+            "nothing at `{path}`; this server has /mcp, /trace, /api/whoami, /api/tools, /api/tool, /api/skills, /api/call, /api/chat, /api/chat/answer, /api/audit, /api/admin/reload, /api/admin/sources, /api/admin/keys and /"
         ),
     )
 }
@@ -50,6 +50,8 @@ pub(super) async fn whoami(State(shared): State<Arc<Shared>>, auth: Extension<Au
         // Every key may follow its own calls on /trace; `all` also sees everyone else's.
         "can_trace": !auth.is_anonymous(),
         "trace_scope": if may_trace(&shared, &caller) { "all" } else { "own" },
+        // The operator's section of the page (sources, keys, audit, reload).
+        "admin": super::admin::highest_only(&shared, &auth, "").is_ok(),
     }))
     .into_response()
 }

@@ -64,7 +64,7 @@ use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get, post};
+use axum::routing::{any, get, patch, post};
 use gateway::Gateway;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
@@ -76,6 +76,8 @@ use tool_core::Caller;
 use crate::identity::{Anonymous, Authenticator, KeyAuthenticator};
 use crate::{Exposure, KeyStore, McpServer};
 
+mod admin;
+mod admin_keys;
 mod admission;
 mod api;
 mod audit;
@@ -99,6 +101,7 @@ mod wellknown;
 /// The header that names an MCP session.
 const SESSION_HEADER: &str = "mcp-session-id";
 
+pub use admin::{SourceState, Sources};
 pub use ops::{MetricsSource, Probe};
 pub use rate::HttpRate;
 pub use reload::Reloader;
@@ -239,6 +242,9 @@ pub struct HttpState {
     pub authenticators: Vec<Arc<dyn Authenticator>>,
     /// What `POST /api/admin/reload` runs; without one that route is `503`.
     pub reloader: Option<Arc<dyn Reloader>>,
+    /// What `GET /api/admin/sources` asks about each source of tools; without
+    /// one that route lists the gateway's tools by domain, reachability unknown.
+    pub sources: Option<Arc<dyn Sources>>,
     shutdown: CancellationToken,
     drain: Drain,
 }
@@ -280,6 +286,7 @@ impl HttpState {
             agent: None,
             authenticators: Vec::new(),
             reloader: None,
+            sources: None,
             shutdown: CancellationToken::new(),
             drain: Drain::default(),
         }
@@ -303,6 +310,12 @@ impl HttpState {
     /// Serve `POST /api/admin/reload` (the highest role) with this reloader.
     pub fn with_reloader(mut self, reloader: Arc<dyn Reloader>) -> Self {
         self.reloader = Some(reloader);
+        self
+    }
+
+    /// Serve `GET /api/admin/sources` (the highest role) with these sources.
+    pub fn with_sources(mut self, sources: Arc<dyn Sources>) -> Self {
+        self.sources = Some(sources);
         self
     }
 
@@ -471,6 +484,9 @@ pub fn http_router(mut state: HttpState) -> Router {
         .route("/trace", get(trace::trace))
         .route("/api/audit", get(audit::audit))
         .route("/api/admin/reload", post(reload::reload).get(reload::last))
+        .route("/api/admin/sources", get(admin::sources))
+        .route("/api/admin/keys", get(admin_keys::list).post(admin_keys::create))
+        .route("/api/admin/keys/{id}", patch(admin_keys::update).delete(admin_keys::revoke))
         .fallback(api::not_found)
         .with_state(shared.clone())
         .layer(middleware::from_fn_with_state(shared.clone(), admitted)); // 1-3
@@ -478,6 +494,8 @@ pub fn http_router(mut state: HttpState) -> Router {
     let page = Router::new()
         .route("/", get(page::index))
         .route("/favicon.ico", get(page::favicon))
+        .route("/page.css", get(page::stylesheet))
+        .route("/admin.js", get(page::admin_script))
         // RFC 9728 metadata needs no credential: it says where to get one.
         .route("/.well-known/{*rest}", get(wellknown::metadata))
         .with_state(shared.clone())
