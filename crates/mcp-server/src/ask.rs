@@ -5,11 +5,15 @@
 //! call with `inputResponses` ([`Rounds`]). A client that declared no
 //! elicitation gets no asker, so a `need_confirm` reaches the model as a signal.
 
+// Sampling, roots and logging are deprecated at 2026-07-28 (SEP-2577); earlier revisions have them.
+#![allow(deprecated)]
+
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
-    ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, ProtocolVersion,
+    ElicitationSchema, InputRequest, InputRequests, InputRequiredResult, LoggingLevel,
+    LoggingMessageNotificationParam, ProtocolVersion,
 };
 use rmcp::service::{ElicitationMode, Peer, RequestContext, RoleServer};
 use tool_core::{Answer, Asker, Question};
@@ -87,25 +91,54 @@ impl Asker for Rounds {
     }
 }
 
-/// Asks through the session's client.
+/// Asks through the session's client, and passes it what upstream MCP servers
+/// send during the call (sampling, roots, log messages: [`Asker::relay`]).
 pub(crate) struct PeerAsker {
     peer: Peer<RoleServer>,
+    /// The lowest level of log messages the session wants (`logging/setLevel`; all when unset).
+    log_level: Arc<Mutex<Option<LoggingLevel>>>,
 }
 
 impl PeerAsker {
-    /// An asker for this request's client, when it can be asked.
+    /// An asker for this request's client, when it can be asked or sent
+    /// requests: it declared elicitation, sampling or roots.
     pub(crate) fn for_peer(peer: &Peer<RoleServer>) -> Option<Self> {
         // A 2026-07-28 request has no initialize, hence no peer info.
-        peer.peer_info()?;
-        peer.supported_elicitation_modes()
-            .contains(&ElicitationMode::Form)
-            .then(|| Self { peer: peer.clone() })
+        let info = peer.peer_info()?;
+        let capabilities = &info.capabilities;
+        let reachable = peer.supported_elicitation_modes().contains(&ElicitationMode::Form)
+            || capabilities.sampling.is_some()
+            || capabilities.roots.is_some();
+        reachable.then(|| Self { peer: peer.clone(), log_level: Arc::default() })
+    }
+
+    /// Log messages below the session's `level` are not passed on.
+    pub(crate) fn with_log_level(mut self, level: Arc<Mutex<Option<LoggingLevel>>>) -> Self {
+        self.log_level = level;
+        self
+    }
+}
+
+/// The rank of a log level (debug lowest).
+pub(crate) fn rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
     }
 }
 
 #[tool_core::async_trait]
 impl Asker for PeerAsker {
     async fn ask(&self, question: &Question) -> Answer {
+        if !self.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
+            return Answer::Unreachable("the client declared no form elicitation".to_owned());
+        }
         let schema = match serde_json::from_value::<ElicitationSchema>(question.schema.clone()) {
             Ok(schema) => schema,
             Err(_) => return Answer::Unreachable("the question's schema is not a flat form".to_owned()),
@@ -130,6 +163,41 @@ impl Asker for PeerAsker {
             // went away: nobody was asked, so the caller goes on without.
             Err(_) => Answer::Unreachable("the client could not take the question".to_owned()),
         }
+    }
+
+    /// An upstream's `sampling/createMessage` or `roots/list`, sent as it is to a client
+    /// that declared the capability; its answer as it gave it.
+    async fn relay(&self, method: &str, params: serde_json::Value) -> Result<serde_json::Value, String> {
+        let capabilities = self.peer.peer_info().map(|info| info.capabilities.clone()).unwrap_or_default();
+        let refused = |e: rmcp::ServiceError| format!("the client could not answer `{method}`: {e}");
+        match method {
+            "sampling/createMessage" if capabilities.sampling.is_some() => {
+                let params = serde_json::from_value(params)
+                    .map_err(|e| format!("the upstream's sampling request is not valid: {e}"))?;
+                let result = self.peer.create_message(params).await.map_err(refused)?;
+                serde_json::to_value(result).map_err(|e| e.to_string())
+            }
+            "roots/list" if capabilities.roots.is_some() => {
+                let result = self.peer.list_roots().await.map_err(refused)?;
+                serde_json::to_value(result).map_err(|e| e.to_string())
+            }
+            "sampling/createMessage" => Err("the caller's client declared no sampling".to_owned()),
+            "roots/list" => Err("the caller's client declared no roots".to_owned()),
+            _ => Err(format!("toolgate does not pass `{method}` on")),
+        }
+    }
+
+    /// An upstream's log message during the call, at or above the session's level.
+    async fn notify(&self, method: &str, params: serde_json::Value) {
+        if method != "notifications/message" {
+            return;
+        }
+        let Ok(message) = serde_json::from_value::<LoggingMessageNotificationParam>(params) else { return };
+        let least = *self.log_level.lock().unwrap_or_else(|e| e.into_inner());
+        if least.is_some_and(|least| rank(message.level) < rank(least)) {
+            return;
+        }
+        let _ = self.peer.notify_logging_message(message).await;
     }
 }
 

@@ -10,15 +10,13 @@ use std::sync::Arc;
 
 use gateway::{CallOptions, Filter, Gateway};
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, ListResourceTemplatesResult, ListResourcesResult,
-    ReadResourceRequestParams, ReadResourceResponse, SetLevelRequestParams, SubscribeRequestParams,
-    UnsubscribeRequestParams,
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock, CustomRequest,
-    CustomResult, DiscoverResult, ErrorCode as RpcCode, Extensions, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, GetTaskParams, GetTaskResult, Implementation,
-    InitializeRequestParams, InitializeResult, ListPromptsResult, ListToolsResult, PaginatedRequestParams,
-    Prompt, PromptMessage, Role, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
-    UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, ContentBlock, CustomRequest, CustomResult, DiscoverResult, ErrorCode as RpcCode,
+    Extensions, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, Tool,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -30,6 +28,10 @@ use crate::mcp_shape::{mcp_tool, structured, unwrap_args};
 use crate::progress::{self, ProgressChannel};
 
 mod federate;
+mod prompts;
+mod protocol;
+
+use protocol::{KNOWN_METHODS, cancelled, clip, no_cursor};
 
 /// The name of the prompt that carries the caller's catalog.
 pub const CATALOG_PROMPT: &str = "catalog";
@@ -317,91 +319,6 @@ impl McpServer {
         result.structured_content = Some(structured(envelope));
         result
     }
-
-    fn prompt_list(&self, caller: &Caller) -> Vec<Prompt> {
-        let mut prompts = vec![Prompt::new(
-            CATALOG_PROMPT,
-            Some("The working rules and the skills and tools this caller may use (the system-prompt text)."),
-            None,
-        )];
-        for skill in self.inner.gateway.visible_skills(caller) {
-            prompts.push(
-                Prompt::new(
-                    format!("{GUIDE_PROMPT_PREFIX}{}", skill.id),
-                    Some(skill.description.clone()),
-                    None,
-                )
-                .with_title(skill.title.clone()),
-            );
-        }
-        prompts
-    }
-
-    fn prompt(&self, caller: &Caller, name: &str) -> Result<GetPromptResult, McpError> {
-        if name == CATALOG_PROMPT {
-            let text = self.instructions(caller);
-            return Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
-                .with_description("The catalog: working rules, skills and tools for this caller."));
-        }
-        let Some(id) = name.strip_prefix(GUIDE_PROMPT_PREFIX) else {
-            return Err(McpError::invalid_params(
-                format!(
-                    "no prompt named `{}`; use `{CATALOG_PROMPT}` or `{GUIDE_PROMPT_PREFIX}<skill id>`",
-                    clip(name)
-                ),
-                None,
-            ));
-        };
-        match self.inner.gateway.skill_guide(caller, id) {
-            Ok(guide) => Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, guide)])
-                .with_description(format!("How to carry out the skill `{id}`, step by step."))),
-            Err(error) => Err(McpError::invalid_params(
-                error.message.clone(),
-                Some(serde_json::json!({ "code": error.code, "details": error.details })),
-            )),
-        }
-    }
-}
-
-/// At most 100 characters of something a client sent, for an error message.
-fn clip(text: &str) -> String {
-    let mut out: String = text.chars().take(100).collect();
-    if out.len() < text.len() {
-        out.push('…');
-    }
-    out
-}
-
-/// Methods whose params rmcp could not read: it hands them over as custom
-/// requests, which would otherwise be answered "method not found".
-const KNOWN_METHODS: &[(&str, &str)] = &[
-    ("initialize", "{\"protocolVersion\": string, \"capabilities\": object, \"clientInfo\": object}"),
-    ("tools/list", "{\"cursor\"?: string}"),
-    ("tools/call", "{\"name\": string, \"arguments\"?: object}"),
-    ("prompts/list", "{\"cursor\"?: string}"),
-    ("prompts/get", "{\"name\": string, \"arguments\"?: object}"),
-    ("ping", "{}"),
-];
-
-/// The JSON-RPC error for a request the client cancelled (it is not
-/// delivered to a client that follows the spec; it ends the handler).
-fn cancelled() -> McpError {
-    McpError::new(RpcCode::INVALID_REQUEST, "the request was cancelled by the client", None)
-}
-
-/// Every list is answered in one page and never hands out a `nextCursor`,
-/// so any cursor a client sends is one this server did not issue: an
-/// invalid parameter (-32602), as the spec's pagination section says.
-fn no_cursor(request: Option<&PaginatedRequestParams>, method: &str) -> Result<(), McpError> {
-    match request.and_then(|r| r.cursor.as_ref()) {
-        None => Ok(()),
-        Some(_) => Err(McpError::invalid_params(
-            format!(
-                "invalid cursor: {method} answers every item in one page and issues no cursor; send the request without one"
-            ),
-            None,
-        )),
-    }
 }
 
 impl ServerHandler for McpServer {
@@ -524,8 +441,9 @@ impl ServerHandler for McpServer {
         let rounds = crate::ask::Rounds::for_request(&context, &request);
         let asker: Option<Arc<dyn tool_core::Asker>> = match &rounds {
             Some(rounds) => Some(rounds.clone()),
-            None if self.inner.ask => self.peer_asker(&context.peer)
-                .map(|a| Arc::new(a) as Arc<dyn tool_core::Asker>),
+            None if self.inner.ask => {
+                self.peer_asker(&context.peer).map(|a| Arc::new(a) as Arc<dyn tool_core::Asker>)
+            }
             None => None,
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
@@ -609,19 +527,36 @@ impl ServerHandler for McpServer {
         self.federated_read(request, &context).await.map(Into::into)
     }
 
-    async fn subscribe(&self, request: SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         self.federated_subscribe(&request.uri, true, &context).await
     }
 
-    async fn unsubscribe(&self, request: UnsubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         self.federated_subscribe(&request.uri, false, &context).await
     }
 
-    async fn complete(&self, request: CompleteRequestParams, context: RequestContext<RoleServer>) -> Result<CompleteResult, McpError> {
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
         self.federated_complete(request, &context).await
     }
 
-    async fn set_level(&self, request: SetLevelRequestParams, _context: RequestContext<RoleServer>) -> Result<(), McpError> {
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
         self.federated_set_level(request)
     }
 
