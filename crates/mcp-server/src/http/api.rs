@@ -42,6 +42,7 @@ pub(super) fn may_trace(shared: &Shared, caller: &Caller) -> bool {
 
 pub(super) async fn whoami(State(shared): State<Arc<Shared>>, auth: Extension<Authenticated>) -> Response {
     let caller = caller_of(&shared, &auth);
+    let admin = super::admin::highest_only(&shared, &auth, "").is_ok();
     Json(json!({
         "user_id": caller.user_id,
         "role": caller.role,
@@ -50,8 +51,13 @@ pub(super) async fn whoami(State(shared): State<Arc<Shared>>, auth: Extension<Au
         // Every key may follow its own calls on /trace; `all` also sees everyone else's.
         "can_trace": !auth.is_anonymous(),
         "trace_scope": if may_trace(&shared, &caller) { "all" } else { "own" },
-        // The operator's section of the page (sources, keys, audit, reload).
-        "admin": super::admin::highest_only(&shared, &auth, "").is_ok(),
+        // The operator's section of the page (sources, keys, audit, reload), and which of
+        // the last two this server has (the page asks only for those).
+        "admin": admin,
+        "admin_sections": admin.then(|| json!({
+            "audit": shared.state.audit.is_some(),
+            "reload": shared.state.reloader.is_some(),
+        })),
     }))
     .into_response()
 }

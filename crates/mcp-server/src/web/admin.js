@@ -301,10 +301,13 @@
     loadSources();
   }
 
-  function show(adminKey) {
+  // Show the section for `adminKey` (null hides it); `sections` says whether this server keeps
+  // an audit trail and can reload, so that the page asks only for what is there.
+  function show(adminKey, sections) {
     const root = $("admin");
     key = adminKey;
     if (!key) { root.hidden = true; root.replaceChildren(); return; }
+    const has = Object.assign({ audit: true, reload: true }, sections || {});
     if (!root.childElementCount) {
       root.innerHTML = MARKUP; // static markup of this file, no server text
       $("sources-refresh").addEventListener("click", loadSources);
@@ -314,10 +317,14 @@
       $("reload-now").addEventListener("click", reloadNow);
     }
     root.hidden = false;
+    $("audit-filter").hidden = $("audit").hidden = !has.audit;
+    $("audit-state").textContent = has.audit ? "" : "(this server keeps no audit trail: it is kept when toolgate serve has a database)";
+    $("reload-now").hidden = $("reload-last").hidden = !has.reload;
+    $("reload-state").textContent = has.reload ? "" : "(this server cannot reload its configuration while it serves)";
     loadSources();
     loadKeys();
-    loadAudit();
-    loadReload();
+    if (has.audit) loadAudit();
+    if (has.reload) loadReload();
   }
 
   window.toolgateAdmin = { show };

@@ -87,6 +87,7 @@ async fn every_admin_route_refuses_lower_roles_with_a_structured_403_and_changes
     for key in [&server.manager, &server.member, &server.guest] {
         let (status, me) = get(&server, key, "/api/whoami").await;
         assert_eq!((status, &me["admin"]), (200, &json!(false)), "{me}");
+        assert_eq!(me["admin_sections"], Value::Null, "{me}");
         for (method, path, body) in &routes {
             let mut request = authed(&server, method.clone(), key, path);
             if let Some(body) = body {
@@ -104,6 +105,7 @@ async fn every_admin_route_refuses_lower_roles_with_a_structured_403_and_changes
     assert_eq!(server.keys.list().await.unwrap(), before, "no key was made, changed or revoked");
     let (_, me) = get(&server, &server.admin, "/api/whoami").await;
     assert_eq!(me["admin"], true, "{me}");
+    assert_eq!(me["admin_sections"], json!({"audit": true, "reload": false}), "{me}");
     server.stop().await;
 }
 
