@@ -49,6 +49,11 @@ pub(crate) struct Link {
     /// Bumped with each new connection, so that a failure seen on an old
     /// one never tears down its successor.
     generation: std::sync::atomic::AtomicU64,
+    /// A call found the link down: the supervisor tries again now instead of
+    /// waiting out its backoff ([`Link::wait_up`]).
+    pub(crate) wanted: tokio::sync::Notify,
+    /// Ticks at every change of `state`, for calls waiting for a connection.
+    changes: watch::Sender<()>,
 }
 
 impl std::fmt::Debug for Link {
@@ -76,6 +81,8 @@ impl Link {
             ask_timeout,
             reconnect: tokio::sync::Notify::new(),
             generation: std::sync::atomic::AtomicU64::new(0),
+            wanted: tokio::sync::Notify::new(),
+            changes: watch::channel(()).0,
         }
     }
 
@@ -89,6 +96,26 @@ impl Link {
             self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
         *slot = state;
+        drop(slot);
+        self.changes.send_replace(());
+    }
+
+    /// The live connection, waiting at most `within` for one when the link is
+    /// down: the supervisor is asked to connect now (an upstream that came back
+    /// is reached on the next call, not after the backoff), and the first
+    /// connection it makes in that time is used. `None`: still down.
+    pub(crate) async fn wait_up(&self, within: Duration) -> Option<(Peer<RoleClient>, u64)> {
+        let mut changes = self.changes.subscribe();
+        self.wanted.notify_one();
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if let (State::Up(peer), generation) = self.current()
+                && !peer.is_transport_closed()
+            {
+                return Some((peer, generation));
+            }
+            tokio::time::timeout_at(deadline, changes.changed()).await.ok()?.ok()?;
+        }
     }
 
     /// The state and the generation of the connection it belongs to.

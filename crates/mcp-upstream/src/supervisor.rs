@@ -37,6 +37,7 @@ pub(crate) async fn supervise(
     loop {
         let (refresh_tx, mut refresh_rx) = mpsc::unbounded_channel();
         let handler = Handler { link: link.clone(), refresh: refresh_tx };
+        let attempt = tokio::time::Instant::now();
         let connected = tokio::time::timeout(config.connect_timeout, connect(&config, handler)).await;
         match connected {
             Ok(Ok(service)) => {
@@ -70,7 +71,13 @@ pub(crate) async fn supervise(
         }
         let pause = backoff(&config, failures);
         failures = failures.saturating_add(1);
-        tokio::time::sleep(pause).await;
+        // A call that finds the upstream down cuts the pause short (a restarted
+        // upstream is reached at once, not seconds later), but attempts stay at
+        // least EAGER_GAP apart however many calls come.
+        tokio::select! {
+            () = tokio::time::sleep(pause) => {}
+            () = link.wanted.notified() => tokio::time::sleep_until(attempt + EAGER_GAP).await,
+        }
     }
 }
 
@@ -205,6 +212,9 @@ pub(crate) fn source(name: &str) -> String {
     format!("upstream:{name}")
 }
 
+/// The shortest time between two connection attempts that calls asked for.
+const EAGER_GAP: Duration = Duration::from_millis(100);
+
 fn backoff(config: &UpstreamConfig, failures: u32) -> Duration {
     let factor = 2u32.saturating_pow(failures.min(16));
     config.backoff_min.saturating_mul(factor).min(config.backoff_max)
@@ -275,11 +285,7 @@ fn handshake_problem(name: &str, error: &ClientInitializeError) -> String {
             "the MCP handshake failed: the server closed the connection before answering".into()
         }
         ClientInitializeError::TransportError { error, .. } => {
-            let mut cause: &(dyn std::error::Error + 'static) = error.error.as_ref();
-            while let Some(source) = cause.source() {
-                cause = source;
-            }
-            format!("the MCP handshake failed: the connection failed ({cause})")
+            format!("the MCP handshake failed: {}", connection_problem(error.error.as_ref()))
         }
         ClientInitializeError::JsonRpcError(data) => {
             let message: String = data.message.chars().take(300).collect();
@@ -289,6 +295,55 @@ fn handshake_problem(name: &str, error: &ClientInitializeError) -> String {
             "the MCP handshake failed: the server speaks no protocol version toolgate knows".into()
         }
         _ => "the MCP handshake failed: the server's answer was not a valid MCP handshake".into(),
+    }
+}
+
+/// What went wrong on the way to the upstream, in words for the model: what happened and
+/// what it suggests, never the URL, an address or a type name of rmcp or reqwest (their
+/// Display says `Client error: error sending request for url (http://…)`).
+fn connection_problem(error: &(dyn std::error::Error + 'static)) -> String {
+    let http = match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::Client(client)) => client,
+        Some(StreamableHttpError::UnexpectedServerResponse(text)) => {
+            let status = text.strip_prefix("HTTP ").and_then(|t| t.split_whitespace().next()).unwrap_or("");
+            return match status.parse::<u16>() {
+                Ok(status) => format!("it answered HTTP {status} instead of an MCP answer"),
+                Err(_) => "its answer was not an MCP answer".into(),
+            };
+        }
+        Some(StreamableHttpError::AuthRequired(_)) => return "it asks for authorization (HTTP 401)".into(),
+        Some(StreamableHttpError::InsufficientScope(_)) => {
+            return "it refused the configured credential (HTTP 403)".into();
+        }
+        Some(_) => return "the exchange with it broke off".into(),
+        None if error.downcast_ref::<std::io::Error>().is_some() => {
+            return "its input or output failed".into();
+        }
+        None => return "the connection failed".into(),
+    };
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(http);
+    while let Some(error) = cause {
+        if let Some(io) = error.downcast_ref::<std::io::Error>() {
+            use std::io::ErrorKind::*;
+            match io.kind() {
+                ConnectionRefused => {
+                    return "nothing accepts connections at its address (connection refused): it is not running or not listening there".into();
+                }
+                TimedOut => return "the connection timed out".into(),
+                ConnectionReset | ConnectionAborted | BrokenPipe | UnexpectedEof => {
+                    return "it closed the connection".into();
+                }
+                _ => {}
+            }
+        }
+        cause = error.source();
+    }
+    if http.is_timeout() {
+        "it did not answer in time".into()
+    } else if http.is_connect() {
+        "the connection could not be opened (its host may be unknown or unreachable)".into()
+    } else {
+        "the HTTP exchange with it failed".into()
     }
 }
 

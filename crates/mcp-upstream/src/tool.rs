@@ -21,6 +21,10 @@ use crate::CALLER_META_KEY;
 use crate::identity::{CallToken, CallerHeaders};
 use crate::link::{Link, State};
 
+/// How long a call waits for a connection to an upstream that is down before it answers
+/// UNAVAILABLE: long enough for a restarted local upstream's handshake.
+const UP_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// A tool of an upstream server, registered under our name for it.
 pub(crate) struct UpstreamTool {
     pub(crate) spec: ToolSpec,
@@ -38,11 +42,18 @@ impl Tool for UpstreamTool {
     }
 
     async fn call(&self, ctx: &ToolContext, params: Value) -> ToolResult {
-        let (state, generation) = self.link.current();
-        let peer = match state {
-            State::Up(peer) if !peer.is_transport_closed() => peer,
-            State::Up(_) => return Err(self.unavailable("the connection just closed")),
-            State::Down(reason) => return Err(self.unavailable(&reason)),
+        let (peer, generation) = match self.link.current() {
+            (State::Up(peer), generation) if !peer.is_transport_closed() => (peer, generation),
+            // Down: the supervisor is asked to connect now, and the call waits a moment for it.
+            _ => match self.link.wait_up(UP_WAIT).await {
+                Some(up) => up,
+                None => {
+                    return Err(match self.link.state() {
+                        State::Down(reason) => self.unavailable(&reason),
+                        State::Up(_) => self.unavailable("the connection just closed"),
+                    });
+                }
+            },
         };
         let mut request = CallToolRequestParams::new(self.remote.clone());
         request.arguments = match params {

@@ -11,5 +11,6 @@ mod front;
 mod http;
 mod identity;
 mod reach;
+mod restart;
 mod stdio;
 mod token;
