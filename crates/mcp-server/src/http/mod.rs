@@ -245,6 +245,8 @@ pub struct HttpState {
     /// What `GET /api/admin/sources` asks about each source of tools; without
     /// one that route lists the gateway's tools by domain, reachability unknown.
     pub sources: Option<Arc<dyn Sources>>,
+    /// The upstreams' prompts, resources, completions and logging, served beside toolgate's own.
+    pub federation: Option<mcp_upstream::Federation>,
     shutdown: CancellationToken,
     drain: Drain,
 }
@@ -287,6 +289,7 @@ impl HttpState {
             authenticators: Vec::new(),
             reloader: None,
             sources: None,
+            federation: None,
             shutdown: CancellationToken::new(),
             drain: Drain::default(),
         }
@@ -310,6 +313,12 @@ impl HttpState {
     /// Serve `POST /api/admin/reload` (the highest role) with this reloader.
     pub fn with_reloader(mut self, reloader: Arc<dyn Reloader>) -> Self {
         self.reloader = Some(reloader);
+        self
+    }
+
+    /// Serve the upstreams' prompts, resources, completions and logging ([`McpServer::with_federation`]).
+    pub fn with_federation(mut self, federation: mcp_upstream::Federation) -> Self {
+        self.federation = Some(federation);
         self
     }
 
@@ -410,7 +419,10 @@ pub fn http_router(mut state: HttpState) -> Router {
         .trace_role
         .clone()
         .unwrap_or_else(|| state.gateway.policy().hierarchy().highest().to_owned());
-    let server = McpServer::new(state.gateway.clone(), state.exposure.clone());
+    let mut server = McpServer::new(state.gateway.clone(), state.exposure.clone());
+    if let Some(federation) = &state.federation {
+        server = server.with_federation(federation.clone());
+    }
     let server =
         if state.config.sessions == SessionMode::Stateful { server } else { server.without_asking() };
     let config = &state.config;
