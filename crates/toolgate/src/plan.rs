@@ -60,6 +60,12 @@ impl Plan {
         for upstream in &mut upstreams {
             upstream.ca_bundle_pem.clone_from(&ca_pem);
         }
+        for upstream in upstreams.iter().filter(|u| !u.prefix) {
+            warnings.push(format!(
+                "upstream `{}` has prefix = false: its tools and prompts keep their own names, which are known only once it answers; `serve` refuses to start when one is already another source's (a tool of toolgate or of another upstream, or a prompt)",
+                upstream.name
+            ));
+        }
         if let Some(tool) = &config.weather.upstream_tool
             && upstreams.len() == config.upstreams.len()
             && let Err(e) = crate::upstreams::check_weather_tool(tool, &upstreams)

@@ -143,7 +143,10 @@ pub async fn demo_setup(app: &App, keys: &KeyStore) -> Result<Vec<DemoKey>> {
 /// `/api/audit`, the transport's rate counters, and the `/readyz` probes
 /// (the database with its audit table, Redis when rate limits use it).
 pub fn http_state(app: &App, keys: KeyStore, exposure: Exposure, config: HttpConfig) -> HttpState {
-    let mut state = HttpState::new(app.gateway.clone(), keys).with_exposure(exposure).with_config(config);
+    let mut state = HttpState::new(app.gateway.clone(), keys)
+        .with_exposure(exposure)
+        .with_config(config)
+        .with_federation(app.federation.clone());
     if let Some(db) = &app.fitness_db {
         state = state.with_credentials(Arc::new(FitnessCredentials::new(db.clone(), app.fitness_token_ttl)));
     }

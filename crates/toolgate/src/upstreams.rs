@@ -43,6 +43,10 @@ pub struct UpstreamEntry {
     /// Believe the upstream's readOnlyHint / idempotentHint annotations.
     #[serde(default)]
     pub trust_annotations: bool,
+    /// `false`: its tools and prompts keep their own names (no `<name>__`); a name another
+    /// source has refuses the start.
+    #[serde(default = "prefixed")]
+    pub prefix: bool,
     /// Default time limit of one call, in milliseconds.
     #[serde(default = "timeout_ms")]
     pub timeout_ms: u64,
@@ -60,6 +64,10 @@ pub struct UpstreamEntry {
     /// client's own token or an API key.
     #[serde(default)]
     pub auth: Option<crate::config::GrantSection>,
+}
+
+fn prefixed() -> bool {
+    true
 }
 
 /// A value written in the file, or the name of an environment variable holding it.
@@ -174,6 +182,7 @@ impl UpstreamEntry {
         config.required_role = self.required_role.clone();
         config.read_only_tools = self.read_only_tools.clone();
         config.trust_annotations = self.trust_annotations;
+        config.prefix = self.prefix;
         config.timeout = Duration::from_millis(self.timeout_ms);
         config.connect_timeout = Duration::from_millis(self.connect_timeout_ms);
         config.identity = match &self.identity {

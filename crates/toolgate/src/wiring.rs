@@ -43,6 +43,8 @@ pub struct App {
     /// The upstream MCP servers, kept connected while the app lives.
     /// (Behind a lock: a reload adds and removes upstreams while serving.)
     pub upstreams: Arc<tokio::sync::Mutex<mcp_upstream::Upstreams>>,
+    /// Their prompts, resources and the rest of their MCP surface.
+    pub federation: mcp_upstream::Federation,
     /// Upstream tools the configuration or the skills name that their
     /// connected upstream did not list (warnings; the names answer NOT_FOUND).
     pub upstream_problems: Vec<String>,
@@ -180,6 +182,11 @@ impl App {
         let upstreams = mcp_upstream::Upstreams::start(&gateway, upstream_configs).await;
         let upstream_problems =
             crate::upstreams::unlisted_tools(&gateway, &upstreams, config.weather.upstream_tool.as_deref());
+        let collisions = upstreams.collisions();
+        if !collisions.is_empty() {
+            anyhow::bail!("names collide between tool sources:\n  {}", collisions.join("\n  "));
+        }
+        let federation = upstreams.federation();
         let upstreams = Arc::new(tokio::sync::Mutex::new(upstreams));
         for problem in &upstream_problems {
             tracing::warn!("{problem}");
@@ -193,6 +200,7 @@ impl App {
             fitness_token_ttl: Duration::from_secs(config.fitness.token_ttl_secs.max(60)),
             skill_problems,
             upstreams,
+            federation,
             upstream_problems,
             audit,
             rate_store,
