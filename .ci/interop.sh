@@ -70,3 +70,57 @@ if [ "$status" -ne 0 ]; then
   exit "$status"
 fi
 echo "conformance: every applicable scenario passed"
+
+# The suite's own reference server (examples/servers/typescript/everything-server.ts of
+# @modelcontextprotocol/conformance 0.1.13, kept in .ci/conformance with its licence;
+# the package ships without it), run directly and then as toolgate's only upstream,
+# mounted with prefix = false: every scenario that passes directly must pass through
+# toolgate. TypeScript types are stripped with sucrase (.ci/tools.sh).
+echo "--- MCP conformance suite: its reference server directly, then through toolgate"
+ref="$work/reference"
+mkdir -p "$ref"
+ln -s "$TOOLGATE_NODE_MODULES" "$ref/node_modules"
+"$TOOLGATE_NODE_MODULES/.bin/sucrase" "$root/.ci/conformance" -d "$ref/out" --transforms typescript >/dev/null
+cp "$ref/out/everything-server.js" "$ref/everything-server.mjs"
+ref_port=$("$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$ref_port node "$ref/everything-server.mjs" >"$work/reference.out" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do
+  grep -q 'running on' "$work/reference.out" 2>/dev/null && break
+  sleep 0.1
+done
+# One line per scenario: "name passed|failed".
+scenarios() {
+  sed 's/\x1b\[[0-9;]*m//g' "$1" | sed -n -e 's/^✓ \([^:]*\):.*/\1 passed/p' -e 's/^✗ \([^:]*\):.*/\1 failed/p' | sort
+}
+"$conformance" server --url "http://127.0.0.1:$ref_port/mcp" >"$work/direct.log" 2>&1 || true
+cat >"$work/through.toml" <<TOML
+[[upstreams]]
+name = "everything"
+url = "http://127.0.0.1:$ref_port/mcp"
+prefix = false
+required_role = "guest"
+TOML
+"$bin" --db "sqlite:$work/through.db" serve --config "$work/through.toml" --listen 127.0.0.1:0 \
+  --expose direct --allow-anonymous guest >"$work/through.out" 2>"$work/through.err" &
+pids+=($!)
+through_url=""
+for _ in $(seq 1 150); do
+  through_url=$(sed -n 's#.*serving MCP at \(http://[^ ]*/mcp\).*#\1#p' "$work/through.out" 2>/dev/null | head -n 1)
+  [ -n "$through_url" ] && break
+  sleep 0.1
+done
+[ -n "$through_url" ] || { echo "toolgate in front of the reference server did not start:" >&2; cat "$work/through.err" >&2; exit 1; }
+"$conformance" server --url "$through_url" >"$work/through.log" 2>&1 || true
+scenarios "$work/direct.log" >"$work/direct.txt"
+scenarios "$work/through.log" >"$work/through.txt"
+echo "  directly: $(grep -c ' passed$' "$work/direct.txt") of $(wc -l <"$work/direct.txt") scenarios passed;" \
+  "through toolgate: $(grep -c ' passed$' "$work/through.txt") of $(wc -l <"$work/through.txt")"
+lost=$(join <(grep ' passed$' "$work/direct.txt" | cut -d' ' -f1) <(grep -v ' passed$' "$work/through.txt" | cut -d' ' -f1) | tr '\n' ' ' || true)
+missing=$(comm -23 <(grep ' passed$' "$work/direct.txt" | cut -d' ' -f1) <(cut -d' ' -f1 "$work/through.txt") | tr '\n' ' ' || true)
+if [ -n "$lost$missing" ]; then
+  echo "conformance: scenarios that pass directly but not through toolgate: $lost $missing" >&2
+  sed 's/\x1b\[[0-9;]*m//g' "$work/through.log" | tail -n 120 >&2
+  exit 1
+fi
+echo "conformance: every scenario that passes against the reference server passes through toolgate"

@@ -24,7 +24,8 @@ fi
 
 # 0.1.13 is the newest release that runs on the machine's Node.js 20
 # (0.1.14 and later import fs.globSync, which needs Node.js 22).
-# oidc-provider 9.x and @modelcontextprotocol/sdk 1.x run on Node.js 20.
+# oidc-provider 9.x and @modelcontextprotocol/sdk 1.x run on Node.js 20. sucrase (pure
+# JavaScript) strips the types of the suite's TypeScript reference server (.ci/interop.sh).
 # The scripts are ES modules, which ignore NODE_PATH: they import these
 # packages by absolute path under $TOOLGATE_NODE_MODULES.
 oidc_provider=9.13.3
@@ -33,7 +34,7 @@ mcp_sdk=1.32.2
 prism=5.16.0
 node_ok() {
   local m="$tools/node/node_modules"
-  [ -x "$m/.bin/conformance" ] && [ -d "$m/playwright-core" ] &&
+  [ -x "$m/.bin/conformance" ] && [ -d "$m/playwright-core" ] && [ -x "$m/.bin/sucrase" ] &&
     grep -qs "\"version\": \"$oidc_provider\"" "$m/oidc-provider/package.json" &&
     grep -qs "\"version\": \"$mcp_sdk\"" "$m/@modelcontextprotocol/sdk/package.json" &&
     grep -qs "\"version\": \"$prism\"" "$m/@stoplight/prism-cli/package.json"
@@ -42,7 +43,7 @@ if ! node_ok; then
   mkdir -p "$tools/node"
   (cd "$tools/node" && [ -f package.json ] || npm init -y >/dev/null)
   npm install --silent --no-fund --no-audit --prefix "$tools/node" \
-    @modelcontextprotocol/conformance@0.1.13 playwright-core \
+    @modelcontextprotocol/conformance@0.1.13 playwright-core sucrase@3.35.1 \
     "oidc-provider@$oidc_provider" "@modelcontextprotocol/sdk@$mcp_sdk" \
     "@stoplight/prism-cli@$prism" >&2
 fi
