@@ -29,6 +29,10 @@ pub struct Options {
     pub domain_by: DomainBy,
     /// The role the tools require (default `member`).
     pub required_role: Option<String>,
+    /// The most tokens one generated tool may cost (its name, description and input schema,
+    /// as [`tokens::tool`] counts them); a table over it is split by sub-resource and its long
+    /// texts clipped ([`crate::budget`]). `None`: [`crate::budget::DEFAULT_TOOL_TOKENS`].
+    pub max_tool_tokens: Option<usize>,
 }
 
 /// An operation left out, and why.
@@ -84,6 +88,8 @@ pub struct Import {
     pub skipped: Vec<Skipped>,
     /// The suggested `auth`.
     pub auth: AuthHint,
+    /// The tables the per-tool token limit split or trimmed ([`Options::max_tool_tokens`]).
+    pub budget: crate::budget::Report,
 }
 
 impl Import {
@@ -184,6 +190,7 @@ impl Import {
         for s in &self.skipped {
             out.push_str(&format!("  skipped {s}\n"));
         }
+        out.push_str(&self.budget.to_string());
         if let Some(reason) = self.base_url_refused {
             out.push_str(&format!("  left out servers[0].url: {reason}\n"));
         }
@@ -373,6 +380,9 @@ fn import_value(doc: &Value, options: &Options) -> Result<Import> {
     if tables.is_empty() {
         return Err(Error::Nothing { skipped });
     }
+    let limit = options.max_tool_tokens.unwrap_or(crate::budget::DEFAULT_TOOL_TOKENS);
+    let (tables, budget) =
+        crate::budget::fit(tables, limit, |domain, read, routes| table(domain, read, routes, &role, &title));
     let (mut base_url, mut base_url_refused) = (None, None);
     if let Some(url) = doc.pointer("/servers/0").and_then(server_url) {
         match plain_url(&url) {
@@ -381,7 +391,7 @@ fn import_value(doc: &Value, options: &Options) -> Result<Import> {
         }
     }
     let auth = AuthHint::from_document(doc, &name);
-    Ok(Import { title, name, base_url, base_url_refused, tables, skipped, auth })
+    Ok(Import { title, name, base_url, base_url_refused, tables, skipped, auth, budget })
 }
 
 /// Longest suggested domain name, in characters.

@@ -26,6 +26,7 @@
 //! ```
 
 mod auth;
+pub mod budget;
 mod bundle;
 mod document;
 mod operation;

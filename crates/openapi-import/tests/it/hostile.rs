@@ -220,6 +220,7 @@ fn the_entry_is_serialized_even_for_values_no_check_refused() {
         tables: Vec::new(),
         skipped: Vec::new(),
         auth: AuthHint::Static { header: format!("X{INJECT}"), env: format!("E{INJECT}"), note: None },
+        budget: Default::default(),
     };
     let entry = entry(&import.domain_snippet("routes/shop"));
     assert_eq!(entry["name"].as_str(), Some(import.name.as_str()));
