@@ -9,6 +9,7 @@ pub mod eval;
 pub mod plan;
 pub mod reload;
 pub mod serve;
+pub mod sources;
 pub mod telemetry;
 pub mod upstreams;
 pub mod wiring;

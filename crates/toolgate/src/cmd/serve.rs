@@ -107,6 +107,7 @@ pub(crate) async fn run(
         reread,
     ));
     state = state.with_reloader(reloader.clone());
+    state = state.with_sources(Arc::new(toolgate::sources::AppSources::new(&app, config)));
     reload_on_hangup(reloader);
     mcp_server::serve_http(listener, state, shutdown_signal()).await?;
     Ok(ExitCode::SUCCESS)
