@@ -192,6 +192,11 @@ impl McpServer {
         self.caller_from(extensions, |_| taken)
     }
 
+    /// The tasks of this server's long-running calls.
+    pub(crate) fn tasks(&self) -> &Arc<crate::tasks::Tasks> {
+        &self.inner.tasks
+    }
+
     /// The caller every request is served as, when it is fixed (stdio).
     pub(crate) fn fixed_caller(&self) -> Option<&Caller> {
         self.inner.caller.as_ref()

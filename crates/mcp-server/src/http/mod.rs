@@ -451,6 +451,7 @@ pub fn http_router(mut state: HttpState) -> Router {
         in_flight: Arc::default(),
         stateless_calls: None,
         drain: state.drain.clone(),
+        server: server.clone(),
     };
     let (mcp, sessions) = match config.sessions {
         SessionMode::Stateful => {

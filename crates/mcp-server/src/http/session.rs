@@ -223,6 +223,8 @@ pub(super) struct McpGuard {
     /// routes a session's `notifications/cancelled` itself).
     pub(super) stateless_calls: Option<Arc<super::cancel::StatelessCalls>>,
     pub(super) drain: Drain,
+    /// The server, for 2025-11-25 tasks (answered here: rmcp does not model them).
+    pub(super) server: crate::McpServer,
 }
 
 /// Removes a request id from the in-flight set when its answer is done (or dropped).
@@ -330,6 +332,36 @@ async fn mcp_guard(guard: &McpGuard, mcp: &McpService, request: Request) -> Resp
 /// A batch's request head and messages, for [`batch`].
 type Split = (axum::http::request::Parts, Vec<Value>);
 
+/// rmcp's JSON answer to `initialize` or `tools/list`, with what 2025-11-25
+/// tasks add to it ([`crate::tasks::amend_legacy`]).
+async fn amend_answer(guard: &McpGuard, method: &str, legacy: bool, response: Response) -> Response {
+    let kind =
+        response.headers().get(header::CONTENT_TYPE).map(|v| v.as_bytes().to_vec()).unwrap_or_default();
+    let sse = kind.starts_with(b"text/event-stream");
+    if !(sse || kind.starts_with(b"application/json")) {
+        return response;
+    }
+    // Both answers end their body (an event stream after the one answer).
+    let (mut parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return Response::from_parts(parts, Body::empty());
+    };
+    let amended = if sse {
+        crate::tasks::amend_events(&bytes, |data| {
+            crate::tasks::amend_legacy(&guard.server, legacy, method, data)
+        })
+    } else {
+        crate::tasks::amend_legacy(&guard.server, legacy, method, &bytes)
+    };
+    match amended {
+        Some(amended) => {
+            parts.headers.remove(header::CONTENT_LENGTH);
+            Response::from_parts(parts, Body::from(amended))
+        }
+        None => Response::from_parts(parts, Body::from(bytes)),
+    }
+}
+
 /// Steps 4 and 5 and rmcp for one message. With `split`, a batch the
 /// session may send is put there (answered with a placeholder) instead of
 /// refused; without it (the messages of a batch) it is refused.
@@ -370,6 +402,7 @@ async fn guard_one(
     let mut request_id = None;
     let mut opening = None;
     let mut registered = None;
+    let mut amend = None;
     let request = if method == Method::POST && json_body {
         // rmcp would answer malformed JSON with 415; JSON-RPC and MCP say 400 with a parse error.
         let (parts, body) = request.into_parts();
@@ -392,6 +425,14 @@ async fn guard_one(
             Ok(checked) => (checked.id, checked.method),
             Err((id, code, why)) => return rpc_error(id, code, &why),
         };
+        if let Some(answer) =
+            crate::tasks::answer_legacy(&guard.server, &parts, &bytes, id.as_ref(), method.as_deref()).await
+        {
+            return answer;
+        }
+        if let Some(m @ ("initialize" | "tools/list")) = method.as_deref() {
+            amend = Some((m.to_owned(), crate::tasks::is_legacy(&parts)));
+        }
         if let Some(calls) = &guard.stateless_calls
             && let Some(auth) = parts.extensions.get::<Authenticated>()
         {
@@ -472,6 +513,10 @@ async fn guard_one(
             Some(_) => {}
         }
     }
+    let response = match amend {
+        Some((method, legacy)) => amend_answer(guard, &method, legacy, response).await,
+        None => response,
+    };
     let sse = response
         .headers()
         .get(header::CONTENT_TYPE)

@@ -13,6 +13,7 @@
 //! Tasks live in the server's memory: a restart forgets them (their calls
 //! with them), as it ends a session's calls.
 
+mod legacy;
 mod run;
 
 use std::collections::HashMap;
@@ -22,6 +23,7 @@ use std::time::{Duration, Instant, SystemTime};
 use rmcp::model::JsonObject;
 use tokio_util::sync::CancellationToken;
 
+pub(crate) use legacy::{amend as amend_legacy, amend_events, answer as answer_legacy, legacy as is_legacy};
 pub use run::LONG_RUNNING_TAG;
 pub(crate) use run::{cancel, get, start, update, wanted};
 
@@ -134,6 +136,8 @@ impl std::fmt::Display for Refused {
 pub(crate) struct Tasks {
     limits: TaskLimits,
     entries: Mutex<HashMap<String, Entry>>,
+    /// Ticks whenever a task ends (for `tasks/result`, which waits).
+    ended: tokio::sync::watch::Sender<()>,
 }
 
 impl std::fmt::Debug for Tasks {
@@ -144,7 +148,12 @@ impl std::fmt::Debug for Tasks {
 
 impl Tasks {
     pub(crate) fn new(limits: TaskLimits) -> Self {
-        Self { limits, entries: Mutex::default() }
+        Self { limits, entries: Mutex::default(), ended: tokio::sync::watch::channel(()).0 }
+    }
+
+    /// Ticks whenever a task ends.
+    pub(crate) fn ended(&self) -> tokio::sync::watch::Receiver<()> {
+        self.ended.subscribe()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
@@ -212,6 +221,7 @@ impl Tasks {
         {
             entry.state = state;
             entry.updated = SystemTime::now();
+            self.ended.send_replace(());
         }
     }
 
@@ -237,11 +247,22 @@ impl Tasks {
                     entry.cancel.cancel();
                     entry.state = State::Cancelled;
                     entry.updated = SystemTime::now();
+                    self.ended.send_replace(());
                 }
                 Ok(self.snapshot(id, entry))
             }
             _ => Err(Refused::NotFound),
         }
+    }
+
+    /// The tasks `owner` holds, oldest first.
+    pub(crate) fn list(&self, owner: &str) -> Vec<Snapshot> {
+        let mut entries = self.lock();
+        Self::sweep(&mut entries, Instant::now());
+        let mut mine: Vec<Snapshot> =
+            entries.iter().filter(|(_, e)| e.owner == owner).map(|(id, e)| self.snapshot(id, e)).collect();
+        mine.sort_by_key(|s| s.created);
+        mine
     }
 }
 
@@ -265,6 +286,8 @@ mod tests {
         assert_eq!(tasks.get("key-a", &task.id).unwrap().state, State::Working);
         assert_eq!(tasks.get("key-b", &task.id), Err(Refused::NotFound));
         assert_eq!(tasks.cancel("key-b", &task.id), Err(Refused::NotFound));
+        assert!(tasks.list("key-b").is_empty());
+        assert_eq!(tasks.list("key-a").len(), 1);
     }
 
     #[test]

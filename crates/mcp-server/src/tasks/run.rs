@@ -41,19 +41,27 @@ pub(crate) fn wanted(
     if !context.client_capabilities().is_some_and(|caps| caps.supports_tasks()) {
         return false;
     }
-    let target = if server.exposure().is_direct() {
-        Some(request.name.as_ref())
-    } else if request.name == gateway::EXECUTE_TOOL {
-        request.arguments.as_ref().and_then(|a| a.get("tool_name")).and_then(Value::as_str)
+    let args = request.arguments.as_ref().map(|a| Value::Object(a.clone()));
+    target(server, &request.name, args.as_ref().unwrap_or(&Value::Null))
+        .and_then(|name| server.gateway().spec(&name))
+        .is_some_and(|spec| is_long_running(&spec))
+}
+
+/// The tool a `tools/call` of `name` runs: itself in direct mode, the one
+/// `execute_tool` names in meta mode.
+pub(super) fn target(server: &McpServer, name: &str, args: &Value) -> Option<String> {
+    if server.exposure().is_direct() {
+        Some(name.to_owned())
+    } else if name == gateway::EXECUTE_TOOL {
+        args.get("tool_name").and_then(Value::as_str).map(str::to_owned)
     } else {
         None
-    };
-    target.and_then(|name| server.gateway().spec(name)).is_some_and(|spec| is_long_running(&spec))
+    }
 }
 
 /// Whom a task belongs to: the principal of the request (API key id,
 /// token subject), or the fixed caller's user (stdio).
-fn owner(server: &McpServer, extensions: &Extensions) -> Result<String, McpError> {
+pub(super) fn owner(server: &McpServer, extensions: &Extensions) -> Result<String, McpError> {
     if let Some(caller) = server.fixed_caller() {
         return Ok(format!("fixed:{}", caller.user_id));
     }
@@ -89,13 +97,25 @@ pub(crate) fn start(
 ) -> Result<CreateTaskResult, McpError> {
     let owner = owner(server, &context.extensions)?;
     let caller = server.take_caller(&mut context.extensions)?;
-    let name = request.name.into_owned();
-    let (snapshot, cancel) = tasks.create(&owner, &name).map_err(refusal)?;
+    let args = Value::Object(request.arguments.unwrap_or_default());
+    let snapshot = spawn(server, tasks, &owner, caller, request.name.into_owned(), args).map_err(refusal)?;
+    Ok(CreateTaskResult::new(task_of(&snapshot)))
+}
+
+/// Create `owner`'s task for the call of `name` and run the call on its own.
+pub(super) fn spawn(
+    server: &McpServer,
+    tasks: &Arc<Tasks>,
+    owner: &str,
+    caller: tool_core::Caller,
+    name: String,
+    args: Value,
+) -> Result<Snapshot, Refused> {
+    let (snapshot, cancel) = tasks.create(owner, &name)?;
     tracing::info!(task = %snapshot.id, tool = %name, "tools/call runs as a task");
     let detached = server.for_session();
     let tasks = tasks.clone();
     let id = snapshot.id.clone();
-    let args = Value::Object(request.arguments.unwrap_or_default());
     tokio::spawn(async move {
         let ctx = ToolContext::new(caller).with_trace_id(uuid::Uuid::new_v4().simple().to_string());
         let call = detached.invoke(&ctx, &name, args);
@@ -112,7 +132,7 @@ pub(crate) fn start(
             }
         }
     });
-    Ok(CreateTaskResult::new(task_of(&snapshot)))
+    Ok(snapshot)
 }
 
 fn error_object(code: i32, message: &str) -> JsonObject {
@@ -182,7 +202,7 @@ fn status_of(state: &State) -> TaskStatus {
 }
 
 /// The task's base fields.
-fn task_of(snapshot: &Snapshot) -> Task {
+pub(super) fn task_of(snapshot: &Snapshot) -> Task {
     let mut task = Task::new(
         snapshot.id.clone(),
         status_of(&snapshot.state),

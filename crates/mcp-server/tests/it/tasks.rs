@@ -84,3 +84,51 @@ async fn only_2026_07_28_hears_of_the_tasks_extension() {
     assert!(answer["result"]["capabilities"]["extensions"][TASKS].is_object(), "discover: {answer}");
     server.stop().await;
 }
+
+const TS_SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/node/tasks_check.mjs");
+
+/// The 2025-11-25 form, through the official TypeScript SDK's tasks client:
+/// the capability and `execution.taskSupport` are advertised, a task is
+/// streamed to its result, another is hidden from another key, listed and
+/// cancelled; a plain call stays plain.
+#[tokio::test]
+async fn the_typescript_sdk_streams_a_task_to_its_result_and_cancels_another() {
+    let modules = test_support::gate::path("TOOLGATE_NODE_MODULES", "target/e2e-node/node_modules");
+    if !std::path::Path::new(&modules).join("@modelcontextprotocol/sdk").exists() {
+        assert!(
+            std::env::var("TOOLGATE_REQUIRE_INTEROP").as_deref() != Ok("1"),
+            "no @modelcontextprotocol/sdk under {}",
+            modules.display()
+        );
+        eprintln!("skipped: no @modelcontextprotocol/sdk under {}", modules.display());
+        return;
+    }
+    let server = TestServer::start(mcp_server::Exposure::Direct, mcp_server::HttpConfig::default()).await;
+    let other_key = server.keys.create("mia", "member").await.unwrap().key.expose().to_owned();
+    let output = tokio::time::timeout(
+        Duration::from_secs(120),
+        tokio::process::Command::new("node")
+            .arg(TS_SCRIPT)
+            .arg(server.url("/mcp"))
+            .arg(&server.member)
+            .arg(&other_key)
+            .env("TOOLGATE_NODE_MODULES", &modules)
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("tasks_check.mjs finishes within 2 minutes")
+    .expect("node starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    eprintln!("{stdout}");
+    assert!(
+        output.status.success() && stdout.contains("PASS"),
+        "tasks_check.mjs failed\n{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    test_support::eventually(Duration::from_secs(5), "the cancelled call's future is dropped", || async {
+        server.dropped.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    server.stop().await;
+}
