@@ -26,6 +26,10 @@ pub(crate) struct OpenapiArgs {
     /// The role the tools require.
     #[arg(long, default_value = "member")]
     role: String,
+    /// The most tokens one tool may cost (name, description and input schema); a larger one is
+    /// split by sub-resource and its long texts clipped.
+    #[arg(long, default_value_t = openapi_import::budget::DEFAULT_TOOL_TOKENS)]
+    max_tool_tokens: usize,
 }
 
 pub(crate) fn run(kind: Kind) -> Result<ExitCode> {
@@ -33,6 +37,7 @@ pub(crate) fn run(kind: Kind) -> Result<ExitCode> {
     let options = Options {
         domain_by: if args.domain_by == "path" { DomainBy::Path } else { DomainBy::Tag },
         required_role: Some(args.role),
+        max_tool_tokens: Some(args.max_tool_tokens),
     };
     // From the file: the files its relative `$ref`s name are read from its folder.
     let import = match openapi_import::import_file(&args.spec, &options) {
