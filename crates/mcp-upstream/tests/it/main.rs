@@ -7,6 +7,7 @@ mod bounds;
 mod common;
 mod cut;
 mod elicit;
+mod federate;
 mod front;
 mod http;
 mod identity;

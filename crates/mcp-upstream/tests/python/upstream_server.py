@@ -19,7 +19,9 @@ from pydantic import BaseModel, Field
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.prompts.base import Prompt
 from mcp.server.mcpserver.utilities.types import Image
+from mcp.types import Completion, SamplingMessage, TextContent
 
 MARKERS = Path(os.environ.get("MARKER_DIR", "."))
 server = MCPServer("weather-upstream")
@@ -130,6 +132,71 @@ async def add_late_tool(ctx: Context) -> str:
     """Registers late_tool and tells the client the list changed."""
     server.add_tool(late_tool)
     await ctx.request_context.session.send_tool_list_changed()
+    return "added"
+
+
+# The rest of the MCP surface, which toolgate federates: a prompt with an argument, a
+# resource, a resource template, completions, and tools that sample, list roots and log.
+
+
+@server.prompt()
+def summary(city: str) -> str:
+    """Asks for a weather summary of a city."""
+    return f"Summarise the weather in {city}."
+
+
+@server.resource("weather://stations", mime_type="text/plain")
+def stations() -> str:
+    """The weather stations."""
+    return "Oslo Blindern, Bergen Florida"
+
+
+@server.resource("weather://city/{name}", mime_type="text/plain")
+def city_report(name: str) -> str:
+    """The report of one city."""
+    return f"report of {name}"
+
+
+@server.completion()
+async def complete(ref: Any, argument: Any, context: Any) -> Completion | None:
+    cities = ["Oslo", "Bergen", "Osaka"]
+    return Completion(values=[c for c in cities if c.startswith(argument.value)])
+
+
+@server.tool()
+async def ask_model(question: str, ctx: Context) -> str:
+    """Asks the client's model (sampling) and returns its text."""
+    result = await ctx.request_context.session.create_message(
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text=question))], max_tokens=20
+    )
+    return result.content.text if isinstance(result.content, TextContent) else "no text"
+
+
+@server.tool()
+async def list_my_roots(ctx: Context) -> list[str]:
+    """Returns the client's roots."""
+    result = await ctx.request_context.session.list_roots()
+    return [str(root.uri) for root in result.roots]
+
+
+@server.tool()
+async def log_twice(ctx: Context) -> str:
+    """Sends a debug and an info log message."""
+    await ctx.debug("debug line")
+    await ctx.info("info line")
+    return "logged"
+
+
+def late(topic: str) -> str:
+    """A prompt that appears only after add_late_prompt."""
+    return f"late {topic}"
+
+
+@server.tool()
+async def add_late_prompt(ctx: Context) -> str:
+    """Registers the prompt `late` and tells the client the prompt list changed."""
+    server.add_prompt(Prompt.from_function(late))
+    await ctx.request_context.session.send_prompt_list_changed()
     return "added"
 
 
