@@ -14,6 +14,7 @@ mod eval;
 mod fleet;
 mod guides;
 mod observe;
+mod operator_page;
 mod page;
 mod reload;
 mod serve;
