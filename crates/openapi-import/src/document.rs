@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use schema_gen::{Field, FieldType, Route, RouteTable};
+use schema_gen::{FieldType, Route, RouteTable};
 use serde::Deserialize as _;
 use serde_json::{Map, Value, json};
 
@@ -503,12 +503,16 @@ fn example(route: &Route) -> String {
     let mut params = Map::new();
     params.insert("op".into(), json!(route.op));
     for f in route.fields.iter().filter(|f| f.required) {
-        params.insert(f.name.clone(), sample(f));
+        params.insert(f.name.clone(), sample(&f.shape));
     }
     Value::Object(params).to_string()
 }
 
-fn sample(f: &Field) -> Value {
+fn sample(f: &schema_gen::Items) -> Value {
+    // A union: a value of its first branch.
+    if let Some(branch) = f.one_of.first().or(f.any_of.first()) {
+        return sample(branch);
+    }
     if let Some(first) = f.enum_values.as_ref().and_then(|v| v.first()) {
         return first.clone();
     }
@@ -527,7 +531,8 @@ fn sample(f: &Field) -> Value {
         FieldType::Boolean => json!(true),
         FieldType::Array => json!([]),
         FieldType::Object => Value::Object(
-            f.fields.iter().filter(|f| f.required).map(|f| (f.name.clone(), sample(f))).collect(),
+            f.fields.iter().filter(|f| f.required).map(|f| (f.name.clone(), sample(&f.shape))).collect(),
         ),
+        FieldType::Any => json!("text"),
     }
 }

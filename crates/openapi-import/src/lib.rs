@@ -10,9 +10,15 @@
 //! (`target_user_id`, `StartTime_lt`, `filter_name`) and keeps its name on the wire (a path
 //! variable renamed in the path, any other field through its `wire_name`).
 //! A body is JSON when the operation offers JSON, else an `application/x-www-form-urlencoded`
-//! form (Twilio's writes: `body_encoding = "form"`, scalars and arrays of scalars only). An operation that
-//! cannot be mapped faithfully (multipart or other bodies, a body that is a `oneOf`, a form with nested fields,
-//! cookies, required headers, free-form objects, nested names a table cannot hold) is skipped with one
+//! form (Twilio's writes: `body_encoding = "form"`, scalars and arrays of scalars only).
+//! `oneOf`/`anyOf` fields keep their branches (`one_of`/`any_of`, type `any` when they differ
+//! in type), `additionalProperties` objects their `values` (a free-form object takes any
+//! keys), an object whose member names a table cannot hold is taken whole as a free-form one,
+//! and a schema nesting deeper than 16 levels or containing itself is cut there to a free-form
+//! object, its description saying so. Header parameters are header fields; a body member named
+//! like a parameter is `body_<name>` for the model. An operation that cannot be mapped
+//! faithfully (multipart or other bodies, a body that is a `oneOf`, a form with nested fields,
+//! cookies, a DELETE with a body) is skipped with one
 //! [`Skipped`] line, and the rest is still imported; every table returned passes
 //! [`schema_gen::RouteTable::check`].
 //!

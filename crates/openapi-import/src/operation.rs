@@ -77,13 +77,17 @@ impl<'a> Op<'a> {
         for param in self.parameters(root)? {
             let name = param.get("name").and_then(Value::as_str).unwrap_or_default();
             let required = param.get("required").and_then(Value::as_bool).unwrap_or(false);
-            match param.get("in").and_then(Value::as_str).unwrap_or_default() {
-                "path" | "query" => {}
+            let header = match param.get("in").and_then(Value::as_str).unwrap_or_default() {
+                "path" | "query" => false,
                 "cookie" => return Err(format!("it takes cookie parameter `{name}` (cookies are not sent)")),
-                "header" if required => return Err(format!("it needs header parameter `{name}`")),
-                // An optional header changes nothing a model must know about.
+                // A header toolgate sets itself (Accept, Content-Type, Authorization) is left to
+                // it when optional; a required one is refused by the table's check, said so.
+                "header" if !required && RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) => {
+                    continue;
+                }
+                "header" => true,
                 _ => continue,
-            }
+            };
             let schema = match (param.get("schema"), param.get("content")) {
                 (Some(schema), _) => flatten(root, schema, 0)?,
                 _ => return Err(format!("parameter `{name}` has no schema")),
@@ -104,6 +108,9 @@ impl<'a> Op<'a> {
             // A write's query parameters are said to be query ones (its other fields go in the body).
             if writes && param.get("in").and_then(Value::as_str) == Some("query") {
                 field.location = Some(Location::Query);
+            }
+            if header {
+                field.location = Some(Location::Header);
             }
             fields.retain(|f| f.name != field.name);
             fields.push(field);
@@ -169,10 +176,26 @@ impl<'a> Op<'a> {
                 if prop.get("readOnly") == Some(&Value::Bool(true)) {
                     continue;
                 }
+                let mut field = to_field(name, prop, required.contains(&name.as_str()))?;
+                // A body member named like a path or query parameter (`uuid` in the body of
+                // `/agents/{uuid}`): the model sees it as `body_uuid`, the API gets `uuid`.
                 if fields.iter().any(|f| f.name == *name) {
-                    return Err(format!("body field `{name}` has the name of a path or query parameter"));
+                    let mut n = 1;
+                    let mut new = format!("body_{name}");
+                    while fields.iter().any(|f| f.name == new) || props.contains_key(&new) {
+                        n += 1;
+                        new = format!("body_{name}_{n}");
+                    }
+                    let note =
+                        format!("Sent in the body as `{name}` (the parameter `{name}` is another one).");
+                    field.description = Some(match field.description.take() {
+                        Some(d) => format!("{note} {d}"),
+                        None => note,
+                    });
+                    field.wire_name = Some(name.clone());
+                    field.location = Some(Location::Body);
+                    field.name = new;
                 }
-                let field = to_field(name, prop, required.contains(&name.as_str()))?;
                 if encoding == BodyEncoding::Form {
                     check_form_field(&field, media)?;
                 }
@@ -264,12 +287,24 @@ impl<'a> Op<'a> {
     }
 }
 
+/// Headers a parameter may not set (toolgate sends them itself), lowercase.
+const RESERVED_HEADERS: [&str; 8] = [
+    "accept",
+    "content-type",
+    "authorization",
+    "content-length",
+    "host",
+    "cookie",
+    "user-agent",
+    "connection",
+];
+
 /// A form body field the executor sends as the document says: a scalar, or an array of scalars
 /// as repeated keys (the default `style: form, explode: true` of its `encoding` entry).
 fn check_form_field(field: &Field, media: &Value) -> Result<(), String> {
     let name = &field.name;
     let nested = match field.ty {
-        FieldType::Object => true,
+        FieldType::Object | FieldType::Any => true,
         FieldType::Array => {
             field.items.as_deref().is_some_and(|i| matches!(i.ty, FieldType::Object | FieldType::Array))
         }

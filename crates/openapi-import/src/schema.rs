@@ -4,65 +4,123 @@
 use schema_gen::{Field, FieldType, Items};
 use serde_json::{Map, Value};
 
-/// Deepest nesting followed; a recursive schema (a tree of itself) ends here.
-const MAX_DEPTH: usize = 24;
+/// Deepest nesting mapped: a schema that goes on below this many levels (or contains itself,
+/// a tree of nodes) is cut there to a free-form value, said in its description.
+pub(crate) const MAX_DEPTH: usize = 16;
+
+/// Most schema nodes one parameter or body is expanded to; the rest is cut the same way (a
+/// document whose references fan out would otherwise grow without bound).
+const MAX_NODES: usize = 20_000;
 
 /// The schema with every local `$ref` replaced by its target and every `allOf` merged into
-/// one object schema, recursively through `properties` and `items`.
+/// one object schema, recursively through `properties`, `items`, `additionalProperties` and
+/// the branches of `oneOf`/`anyOf`; cut to a free-form value where it nests deeper than
+/// [`MAX_DEPTH`], repeats a schema it is inside of, or grows beyond [`MAX_NODES`].
 pub(crate) fn flatten(root: &Value, schema: &Value, depth: usize) -> Result<Value, String> {
-    if depth > MAX_DEPTH {
-        return Err(format!("a schema nests deeper than {MAX_DEPTH} levels (a recursive $ref?)"));
-    }
-    let Some(map) = schema.as_object() else { return Ok(schema.clone()) };
+    Flat { root, inside: Vec::new(), nodes: 0 }.node(schema, depth)
+}
+
+struct Flat<'a> {
+    root: &'a Value,
+    /// The `$ref`s being expanded, outermost first.
+    inside: Vec<String>,
+    nodes: usize,
+}
+
+/// What a schema cut at `at` becomes: any JSON object (any value at all when it is not an
+/// object), its description saying why.
+fn cut(target: &Value, why: &str) -> Value {
+    let object = target.get("type").is_none_or(|t| t == "object") || target.get("properties").is_some();
+    let note = format!(
+        "(Cut: {why}; toolgate takes {} here as given, so follow the API's documentation for its members.)",
+        if object { "any JSON object" } else { "any value" }
+    );
+    let description = match target.get("description").and_then(Value::as_str).map(str::trim) {
+        Some(d) if !d.is_empty() => format!("{d} {note}"),
+        _ => note,
+    };
     let mut out = Map::new();
-    if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
-        let target = follow(root, reference)?;
-        if let Value::Object(resolved) = flatten(root, target, depth + 1)? {
-            out = resolved;
-        }
+    if object {
+        out.insert("type".into(), "object".into());
+        out.insert("additionalProperties".into(), true.into());
     }
-    if let Some(parts) = map.get("allOf").and_then(Value::as_array) {
-        for part in parts {
-            if let Value::Object(part) = flatten(root, part, depth + 1)? {
-                merge(&mut out, part);
+    out.insert("description".into(), description.into());
+    if target.get("nullable") == Some(&Value::Bool(true)) {
+        out.insert("nullable".into(), true.into());
+    }
+    Value::Object(out)
+}
+
+impl Flat<'_> {
+    fn node(&mut self, schema: &Value, depth: usize) -> Result<Value, String> {
+        let Some(map) = schema.as_object() else { return Ok(schema.clone()) };
+        self.nodes += 1;
+        if depth > MAX_DEPTH {
+            return Ok(cut(schema, &format!("the document's schema nests deeper than {MAX_DEPTH} levels")));
+        }
+        if self.nodes > MAX_NODES {
+            return Ok(cut(schema, &format!("the document's schema has more than {MAX_NODES} parts")));
+        }
+        let mut out = Map::new();
+        if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+            let target = follow(self.root, reference)?;
+            if self.inside.iter().any(|r| r == reference) {
+                let name = reference.rsplit('/').next().unwrap_or(reference);
+                return Ok(cut(target, &format!("`{name}` contains itself")));
+            }
+            self.inside.push(reference.to_owned());
+            let resolved = self.node(target, depth + 1);
+            self.inside.pop();
+            if let Value::Object(resolved) = resolved? {
+                out = resolved;
             }
         }
-    }
-    for (key, value) in map {
-        match key.as_str() {
-            "$ref" | "allOf" => {}
-            "properties" => {
-                let mut props =
-                    out.remove("properties").and_then(|p| p.as_object().cloned()).unwrap_or_default();
-                for (name, prop) in value.as_object().into_iter().flatten() {
-                    props.insert(name.clone(), flatten(root, prop, depth + 1)?);
+        if let Some(parts) = map.get("allOf").and_then(Value::as_array) {
+            for part in parts {
+                if let Value::Object(part) = self.node(part, depth + 1)? {
+                    merge(&mut out, part);
                 }
-                out.insert(key.clone(), Value::Object(props));
             }
-            "items" | "additionalProperties" => {
-                out.insert(key.clone(), flatten(root, value, depth + 1)?);
-            }
-            "oneOf" | "anyOf" => {
-                let parts = value.as_array().into_iter().flatten();
-                let parts: Result<Vec<Value>, String> = parts.map(|p| flatten(root, p, depth + 1)).collect();
-                out.insert(key.clone(), Value::Array(parts?));
-            }
-            "required" => {
-                let mut required =
-                    out.remove("required").and_then(|r| r.as_array().cloned()).unwrap_or_default();
-                for name in value.as_array().into_iter().flatten() {
-                    if !required.contains(name) {
-                        required.push(name.clone());
+        }
+        for (key, value) in map {
+            match key.as_str() {
+                "$ref" | "allOf" => {}
+                "properties" => {
+                    let mut props =
+                        out.remove("properties").and_then(|p| p.as_object().cloned()).unwrap_or_default();
+                    for (name, prop) in value.as_object().into_iter().flatten() {
+                        props.insert(name.clone(), self.node(prop, depth + 1)?);
                     }
+                    out.insert(key.clone(), Value::Object(props));
                 }
-                out.insert(key.clone(), Value::Array(required));
-            }
-            _ => {
-                out.insert(key.clone(), value.clone());
+                "items" | "additionalProperties" => {
+                    let value = self.node(value, depth + 1)?;
+                    out.insert(key.clone(), value);
+                }
+                "oneOf" | "anyOf" => {
+                    let mut parts = Vec::new();
+                    for part in value.as_array().into_iter().flatten() {
+                        parts.push(self.node(part, depth + 1)?);
+                    }
+                    out.insert(key.clone(), Value::Array(parts));
+                }
+                "required" => {
+                    let mut required =
+                        out.remove("required").and_then(|r| r.as_array().cloned()).unwrap_or_default();
+                    for name in value.as_array().into_iter().flatten() {
+                        if !required.contains(name) {
+                            required.push(name.clone());
+                        }
+                    }
+                    out.insert(key.clone(), Value::Array(required));
+                }
+                _ => {
+                    out.insert(key.clone(), value.clone());
+                }
             }
         }
+        Ok(Value::Object(out))
     }
-    Ok(Value::Object(out))
 }
 
 /// A local reference (`#/components/schemas/Pet`) in `root`.
@@ -100,29 +158,23 @@ fn merge(into: &mut Map<String, Value>, part: Map<String, Value>) {
     }
 }
 
-/// The one type of a (flattened) schema: 3.1's `["string", "null"]` and a union with `null`
-/// count as the other type; several real types cannot be held by a table.
-fn single(schema: &Value, what: &str) -> Result<Value, String> {
-    for key in ["oneOf", "anyOf"] {
-        if let Some(parts) = schema.get(key).and_then(Value::as_array) {
-            let real: Vec<&Value> =
-                parts.iter().filter(|p| p.get("type") != Some(&Value::from("null"))).collect();
-            if real.len() != 1 {
-                return Err(format!(
-                    "{what} is a union ({key}) of {} schemas; a table field has one type",
-                    real.len()
-                ));
-            }
-            let mut merged = real[0].as_object().cloned().unwrap_or_default();
-            for (k, v) in schema.as_object().into_iter().flatten() {
-                if k != key {
-                    merged.entry(k.clone()).or_insert(v.clone());
-                }
-            }
-            return Ok(Value::Object(merged));
-        }
+/// The branches of a (flattened) schema's `oneOf` or `anyOf` that are not `null`, with the key,
+/// when it has one.
+fn union(schema: &Value) -> Option<(&'static str, Vec<&Value>)> {
+    ["oneOf", "anyOf"].into_iter().find_map(|key| {
+        let parts = schema.get(key)?.as_array()?;
+        Some((key, parts.iter().filter(|p| p.get("type") != Some(&Value::from("null"))).collect()))
+    })
+}
+
+/// A schema with one of its keys left out and others put in.
+fn with(schema: &Value, without: &str, put: &[(&str, Value)]) -> Value {
+    let mut map = schema.as_object().cloned().unwrap_or_default();
+    map.remove(without);
+    for (k, v) in put {
+        map.insert((*k).to_owned(), v.clone());
     }
-    Ok(schema.clone())
+    Value::Object(map)
 }
 
 fn field_type(schema: &Value, what: &str) -> Result<FieldType, String> {
@@ -137,9 +189,11 @@ fn field_type(schema: &Value, what: &str) -> Result<FieldType, String> {
         }
         _ if schema.get("properties").is_some() => "object".to_owned(),
         _ if schema.get("items").is_some() => "array".to_owned(),
+        _ if schema.get("additionalProperties").is_some() => "object".to_owned(),
         _ => match schema.get("enum").and_then(Value::as_array).and_then(|v| v.first()) {
             Some(Value::String(_)) => "string".to_owned(),
-            _ => return Err(format!("{what} has no type")),
+            // No type named: any value (a free-form field, or one a union's branches describe).
+            _ => return Ok(FieldType::Any),
         },
     };
     Ok(match name.as_str() {
@@ -172,8 +226,50 @@ fn admits_null(schema: &Value) -> bool {
 /// A schema's type and limits, as a field's shape or an array's items.
 fn parse(schema: &Value, what: &str) -> Result<Items, String> {
     let nullable = admits_null(schema);
-    let schema = single(schema, what)?;
-    let nullable = nullable || admits_null(&schema);
+    if let Some((key, real)) = union(schema) {
+        // One real branch (beside `null`): that branch, with the schema's own keywords.
+        if let [one] = real.as_slice() {
+            let mut merged = one.as_object().cloned().unwrap_or_default();
+            for (k, v) in schema.as_object().into_iter().flatten() {
+                if k != key {
+                    merged.entry(k.clone()).or_insert(v.clone());
+                }
+            }
+            let mut shape = parse(&Value::Object(merged), what)?;
+            shape.nullable |= nullable;
+            return Ok(shape);
+        }
+        // Several: the schema's own keywords (any value when they name no type), and the branches.
+        let mut shape = parse(&with(schema, key, &[]), what)?;
+        let branches = real
+            .iter()
+            .enumerate()
+            .map(|(i, b)| parse(b, &format!("branch {} of {what}", i + 1)))
+            .collect::<Result<Vec<_>, _>>()?;
+        shape.nullable |= nullable;
+        if key == "oneOf" {
+            shape.one_of = branches
+        } else {
+            shape.any_of = branches
+        }
+        return Ok(shape);
+    }
+    // 3.1's `type: [string, integer]`: any value of one of those types.
+    if let Some(Value::Array(types)) = schema.get("type") {
+        let real: Vec<&Value> = types.iter().filter(|t| *t != "null").collect();
+        if real.len() > 1 {
+            let branches = real
+                .iter()
+                .map(|t| parse(&with(schema, "description", &[("type", (*t).clone())]), what))
+                .collect::<Result<Vec<_>, _>>()?;
+            let mut shape = Items::new(FieldType::Any);
+            shape.nullable = nullable;
+            shape.description = describe(schema);
+            shape.any_of = branches.into_iter().map(|b| Items { nullable: false, ..b }).collect();
+            return Ok(shape);
+        }
+    }
+    let schema = schema.clone();
     let ty = field_type(&schema, what)?;
     let num = |k: &str| schema.get(k).and_then(Value::as_f64);
     let count = |k: &str| schema.get(k).and_then(Value::as_u64);
@@ -190,14 +286,30 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
     let fields = match ty {
         FieldType::Object => {
             let props = schema.get("properties").and_then(Value::as_object);
-            let Some(props) = props.filter(|p| !p.is_empty()) else {
-                return Err(format!("{what} is a free-form object (no declared properties)"));
-            };
+            let props = props.cloned().unwrap_or_default();
             let required: Vec<&str> = schema
                 .get("required")
                 .and_then(Value::as_array)
                 .map(|r| r.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
+            // A member the table cannot name (`pg_partman_bgw.role`, or `token`, which toolgate
+            // fills in at the top): the object is taken whole, as a free-form one.
+            let unholdable: Vec<&str> =
+                props.keys().map(String::as_str).filter(|n| !member_name(n)).collect();
+            if !unholdable.is_empty() {
+                let mut shape = Items::new(FieldType::Object);
+                shape.nullable = nullable;
+                let note = format!(
+                    "A JSON object with members {}, given as the API documents them.",
+                    props.keys().take(12).map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+                );
+                shape.description = Some(match describe(&schema) {
+                    Some(d) => format!("{d} {note}"),
+                    None => note,
+                });
+                shape.values = Some(Box::new(Items::new(FieldType::Any)));
+                return Ok(shape);
+            }
             props
                 .iter()
                 .filter(|(_, p)| p.get("readOnly") != Some(&Value::Bool(true)))
@@ -206,10 +318,26 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
         }
         _ => Vec::new(),
     };
+    // What the keys besides the declared ones hold: any value (`true`, or nothing said and no
+    // properties declared: a free-form object), the schema given, or nothing else (`false`, or
+    // nothing said beside declared properties, as the table always had it).
+    let values = match (ty, schema.get("additionalProperties")) {
+        (FieldType::Object, Some(Value::Bool(false))) if fields.is_empty() => {
+            return Err(format!("{what} is an object that admits no key at all"));
+        }
+        (FieldType::Object, Some(Value::Bool(false))) => None,
+        (FieldType::Object, Some(Value::Object(v))) if !v.is_empty() => {
+            Some(Box::new(parse(&Value::Object(v.clone()), &format!("the values of {what}"))?))
+        }
+        (FieldType::Object, Some(_)) => Some(Box::new(Items::new(FieldType::Any))),
+        (FieldType::Object, None) if fields.is_empty() => Some(Box::new(Items::new(FieldType::Any))),
+        _ => None,
+    };
     let items = match ty {
         FieldType::Array => match schema.get("items") {
             Some(items) => Some(Box::new(parse(items, &format!("the items of {what}"))?)),
-            None => return Err(format!("{what} is an array without `items`")),
+            // Items not described: any values.
+            None => Some(Box::new(Items::new(FieldType::Any))),
         },
         _ => None,
     };
@@ -222,12 +350,7 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
             .and_then(Value::as_array)
             .map(|v| v.iter().filter(|v| !v.is_null()).cloned().collect::<Vec<_>>())
             .filter(|v| !v.is_empty()),
-        description: schema
-            .get("description")
-            .or_else(|| schema.get("title"))
-            .and_then(Value::as_str)
-            .map(|d| d.trim().to_owned())
-            .filter(|d| !d.is_empty()),
+        description: describe(&schema),
         minimum: bound("minimum", "exclusiveMinimum", 1.0).filter(|_| numeric),
         maximum: bound("maximum", "exclusiveMaximum", -1.0).filter(|_| numeric),
         items,
@@ -237,7 +360,29 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
         min_items: count("minItems").filter(|_| ty == FieldType::Array),
         max_items: count("maxItems").filter(|_| ty == FieldType::Array),
         fields,
+        values,
+        one_of: Vec::new(),
+        any_of: Vec::new(),
     })
+}
+
+/// Whether an object member may be a table field as it is named: an identifier, not one
+/// toolgate fills in from the call context.
+fn member_name(name: &str) -> bool {
+    name.len() <= 64
+        && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !tool_core::names::is_injected_field(name)
+}
+
+/// A schema's description, else its title.
+fn describe(schema: &Value) -> Option<String> {
+    schema
+        .get("description")
+        .or_else(|| schema.get("title"))
+        .and_then(Value::as_str)
+        .map(|d| d.trim().to_owned())
+        .filter(|d| !d.is_empty())
 }
 
 /// A named property as a field.

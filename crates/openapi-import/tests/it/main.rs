@@ -8,4 +8,5 @@ mod form;
 mod hostile;
 mod roundtrip;
 mod third_party;
+mod unions;
 mod writes;

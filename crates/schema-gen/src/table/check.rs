@@ -107,6 +107,7 @@ fn check_shape(shape: &Items, at: &str, problems: &mut Vec<String>) {
                 FieldType::Number => v.is_number(),
                 FieldType::Boolean => v.is_boolean(),
                 FieldType::Array | FieldType::Object => false,
+                FieldType::Any => true,
             };
             if !fits {
                 problems.push(format!("{at}: `enum` value {v} is not of type {}", ty.as_str()));
@@ -123,9 +124,22 @@ fn check_shape(shape: &Items, at: &str, problems: &mut Vec<String>) {
         _ if shape.items.is_some() => problems.push(format!("{at}: `items` applies to arrays only")),
         _ => {}
     }
+    match (&shape.values, ty) {
+        (Some(values), FieldType::Object) => check_shape(values, &format!("{at} values"), problems),
+        (Some(_), _) => problems.push(format!("{at}: `values` applies to objects only")),
+        (None, _) => {}
+    }
+    for (key, branches) in [("one_of", &shape.one_of), ("any_of", &shape.any_of)] {
+        if branches.len() == 1 {
+            problems.push(format!("{at}: `{key}` has one branch; give the shape itself instead"));
+        }
+        for (i, branch) in branches.iter().enumerate() {
+            check_shape(branch, &format!("{at} {key}[{i}]"), problems);
+        }
+    }
     match ty {
-        FieldType::Object if shape.fields.is_empty() => problems.push(format!(
-            "{at}: an object needs `fields` (its keys and their types); models need exact schemas"
+        FieldType::Object if shape.fields.is_empty() && shape.values.is_none() => problems.push(format!(
+            "{at}: an object needs `fields` (its keys and their types) or `values` (what every key holds; `values = {{ type = \"any\" }}` for a free-form object); models need exact schemas"
         )),
         FieldType::Object => {
             let mut names = HashSet::new();
@@ -235,6 +249,7 @@ pub(super) fn check_form(route: &Route, writes: bool, at: &str, problems: &mut V
     for field in route.fields.iter().filter(|f| route.location(&f.name) == Location::Body) {
         let nested = match field.ty {
             FieldType::Object => Some("an object"),
+            FieldType::Any => Some("of any type"),
             FieldType::Array => match field.items.as_deref().map(|i| i.ty) {
                 Some(FieldType::Object) => Some("an array of objects"),
                 Some(FieldType::Array) => Some("an array of arrays"),

@@ -20,8 +20,11 @@ pub enum FieldType {
     Boolean,
     /// A list; `items` says of what.
     Array,
-    /// An object; `fields` says which fields it has.
+    /// An object; `fields` says which fields it has, `values` what its other keys hold.
     Object,
+    /// Any JSON value (no `type` in the schema): an OpenAPI union of several types (with
+    /// `one_of`/`any_of` saying which) or a schema that names no type at all.
+    Any,
 }
 
 impl FieldType {
@@ -34,6 +37,7 @@ impl FieldType {
             FieldType::Boolean => "boolean",
             FieldType::Array => "array",
             FieldType::Object => "object",
+            FieldType::Any => "any",
         }
     }
 
@@ -196,14 +200,39 @@ pub struct Items {
     /// Most array items.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_items: Option<u64>,
-    /// Fields of an object (closed: no other keys allowed).
+    /// Fields of an object (closed: no other keys allowed, unless `values` says what they hold).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fields: Vec<Field>,
+    /// What an object's keys besides its `fields` hold (JSON Schema `additionalProperties`):
+    /// `values = { type = "string" }` for a map of strings, `values = { type = "any" }` for a
+    /// free-form object (OpenAPI `additionalProperties: true`). `None`: no other keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values: Option<Box<Items>>,
+    /// The value is valid under exactly one of these shapes (JSON Schema `oneOf`), besides the
+    /// field's own `type` (`"any"` when the branches differ in type).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub one_of: Vec<Items>,
+    /// The value is valid under at least one of these shapes (JSON Schema `anyOf`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub any_of: Vec<Items>,
 }
 
 impl Items {
     /// Elements of the given type.
     pub fn new(ty: FieldType) -> Self {
         Self { ty, ..Self::default() }
+    }
+
+    /// Whether every value is a string, number or boolean (what a path or a header can hold):
+    /// a scalar type, or a union whose branches all are.
+    pub fn is_scalar(&self) -> bool {
+        match self.ty {
+            FieldType::String | FieldType::Integer | FieldType::Number | FieldType::Boolean => true,
+            FieldType::Any => {
+                let branches = self.one_of.iter().chain(&self.any_of);
+                !(self.one_of.is_empty() && self.any_of.is_empty()) && branches.clone().all(Items::is_scalar)
+            }
+            FieldType::Array | FieldType::Object => false,
+        }
     }
 }

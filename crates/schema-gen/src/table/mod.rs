@@ -479,7 +479,7 @@ impl RouteTable {
                 if field.name == OP_FIELD {
                     problems.push(format!("{at}: a field may not be called `op`; it selects the operation"));
                 }
-                if vars.contains(&field.name) && matches!(field.ty, FieldType::Array | FieldType::Object) {
+                if vars.contains(&field.name) && !field.is_scalar() {
                     problems.push(format!(
                         "{at}: path variable `{}` is declared as {}; a path variable must be a string, number or boolean",
                         field.name,
@@ -515,14 +515,10 @@ impl RouteTable {
                             field.name
                         ))
                     }
-                    Some(Location::Header)
-                        if field.ty == FieldType::Array || field.ty == FieldType::Object =>
-                    {
-                        problems.push(format!(
-                            "{at}: header field `{}` must be a string, number or boolean",
-                            field.name
-                        ))
-                    }
+                    Some(Location::Header) if !field.is_scalar() => problems.push(format!(
+                        "{at}: header field `{}` must be a string, number or boolean",
+                        field.name
+                    )),
                     Some(_) => {}
                 }
             }

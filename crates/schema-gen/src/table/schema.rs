@@ -52,9 +52,11 @@ pub(crate) fn number(n: f64) -> Value {
 
 fn shape_schema(shape: &Items) -> Value {
     let mut s = Map::new();
-    match shape.nullable {
-        true => s.insert("type".into(), json!([shape.ty.as_str(), "null"])),
-        false => s.insert("type".into(), shape.ty.as_str().into()),
+    match (shape.ty, shape.nullable) {
+        // Any value, `null` included: no `type` at all.
+        (FieldType::Any, _) => None,
+        (ty, true) => s.insert("type".into(), json!([ty.as_str(), "null"])),
+        (ty, false) => s.insert("type".into(), ty.as_str().into()),
     };
     if let Some(d) = &shape.description {
         s.insert("description".into(), d.as_str().into());
@@ -107,7 +109,24 @@ fn shape_schema(shape: &Items) -> Value {
             shape.fields.iter().filter(|f| f.required).map(|f| f.name.as_str()).collect();
         s.insert("properties".into(), Value::Object(props));
         s.insert("required".into(), json!(required));
-        s.insert("additionalProperties".into(), false.into());
+        let other = match shape.values.as_deref() {
+            None => false.into(),
+            // Any value at all: `true`, as a free-form object says it.
+            Some(v) if *v == Items::new(FieldType::Any) => true.into(),
+            Some(v) => shape_schema(v),
+        };
+        s.insert("additionalProperties".into(), other);
+    }
+    // A union's branches: each one also admits `null` when the field does.
+    for (key, branches) in [("oneOf", &shape.one_of), ("anyOf", &shape.any_of)] {
+        if branches.is_empty() {
+            continue;
+        }
+        let mut list: Vec<Value> = branches.iter().map(shape_schema).collect();
+        if shape.nullable && !branches.iter().any(|b| b.nullable || b.ty == FieldType::Any) {
+            list.push(json!({ "type": "null" }));
+        }
+        s.insert(key.into(), Value::Array(list));
     }
     Value::Object(s)
 }

@@ -266,4 +266,89 @@ body_encoding = "form"
         assert!(!err.contains("`To`") && !err.contains("`filter`"), "scalars and query fields pass: {err}");
         assert_eq!(err.matches("cannot hold").count(), 3, "{err}");
     }
+
+    #[test]
+    fn unions_maps_and_free_form_values_are_declared_and_checked() {
+        let table = RouteTable::from_toml_str(
+            r#"
+tool = "update_things"
+description = "d"
+domain = "d"
+[[routes]]
+op = "put"
+method = "PUT"
+path = "/things/{ref}"
+summary = "s"
+[[routes.fields]]
+name = "ref"
+type = "any"
+one_of = [{ type = "integer" }, { type = "string" }]
+[[routes.fields]]
+name = "labels"
+type = "object"
+values = { type = "string" }
+[[routes.fields]]
+name = "anything"
+type = "object"
+nullable = true
+values = { type = "any" }
+[[routes.fields]]
+name = "size"
+type = "any"
+nullable = true
+any_of = [{ type = "string", enum = ["s"] }, { type = "integer", minimum = 1 }]
+"#,
+        )
+        .unwrap();
+        let schema = table.schema();
+        let props = &schema["oneOf"][0]["properties"];
+        assert_eq!(props["ref"], json!({"oneOf": [{"type": "integer"}, {"type": "string"}]}));
+        assert_eq!(props["labels"]["additionalProperties"], json!({"type": "string"}));
+        assert_eq!(props["anything"]["type"], json!(["object", "null"]));
+        assert_eq!(props["anything"]["additionalProperties"], json!(true));
+        assert_eq!(props["size"]["anyOf"][2], json!({"type": "null"}), "a nullable union admits null");
+        let v = crate::Validator::new(&table.spec().unwrap().input_schema).unwrap();
+        assert!(v.is_valid(
+            &json!({"op": "put", "ref": 1, "labels": {"a": "b"}, "anything": {"x": [1]}, "size": null})
+        ));
+        assert!(!v.is_valid(&json!({"op": "put", "ref": true})));
+        assert!(!v.is_valid(&json!({"op": "put", "ref": 1, "labels": {"a": 1}})));
+
+        let err = RouteTable::from_toml_str(
+            r#"
+tool = "update_things"
+description = "d"
+domain = "d"
+[[routes]]
+op = "put"
+method = "PUT"
+path = "/things/{ref}"
+summary = "s"
+[[routes.fields]]
+name = "ref"
+type = "any"
+[[routes.fields]]
+name = "bare"
+type = "object"
+[[routes.fields]]
+name = "single"
+type = "any"
+one_of = [{ type = "string" }]
+[[routes.fields]]
+name = "list"
+type = "string"
+values = { type = "string" }
+"#,
+        )
+        .unwrap_err()
+        .to_string();
+        for expected in [
+            "path variable `ref` is declared as any; a path variable must be a string, number or boolean",
+            "field `bare`: an object needs `fields` (its keys and their types) or `values`",
+            "field `single`: `one_of` has one branch",
+            "field `list`: `values` applies to objects only",
+        ] {
+            assert!(err.contains(expected), "{expected}: {err}");
+        }
+    }
 }
