@@ -11,6 +11,7 @@ pub mod reload;
 pub mod serve;
 pub mod sources;
 pub mod telemetry;
+pub mod tool_source;
 pub mod upstreams;
 pub mod wiring;
 

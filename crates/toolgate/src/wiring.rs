@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use gateway::Gateway;
 use skills::{Skill, SkillError, SkillSet};
-use tool_core::{Secret, Tool};
+use tool_core::Secret;
 
 use crate::config::Config;
 
@@ -43,6 +43,9 @@ pub struct App {
     /// The upstream MCP servers, kept connected while the app lives.
     /// (Behind a lock: a reload adds and removes upstreams while serving.)
     pub upstreams: Arc<tokio::sync::Mutex<mcp_upstream::Upstreams>>,
+    /// Every source of tools (the compiled-in domains, `[[domains]]`, `[[upstreams]]`), for
+    /// reloads and the stop.
+    pub sources: crate::tool_source::Sources,
     /// Their prompts, resources and the rest of their MCP surface.
     pub federation: mcp_upstream::Federation,
     /// Upstream tools the configuration or the skills name that their
@@ -84,9 +87,7 @@ impl App {
         for warning in &plan.warnings {
             tracing::warn!("{warning}");
         }
-        let crate::plan::Plan {
-            ca_pem, domains: declared, policy, upstreams: upstream_configs, oauth, ..
-        } = plan;
+        let (ca_pem, oauth) = (plan.ca_pem.clone(), plan.oauth.clone());
         let database = db::DbConfig {
             url: with_ca(&config.database.url, config.tls.ca_file.as_deref()),
             ..config.database.clone()
@@ -103,26 +104,28 @@ impl App {
                 (server.url(), Some(db), Some(server))
             }
         };
-        let mut tools: Vec<Arc<dyn Tool>> =
-            travel::tools(travel_store.clone(), travel_config(config, ca_pem.as_deref()));
-        tools.extend(fitness::with_chart(
+        let travel_tools = travel::tools(travel_store.clone(), travel_config(config, ca_pem.as_deref()));
+        let fitness_tools = fitness::with_chart(
             fitness_domain(config, &fitness_url, ca_pem.as_deref())?
                 .tools(fitness::with_examples)
                 .map_err(anyhow::Error::msg)?,
-        ));
-        // Under one source, so that a reload can replace them as a whole.
-        let mut domain_tools = Vec::new();
-        for domain in declared {
-            domain_tools.extend(domain.tools(|spec| spec).map_err(anyhow::Error::msg)?);
-        }
-        let (skill_set, mut skill_problems) = load_skills(config.skills.dir.as_deref(), policy.hierarchy());
+        );
+        // Every source of tools through one registry, its tools under its name, so that a
+        // reload replaces each as a whole (the compiled-in ones keep theirs).
+        let upstream_source = Arc::new(crate::tool_source::Upstreams::default());
+        let sources = crate::tool_source::Sources::new()
+            .register(Arc::new(crate::tool_source::Builtin::new("builtin:travel", travel_tools)))
+            .register(Arc::new(crate::tool_source::Builtin::new("builtin:fitness", fitness_tools)))
+            .register(Arc::new(crate::tool_source::Domains))
+            .register(upstream_source.clone());
+        let prepared = sources
+            .prepare(config, &plan, crate::tool_source::Phase::Start)
+            .map_err(|p| crate::plan::refusal(&p))?;
+        let (skill_set, mut skill_problems) =
+            load_skills(config.skills.dir.as_deref(), plan.policy.hierarchy());
         // Skills may name upstream tools, which are listed only once connected.
-        let mut builder = Gateway::builder()
-            .policy(policy)
-            .limits(config.limits.clone())
-            .tools(tools)
-            .source_tools(crate::reload::DOMAINS_SOURCE, domain_tools)
-            .later_namespaces(upstream_configs.iter().map(|u| u.name.clone()))
+        let mut builder = prepared
+            .build_into(Gateway::builder().policy(plan.policy.clone()).limits(config.limits.clone()))
             .skills(skill_set);
         let audit = if config.audit.enabled {
             let audit = fleet::SqlAudit::open(db.clone(), instance_name(config))
@@ -179,7 +182,9 @@ impl App {
                 }
             });
         }
-        let upstreams = mcp_upstream::Upstreams::start(&gateway, upstream_configs).await;
+        sources.start(&gateway, config, &plan).await;
+        let upstreams_handle = upstream_source.running().context("the upstreams did not start")?;
+        let upstreams = upstreams_handle.lock().await;
         let upstream_problems =
             crate::upstreams::unlisted_tools(&gateway, &upstreams, config.weather.upstream_tool.as_deref());
         let collisions = upstreams.collisions();
@@ -187,7 +192,8 @@ impl App {
             anyhow::bail!("names collide between tool sources:\n  {}", collisions.join("\n  "));
         }
         let federation = upstreams.federation();
-        let upstreams = Arc::new(tokio::sync::Mutex::new(upstreams));
+        drop(upstreams);
+        let upstreams = upstreams_handle;
         for problem in &upstream_problems {
             tracing::warn!("{problem}");
         }
@@ -200,6 +206,7 @@ impl App {
             fitness_token_ttl: Duration::from_secs(config.fitness.token_ttl_secs.max(60)),
             skill_problems,
             upstreams,
+            sources,
             federation,
             upstream_problems,
             audit,

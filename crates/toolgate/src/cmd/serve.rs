@@ -100,13 +100,19 @@ pub(crate) async fn run(
             config.agent.model.as_deref().unwrap_or("")
         );
     }
-    let reloader = Arc::new(toolgate::reload::ConfigReloader::new(
-        app.gateway.clone(),
-        app.upstreams.clone(),
-        config.clone(),
-        reread,
-    ));
-    state = state.with_reloader(reloader.clone());
+    let reloader = Arc::new(
+        toolgate::reload::ConfigReloader::new(
+            app.gateway.clone(),
+            app.sources.clone(),
+            config.clone(),
+            reread,
+        )
+        .with_fleet(app.db.clone(), toolgate::wiring::instance_name(config)),
+    );
+    state = state
+        .with_reloader(reloader.clone())
+        .with_probe(Arc::new(toolgate::reload::ReloadProbe(reloader.clone())));
+    tokio::spawn(reloader.clone().watch_fleet());
     state = state.with_sources(Arc::new(toolgate::sources::AppSources::new(&app, config)));
     reload_on_hangup(reloader);
     mcp_server::serve_http(listener, state, shutdown_signal()).await?;

@@ -7,6 +7,8 @@
 //!   sticky sessions, racing submits making one order, a per-tool limit
 //!   shared through Redis, a revocation and a role downgrade seen by every
 //!   instance within 1 s,
+//!   a route table added and `toolgate reload` asked of one instance while calls run
+//!   (announced to the others by NOTIFY: how long until all four serve it, no call failed),
 //!   and one instance killed mid-load while the other keeps serving. Needs
 //!   `haproxy`, `TOOLGATE_TEST_PG_URL` and `TOOLGATE_TEST_REDIS_URL`; says
 //!   it skipped without them, unless `TOOLGATE_REQUIRE_HAPROXY=1`.
@@ -27,6 +29,8 @@ use test_support::process::{Running, free_port};
 use test_support::{eventually, gate, mcp, unique};
 
 use crate::common::serving;
+
+mod reload;
 
 pub(crate) fn toolgate(config: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_toolgate"));
@@ -184,15 +188,18 @@ async fn fleet_behind_haproxy() {
     let Some((haproxy, pg, redis)) = fleet_parts() else { return };
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("toolgate.toml");
+    let routes = dir.path().join("routes");
+    let domain = reload::domain(&routes, &reload::backend().await);
     std::fs::write(
         &config,
         format!(
             "[database]\nurl = \"{pg}\"\n[redis]\nurl = \"{redis}\"\n\
-             [rate_limits.tools.query_weather]\nrequests = 10\ninterval_s = 300\n"
+             [rate_limits.tools.query_weather]\nrequests = 10\ninterval_s = 300\n{domain}"
         ),
     )
     .unwrap();
     let (_, key) = make_key(&config, &unique("fleet-alice"), "member");
+    let (_, admin) = make_key(&config, &unique("fleet-dave"), "admin");
     let (a, url_a) = serve(&config, "a", &["--stateless"], &[]);
     let (mut b, url_b) = serve(&config, "b", &["--stateless"], &[]);
     let (_c, url_c) = serve(&config, "c", &[], &[]);
@@ -330,6 +337,18 @@ async fn fleet_behind_haproxy() {
         delays.push(changed_at.elapsed());
     }
     eprintln!("role downgrade seen by all four instances after {:?}", delays.iter().max().unwrap());
+
+    // 5c. A route table added and a reload asked of instance a while calls run through
+    // both frontends: all four serve the new tool (the others heard a's NOTIFY), no call fails.
+    reload::reload_under_traffic(reload::Fleet {
+        routes: &routes,
+        key: &key,
+        admin: &admin,
+        rr: &rr,
+        sticky: &sticky,
+        instances: [&url_a, &url_b, &url_c, &url_d],
+    })
+    .await;
 
     // 6. One instance killed mid-load: only its calls in flight fail, with a clear error.
     // A fresh connection per call: a kept-alive one that the balancer closes

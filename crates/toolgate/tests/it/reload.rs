@@ -120,12 +120,14 @@ async fn sighup_swaps_the_domains_tools_and_a_bad_configuration_changes_nothing(
     assert_eq!(names(request("tools/list", json!({})).await), after, "nothing changed");
     std::fs::remove_file(routes.join("query_gamma.toml")).unwrap();
 
-    // A section read only at start: the reload applies the domains and says what needs a restart.
+    // A section read only at start: the reload applies the domains and the roles, and says
+    // what needs a restart.
     std::fs::remove_file(routes.join("query_alpha.toml")).unwrap();
-    std::fs::write(&config, format!("[database]\nurl = \"{db}\"\n\n[authz]\nroles = [\"guest\", \"member\", \"manager\", \"admin\", \"owner\"]\n\n{domain}")).unwrap();
+    std::fs::write(&config, format!("[database]\nurl = \"{db}\"\n\n[server]\ninstance = \"renamed\"\n\n[authz]\nroles = [\"guest\", \"member\", \"clerk\", \"manager\", \"admin\"]\n\n{domain}")).unwrap();
     hang_up(pid);
     let text = logged(&log, "reloaded the configuration", 2).await;
-    assert!(text.contains("removed: query_alpha") && text.contains("restart to apply): [authz]"), "{text}");
+    assert!(text.contains("removed: query_alpha") && text.contains("applied: [authz]"), "{text}");
+    assert!(text.contains("restart to apply): [server]"), "{text}");
     let last = names(request("tools/list", json!({})).await);
     assert!(!last.contains(&"query_alpha".to_owned()) && last.contains(&"query_beta".to_owned()), "{last:?}");
 
@@ -150,7 +152,7 @@ async fn sighup_swaps_the_domains_tools_and_a_bad_configuration_changes_nothing(
     let (ok, out) = reload(&admin);
     assert!(ok, "{out}");
     assert!(out.contains("1 tool(s) added") && out.contains("added: query_delta"), "{out}");
-    assert!(out.contains("restart to apply): [authz]"), "{out}");
+    assert!(out.contains("restart to apply): [server]"), "{out}");
     assert!(names(request("tools/list", json!({})).await).contains(&"query_delta".to_owned()));
     std::fs::write(routes.join("query_gamma.toml"), "tool = \"query_gamma\"\n").unwrap();
     let (ok, out) = reload(&admin);
@@ -257,4 +259,121 @@ async fn a_reload_starts_new_upstreams_and_stops_removed_ones() {
         !tools().await.iter().any(|t| t.starts_with("weather__")),
         "the removed upstream's tools are gone"
     );
+}
+
+const ORDER_LOOK: &str = "---\nname: order-look\ndescription: Look at travel orders. Use when the user asks about an order.\nrequired_role: manager\nsteps:\n  - title: Look it up\n    tool: query_travel_order\n---\nLook first.\n";
+
+/// `[authz]`, `[limits]` and the skills folder change on reload with no restart; a policy that
+/// leaves served tools without their role, or a skill file that does not load, changes
+/// nothing and says why (the answer, `GET /api/admin/reload`, `/readyz`).
+#[tokio::test(flavor = "multi_thread")]
+async fn roles_limits_and_skills_change_live_and_a_bad_change_is_refused_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("tg.db").display());
+    let skills = dir.path().join("skills");
+    std::fs::create_dir_all(skills.join("order-look")).unwrap();
+    let config = dir.path().join("toolgate.toml");
+    let base = format!("[database]\nurl = \"{db}\"\n[skills]\ndir = \"{}\"\n", skills.display());
+    std::fs::write(&config, &base).unwrap();
+    let (_served, url, banner) = serving(
+        toolgate()
+            .args(["--config", config.to_str().unwrap(), "serve", "--demo", "--expose", "direct"])
+            .args(["--listen", "127.0.0.1:0"])
+            .stderr(std::process::Stdio::null()),
+    );
+    let (alice, carol) = (key_of(&banner, "alice"), key_of(&banner, "carol"));
+    let client = reqwest::Client::new();
+    let get = |path: &str, key: &str| {
+        let request = client.get(format!("{url}{path}")).bearer_auth(key);
+        async move {
+            let response = request.send().await.unwrap();
+            (response.status().as_u16(), response.json::<Value>().await.unwrap())
+        }
+    };
+    let reload = || {
+        let request = client.post(format!("{url}/api/admin/reload")).bearer_auth(&carol);
+        async move {
+            let response = request.send().await.unwrap();
+            (response.status().as_u16(), response.json::<Value>().await.unwrap())
+        }
+    };
+    let names = |listed: Value, field: &str, id: &str| -> Vec<String> {
+        listed[field].as_array().unwrap().iter().map(|t| t[id].as_str().unwrap().to_owned()).collect()
+    };
+    let endpoint = format!("{url}/mcp");
+    let call = |key: &str, params: Value| {
+        let (client, endpoint, key) = (client.clone(), endpoint.clone(), key.to_owned());
+        async move {
+            let (session, _) = mcp::open_session(&client, &endpoint, Some(&key)).await;
+            let body =
+                mcp::request(3, "tools/call", json!({"name": "query_travel_order", "arguments": params}));
+            let (status, _, answer) = rpc(&client, &endpoint, Some(&key), Some(&session), &body).await;
+            assert_eq!(status, 200, "{answer}");
+            answer["result"]["structuredContent"].clone()
+        }
+    };
+    assert!(names(get("/api/tools", &alice).await.1, "tools", "name").contains(&"query_travel_order".into()));
+    assert_eq!(call(&alice, json!({})).await["success"], true);
+    assert!(names(get("/api/skills", &carol).await.1, "skills", "id").is_empty());
+
+    // A role override, a smaller parameter limit and a new skill, in one reload.
+    std::fs::write(skills.join("order-look/SKILL.md"), ORDER_LOOK).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "{base}[authz.overrides]\nquery_travel_order = \"manager\"\n[limits]\nmax_param_bytes = 256\n"
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let (status, answer) = reload().await;
+    assert_eq!(status, 200, "{answer}");
+    eprintln!("roles, limits and skills reloaded in {} ms", started.elapsed().as_millis());
+    assert_eq!(answer["changes"]["applied"], json!(["[authz]", "[limits]", "skills"]), "{answer}");
+    assert!(answer["changes"]["need_restart"].as_array().unwrap().is_empty(), "{answer}");
+    assert!(
+        !names(get("/api/tools", &alice).await.1, "tools", "name").contains(&"query_travel_order".into())
+    );
+    let denied = call(&alice, json!({})).await;
+    assert_eq!(denied["error"]["code"], "PERMISSION_DENIED", "{denied}");
+    assert_eq!(call(&carol, json!({})).await["success"], true);
+    let big = call(&carol, json!({"order_id": "x".repeat(400)})).await;
+    assert_eq!(big["error"]["code"], "INVALID_PARAMS", "{big}");
+    assert_eq!(names(get("/api/skills", &carol).await.1, "skills", "id"), ["order-look"]);
+
+    // Roles that leave the served tools' roles out: refused, every problem said, nothing changed.
+    let good = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        format!("{base}[authz]\nroles = [\"viewer\", \"admin\"]\n[authz.overrides]\nquery_travel_order = \"admin\"\n"),
+    )
+    .unwrap();
+    let (status, answer) = reload().await;
+    assert_eq!(status, 422, "{answer}");
+    let problems = answer["problems"].to_string();
+    assert!(problems.contains("`member`") && problems.contains("not in the hierarchy"), "{answer}");
+    assert_eq!(call(&alice, json!({})).await["error"]["code"], "PERMISSION_DENIED", "the override stays");
+    assert_eq!(call(&carol, json!({"order_id": "x".repeat(400)})).await["error"]["code"], "INVALID_PARAMS");
+    let (_, last) = get("/api/admin/reload", &carol).await;
+    assert_eq!(last["last"]["reloaded"], false, "{last}");
+    let ready: Value = client.get(format!("{url}/readyz")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(ready["status"], "ready", "the old configuration still serves: {ready}");
+    let detail = &ready["checks"]["configuration"]["detail"];
+    assert_eq!(detail["reloaded"], false, "{ready}");
+    assert!(detail["problems"].as_u64().unwrap() >= 1, "{ready}");
+    assert!(!ready.to_string().contains("not in the hierarchy"), "/readyz names no problem: {ready}");
+
+    // A skill file that does not load: refused, the skills served stay.
+    std::fs::write(&config, &good).unwrap();
+    std::fs::create_dir_all(skills.join("broken")).unwrap();
+    std::fs::write(skills.join("broken/SKILL.md"), "no front matter here\n").unwrap();
+    let (status, answer) = reload().await;
+    assert_eq!(status, 422, "{answer}");
+    assert!(answer["problems"].to_string().contains("broken"), "{answer}");
+    assert_eq!(names(get("/api/skills", &carol).await.1, "skills", "id"), ["order-look"]);
+    std::fs::remove_dir_all(skills.join("broken")).unwrap();
+    let (status, answer) = reload().await;
+    assert_eq!(status, 200, "{answer}");
+    let ready: Value = client.get(format!("{url}/readyz")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(ready["checks"]["configuration"]["detail"]["reloaded"], true, "{ready}");
 }
