@@ -28,6 +28,7 @@ use crate::mcp_shape::{mcp_tool, structured, unwrap_args};
 use crate::progress::{self, ProgressChannel};
 
 mod federate;
+mod listen;
 mod prompts;
 mod protocol;
 
@@ -386,34 +387,13 @@ impl ServerHandler for McpServer {
     }
 
     /// `subscriptions/listen` (2026-07-28), the way a modern client hears
-    /// what `on_initialized`'s watcher tells a legacy session: in direct and
-    /// scoped modes the tool list follows the gateway's, so a listener may
-    /// have `toolsListChanged`; nothing else changes while serving.
+    /// what `on_initialized`'s watcher tells a legacy session ([`listen`]).
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        let mut accepted = SubscriptionFilter::default();
-        if self.inner.exposure.is_direct() && requested.tools_list_changed == Some(true) {
-            accepted.tools_list_changed = Some(true);
-        }
-        Some(accepted)
+        Some(self.accepted_filter(requested))
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
-        if context.accepted().tools_list_changed != Some(true) {
-            context.cancelled().await;
-            return Ok(());
-        }
-        let mut changes = self.inner.gateway.tools_changed();
-        changes.mark_unchanged();
-        loop {
-            tokio::select! {
-                () = context.cancelled() => return Ok(()),
-                changed = changes.changed() => {
-                    if changed.is_err() || context.sink().notify_tool_list_changed().await.is_err() {
-                        return Ok(());
-                    }
-                }
-            }
-        }
+        self.listen_for(context).await
     }
 
     async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {

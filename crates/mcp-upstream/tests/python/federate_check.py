@@ -7,7 +7,8 @@ Usage: federate_check.py URL MEMBER_KEY GUEST_KEY
 The member sees the upstream's prompt (weather__summary) beside toolgate's catalog, gets it,
 reads its resource and a templated one, completes the prompt's argument, answers its
 sampling request and roots request, receives its log messages at the level set (info, not
-debug) and hears notifications/prompts/list_changed when the upstream adds a prompt. The
+debug) and hears notifications/prompts/list_changed when the upstream adds a prompt, as does a
+2026-07-28 client through subscriptions/listen. The
 guest (below the upstream's role) sees none of it and cannot read it.
 Prints one line per check; exits 0 when all pass, 1 at the first failure.
 """
@@ -20,6 +21,7 @@ from typing import Any
 import anyio
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import listen
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import (
     CreateMessageResult,
@@ -101,11 +103,32 @@ async def member(url: str, key: str) -> None:
             result = await session.call_tool("weather__list_my_roots", {})
             expect("file:///srv/forecasts" in str(result.structured_content), "roots answered by this client", result)
 
-            await session.call_tool("weather__add_late_prompt", {})
-            with anyio.fail_after(10):
-                await prompts_changed.wait()
+            # A 2026-07-28 client listening (subscriptions/listen, no initialize) hears it too.
+            ready, heard = anyio.Event(), anyio.Event()
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(modern_listener, url, key, ready, heard)
+                with anyio.fail_after(30):
+                    await ready.wait()
+                await session.call_tool("weather__add_late_prompt", {})
+                with anyio.fail_after(10):
+                    await prompts_changed.wait()
+                    await heard.wait()
+            expect(heard.is_set(), "subscriptions/listen: promptsListChanged from the upstream")
             names = [p.name for p in (await session.list_prompts()).prompts]
             expect("weather__late" in names, "notifications/prompts/list_changed, then the new prompt", names)
+
+
+async def modern_listener(url: str, key: str, ready: anyio.Event, heard: anyio.Event) -> None:
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"})
+    async with http, streamable_http_client(url, http_client=http) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.discover()
+            async with listen(session, prompts_list_changed=True) as sub:
+                print(f"  ..  honored {sub.honored}", flush=True)
+                ready.set()
+                async for _event in sub:
+                    heard.set()
+                    break
 
 
 async def guest(url: str, key: str) -> None:
