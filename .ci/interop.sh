@@ -116,6 +116,11 @@ scenarios "$work/direct.log" >"$work/direct.txt"
 scenarios "$work/through.log" >"$work/through.txt"
 echo "  directly: $(grep -c ' passed$' "$work/direct.txt") of $(wc -l <"$work/direct.txt") scenarios passed;" \
   "through toolgate: $(grep -c ' passed$' "$work/through.txt") of $(wc -l <"$work/through.txt")"
+if ! grep -q ' passed$' "$work/direct.txt"; then
+  echo "conformance: no scenario passed against the reference server itself; its log:" >&2
+  cat "$work/reference.out" >&2; sed 's/\x1b\[[0-9;]*m//g' "$work/direct.log" | tail -n 40 >&2
+  exit 1
+fi
 lost=$(join <(grep ' passed$' "$work/direct.txt" | cut -d' ' -f1) <(grep -v ' passed$' "$work/through.txt" | cut -d' ' -f1) | tr '\n' ' ' || true)
 missing=$(comm -23 <(grep ' passed$' "$work/direct.txt" | cut -d' ' -f1) <(cut -d' ' -f1 "$work/through.txt") | tr '\n' ' ' || true)
 if [ -n "$lost$missing" ]; then
