@@ -1,4 +1,4 @@
-//! The read-only commands: `tools`, `schema`, `guide`, `catalog`, `budget`.
+//! The read-only commands: `tools`, `schema`, `guide`, `catalog` (`budget` has its own module).
 
 use std::process::ExitCode;
 
@@ -39,13 +39,6 @@ pub(crate) struct GuideArgs {
     skill: String,
     #[command(flatten)]
     role: RoleArg,
-}
-
-#[derive(Debug, clap::Args)]
-pub(crate) struct BudgetArgs {
-    /// Print markdown instead of plain text.
-    #[arg(long)]
-    markdown: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -116,11 +109,5 @@ pub(crate) fn guide(args: GuideArgs, app: &App) -> Result<ExitCode> {
 
 pub(crate) fn catalog(args: RoleArg, app: &App) -> Result<ExitCode> {
     outln!("{}", app.gateway.catalog(&caller(app, args.role)));
-    Ok(ExitCode::SUCCESS)
-}
-
-pub(crate) fn budget(args: BudgetArgs, app: &App) -> Result<ExitCode> {
-    let report = toolgate::budget::report(&app.gateway)?;
-    outln!("{}", if args.markdown { report.markdown() } else { report.text() });
     Ok(ExitCode::SUCCESS)
 }

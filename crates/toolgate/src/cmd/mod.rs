@@ -44,6 +44,7 @@ pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) {
 
 mod agent;
 mod audit;
+mod budget;
 mod call;
 mod check;
 mod eval;
@@ -96,8 +97,8 @@ pub(crate) enum Command {
     Catalog(inspect::RoleArg),
     /// Create the tables (migrations run on every start too).
     Migrate,
-    /// Bytes and tokens a model reads before its first call, per exposure mode.
-    Budget(inspect::BudgetArgs),
+    /// Bytes and tokens a model reads before its first call, per exposure mode and per domain.
+    Budget(budget::Args),
     /// Validate the configuration and every route table without serving (exit 0 or 1).
     Check,
     /// Write route tables from an API description.
@@ -150,7 +151,7 @@ impl Command {
                 outln!("migrations applied to {}", toolgate::wiring::redact_url(&config.database.url));
                 Ok(ExitCode::SUCCESS)
             }
-            Command::Budget(args) => inspect::budget(args, &start(&globals).await?),
+            Command::Budget(args) => budget::run(args, &start(&globals).await?),
             Command::Agent(args) => {
                 let config = globals.load()?;
                 agent::run(args, &App::start(&config).await?, &config).await

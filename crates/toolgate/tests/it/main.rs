@@ -3,6 +3,7 @@
 //! Chromium, the shipped guides, bring-your-own HTTP systems (import, check, serve), TLS to
 //! the databases, the fleet behind HAProxy, and span export and backend metrics.
 
+mod budget_cmd;
 mod byo;
 mod chat_page;
 mod cli;

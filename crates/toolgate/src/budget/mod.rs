@@ -9,6 +9,8 @@
 //! the figure that matters as deployments add domains is held too: meta
 //! mode's first-call context must not grow with the number of tools.
 
+pub mod domains;
+
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::sync::Arc;
