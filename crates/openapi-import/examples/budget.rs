@@ -26,6 +26,9 @@ fn main() {
                         import.budget.changes.len(),
                         import.budget.over().count()
                     );
+                    if std::env::var_os("BUDGET_REPORT").is_some() {
+                        print!("{}", import.budget);
+                    }
                 }
             }
         }

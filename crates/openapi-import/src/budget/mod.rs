@@ -63,7 +63,8 @@ pub struct Part {
     pub ops: usize,
     /// Its tokens.
     pub tokens: usize,
-    /// How many texts (operation summaries, field descriptions) were clipped in it.
+    /// How many texts (operation summaries, field descriptions) were clipped or, at the last
+    /// steps, left out in it.
     pub clipped: usize,
 }
 
@@ -164,41 +165,42 @@ fn fit_part(
     limit: usize,
     build: &dyn Fn(&str, Vec<Route>) -> RouteTable,
 ) -> Vec<(RouteTable, usize)> {
-    let counted = |t: RouteTable| {
-        let clipped = trim::count_clipped(&t.routes);
+    let counted = |(t, removed, _): (RouteTable, usize, bool)| {
+        let clipped = trim::count_clipped(&t.routes) + removed;
         (t, clipped)
     };
-    let (table, fits) = trimmed(&name, routes.clone(), limit, build);
+    let (table, removed, fits) = trimmed(&name, routes.clone(), limit, build);
     if fits || routes.len() == 1 {
-        return vec![counted(table)];
+        return vec![counted((table, removed, fits))];
     }
     split::chunks(&name, routes, limit, build)
         .into_iter()
-        .map(|t| counted(trimmed(&t.tool.clone(), t.routes, limit, build).0))
+        .map(|t| counted(trimmed(&t.tool.clone(), t.routes, limit, build)))
         .collect()
 }
 
-/// The table of these operations, their texts clipped step by step until it fits; whether
-/// it does.
+/// The table of these operations, their texts clipped step by step until it fits; how many
+/// descriptions were left out, and whether it fits.
 fn trimmed(
     name: &str,
     routes: Vec<Route>,
     limit: usize,
     build: &dyn Fn(&str, Vec<Route>) -> RouteTable,
-) -> (RouteTable, bool) {
+) -> (RouteTable, usize, bool) {
     let mut table = build(name, routes);
     if table_tokens(&table) <= limit {
-        return (table, true);
+        return (table, 0, true);
     }
+    let mut removed = 0;
     for tier in trim::TIERS {
         let mut routes = table.routes;
-        trim::routes(&mut routes, tier);
+        removed += trim::routes(&mut routes, tier);
         table = build(name, routes);
         if table_tokens(&table) <= limit {
-            return (table, true);
+            return (table, removed, true);
         }
     }
-    (table, false)
+    (table, removed, false)
 }
 
 /// The tool names of the import: a part takes a name no other table has.

@@ -1,45 +1,61 @@
 //! Clipping long texts of a table that is over the budget: each operation's summary (kept
 //! first: only its tail goes) and field descriptions, at every depth, cut at a sentence or a
-//! word and marked with [`NOTE`].
+//! word and marked with [`NOTE`]; at the last steps the descriptions of nested fields, then
+//! of all fields, are left out (a body as large as DigitalOcean's app spec).
 
 use schema_gen::{Items, Route};
 
 /// What ends a clipped text.
 pub(super) const NOTE: &str = " … (clipped)";
 
-/// How long texts may be, in characters, at one step of clipping.
+/// How long texts may be, in characters, at one step of clipping; 0: left out.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Tier {
     summary: usize,
+    /// A parameter's own description.
     field: usize,
+    /// The descriptions inside a parameter (an object's fields, an array's items).
+    nested: usize,
 }
 
 /// The steps, gentlest first: a table is clipped only as far as it must be.
-pub(super) const TIERS: [Tier; 3] =
-    [Tier { summary: 200, field: 400 }, Tier { summary: 120, field: 160 }, Tier { summary: 80, field: 60 }];
+pub(super) const TIERS: [Tier; 5] = [
+    Tier { summary: 200, field: 400, nested: 400 },
+    Tier { summary: 120, field: 160, nested: 160 },
+    Tier { summary: 80, field: 60, nested: 60 },
+    Tier { summary: 80, field: 60, nested: 0 },
+    Tier { summary: 60, field: 0, nested: 0 },
+];
 
-/// Clip the summaries and field descriptions of `routes` to `tier`.
-pub(super) fn routes(routes: &mut [Route], tier: Tier) {
+/// Clip the summaries and field descriptions of `routes` to `tier`; how many descriptions
+/// were left out.
+pub(super) fn routes(routes: &mut [Route], tier: Tier) -> usize {
+    let mut removed = 0;
     for route in routes {
         if let Some(short) = clip(&route.summary, tier.summary) {
             route.summary = short;
         }
         for field in &mut route.fields {
-            shape(&mut field.shape, tier.field);
+            removed += shape(&mut field.shape, tier.field, tier.nested);
         }
     }
+    removed
 }
 
-fn shape(items: &mut Items, max: usize) {
-    if let Some(short) = items.description.as_deref().and_then(|d| clip(d, max)) {
+fn shape(items: &mut Items, max: usize, nested: usize) -> usize {
+    let mut removed = 0;
+    if max == 0 {
+        removed += usize::from(items.description.take().is_some());
+    } else if let Some(short) = items.description.as_deref().and_then(|d| clip(d, max)) {
         items.description = Some(short);
     }
     if let Some(inner) = items.items.as_deref_mut() {
-        shape(inner, max);
+        removed += shape(inner, nested, nested);
     }
     for field in &mut items.fields {
-        shape(&mut field.shape, max);
+        removed += shape(&mut field.shape, nested, nested);
     }
+    removed
 }
 
 /// How many texts of `routes` are clipped.
@@ -117,5 +133,11 @@ mod tests {
         let leaf = all[0].fields[0].shape.fields[0].shape.description.clone().unwrap();
         assert!(leaf.ends_with(NOTE) && leaf.chars().count() <= 400, "{leaf}");
         assert_eq!(all[0].fields[0].shape.description.as_deref(), Some("short"));
+        // The last steps leave out nested descriptions, then every one, and say how many.
+        assert_eq!(routes(&mut all, TIERS[3]), 1);
+        assert_eq!(all[0].fields[0].shape.fields[0].shape.description, None);
+        assert_eq!(all[0].fields[0].shape.description.as_deref(), Some("short"));
+        assert_eq!(routes(&mut all, TIERS[4]), 1);
+        assert_eq!(all[0].fields[0].shape.description, None);
     }
 }
