@@ -13,6 +13,9 @@ mod builtin;
 mod domains;
 mod upstreams;
 
+#[cfg(test)]
+mod tests;
+
 use std::sync::Arc;
 
 pub use builtin::Builtin;
