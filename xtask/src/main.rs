@@ -3,6 +3,7 @@
 //! - `cargo xtask codegen [--check]`: write (or check) the generated schemas and docs.
 //! - `cargo xtask layers`: check that crate dependencies only point down the layers.
 //! - `cargo xtask bench mcp`: toolgate against FastMCP over streamable HTTP (writes docs/bench-mcp.md).
+//! - `cargo xtask bench upstream`: toolgate in front of a Python SDK upstream against calling it directly (its section of docs/bench-mcp.md).
 //! - `cargo xtask link-order`: profile what a release toolgate runs first (writes crates/toolgate/link-order.txt).
 
 mod bench;
@@ -27,7 +28,7 @@ fn main() -> Result<()> {
         ["bench", rest @ ..] => bench::run(rest),
         ["link-order", rest @ ..] => bench::link_order::run(rest),
         _ => bail!(
-            "usage: cargo xtask codegen [--check] | cargo xtask layers | cargo xtask bench mcp [options] | \
+            "usage: cargo xtask codegen [--check] | cargo xtask layers | cargo xtask bench mcp|upstream [options] | \
              cargo xtask link-order [--no-build]"
         ),
     }

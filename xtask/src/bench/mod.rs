@@ -22,6 +22,7 @@ mod proc;
 mod report;
 mod servers;
 mod setup;
+mod upstream;
 mod wrk;
 
 use anyhow::{Context, Result, bail};
@@ -106,6 +107,7 @@ pub(crate) fn run(args: &[&str]) -> Result<()> {
     match args {
         ["serve-bare"] => bare::serve(false),
         ["serve-bare", "--stateful"] => bare::serve(true),
+        ["upstream", rest @ ..] => upstream::run(rest),
         ["mcp", rest @ ..] => {
             let options = parse_options(rest)?;
             if cfg!(debug_assertions) {
