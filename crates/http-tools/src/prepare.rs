@@ -76,7 +76,11 @@ impl HttpExecutor {
             }
         }
         let body = match (route.method, route.body) {
-            (Method::Get | Method::Delete, _) | (_, Body::None) => None,
+            (Method::Get, _) | (_, Body::None) => None,
+            // A DELETE's body: its `in = "body"` fields, when one is given (DigitalOcean's
+            // DELETE /v2/droplets/{id}/destroy_with_associated_resources/selective).
+            (Method::Delete, _) if body.is_empty() => None,
+            (Method::Delete, _) => Some(body),
             (_, Body::Optional) if body.is_empty() => None,
             (_, Body::Optional) => {
                 let missing: Vec<&str> = route

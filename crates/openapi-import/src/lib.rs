@@ -16,9 +16,10 @@
 //! keys), an object whose member names a table cannot hold is taken whole as a free-form one,
 //! and a schema nesting deeper than 16 levels or containing itself is cut there to a free-form
 //! object, its description saying so. Header parameters are header fields; a body member named
-//! like a parameter is `body_<name>` for the model. An operation that cannot be mapped
+//! like a parameter is `body_<name>` for the model; a DELETE's JSON body is sent when one of
+//! its fields is given. An operation that cannot be mapped
 //! faithfully (multipart or other bodies, a body that is a `oneOf`, a form with nested fields,
-//! cookies, a DELETE with a body) is skipped with one
+//! cookies, a GET with a body) is skipped with one
 //! [`Skipped`] line, and the rest is still imported; every table returned passes
 //! [`schema_gen::RouteTable::check`].
 //!

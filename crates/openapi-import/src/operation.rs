@@ -123,8 +123,8 @@ impl<'a> Op<'a> {
                 Some(r) => follow(root, r)?,
                 None => body,
             };
-            if matches!(method, Method::Get | Method::Delete) {
-                return Err(format!("{} with a request body (the body is not sent)", method.as_str()));
+            if method == Method::Get {
+                return Err("GET with a request body (the body is not sent)".to_owned());
             }
             let content = body.get("content").and_then(Value::as_object);
             let offered = |is: fn(&str) -> bool| {
@@ -198,6 +198,15 @@ impl<'a> Op<'a> {
                 }
                 if encoding == BodyEncoding::Form {
                     check_form_field(&field, media)?;
+                }
+                // A DELETE's body fields say so (its other fields go in the query); an optional
+                // body's fields are optional, since a DELETE's body is sent only when one is given.
+                if method == Method::Delete {
+                    if encoding == BodyEncoding::Form {
+                        return Err("DELETE with a form body (only a JSON one is sent)".to_owned());
+                    }
+                    field.location = Some(Location::Body);
+                    field.required &= body_required;
                 }
                 fields.push(field);
             }

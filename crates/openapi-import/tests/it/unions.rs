@@ -168,3 +168,54 @@ fn body_members_named_like_a_parameter_and_header_parameters_are_mapped() {
     assert!(body_uuid.description.as_deref().unwrap().starts_with("Sent in the body as `uuid`"));
     assert!(route.fields.iter().find(|f| f.name == "X_Dangerous").unwrap().required);
 }
+
+const AGENTS: &str = r#"{"openapi": "3.1.0", "info": {"title": "Agents", "version": "1"}, "paths": {
+  "/agents/{uuid}": {
+    "put": {"operationId": "update_agent", "tags": ["agents"], "parameters": [
+        {"name": "uuid", "in": "path", "required": true, "schema": {"type": "string"}},
+        {"name": "X-Dangerous", "in": "header", "required": true, "schema": {"type": "boolean"}}],
+      "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["uuid"], "properties": {
+        "uuid": {"type": "string"},
+        "size": {"oneOf": [{"type": "string", "enum": ["s", "m"]}, {"type": "integer", "minimum": 1}]},
+        "labels": {"type": "object", "additionalProperties": true}}}}}}},
+    "delete": {"operationId": "delete_agent", "tags": ["agents"], "parameters": [
+        {"name": "uuid", "in": "path", "required": true, "schema": {"type": "string"}},
+        {"name": "force", "in": "query", "schema": {"type": "boolean"}}],
+      "requestBody": {"content": {"application/json": {"schema": {"type": "object", "required": ["volumes"], "properties": {
+        "volumes": {"type": "array", "items": {"type": "string"}}}}}}}}}}}"#;
+
+#[test]
+fn the_executor_sends_unions_free_form_objects_renamed_members_headers_and_a_deletes_body_as_documented() {
+    let import = openapi_import::import(AGENTS, &Options::default()).unwrap();
+    assert!(import.skipped.is_empty(), "{}", import.summary());
+    let table = RouteTable::from_toml_str(&toml::to_string(&import.tables[0]).unwrap()).unwrap();
+    let executor =
+        http_tools::HttpExecutor::new("http://127.0.0.1:9", http_tools::HttpOptions::default()).unwrap();
+    let v = validator(&table);
+
+    let call = json!({"op": "update_agent", "uuid": "a1", "X_Dangerous": true, "body_uuid": "a1",
+        "size": 3, "labels": {"team": {"name": "x"}, "n": [1, 2]}});
+    v.validate(&call).unwrap();
+    let sent = executor.prepare(table.route("update_agent").unwrap(), &call).unwrap();
+    assert_eq!(sent.url.as_str(), "http://127.0.0.1:9/agents/a1");
+    assert_eq!(sent.headers, [("X-Dangerous".to_owned(), "true".to_owned())]);
+    let body = Value::Object(sent.body.unwrap());
+    assert_eq!(body, json!({"uuid": "a1", "size": 3, "labels": {"team": {"name": "x"}, "n": [1, 2]}}));
+    assert!(
+        v.validate(
+            &json!({"op": "update_agent", "uuid": "a1", "X_Dangerous": true, "body_uuid": "a1", "size": 0})
+        )
+        .is_err()
+    );
+
+    // A DELETE's body: sent only when one of its fields is given; an optional body's fields optional.
+    let delete = table.route("delete_agent").unwrap();
+    let bare = json!({"op": "delete_agent", "uuid": "a1", "force": true});
+    v.validate(&bare).unwrap();
+    let sent = executor.prepare(delete, &bare).unwrap();
+    assert_eq!((sent.url.as_str(), sent.body), ("http://127.0.0.1:9/agents/a1?force=true", None));
+    let with_body = json!({"op": "delete_agent", "uuid": "a1", "volumes": ["v1"]});
+    let sent = executor.prepare(delete, &with_body).unwrap();
+    assert_eq!(sent.url.as_str(), "http://127.0.0.1:9/agents/a1");
+    assert_eq!(sent.body.map(Value::Object), Some(json!({"volumes": ["v1"]})));
+}

@@ -56,7 +56,7 @@ pub enum Location {
     Query,
     /// A request header named as the field.
     Header,
-    /// A member of the JSON body (POST, PUT and PATCH only).
+    /// A member of the JSON body (POST, PUT and PATCH; a DELETE's only when written `in = "body"`).
     Body,
 }
 

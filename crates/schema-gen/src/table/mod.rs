@@ -225,7 +225,8 @@ impl Route {
     }
 
     /// Where field `name` goes: its `in`, else a path variable into the path, else the query
-    /// for GET, DELETE and `body = "none"`, else the JSON body.
+    /// for GET, DELETE and `body = "none"`, else the JSON body. (A DELETE's fields with
+    /// `in = "body"` are sent as a JSON body, only when one of them is given.)
     pub fn location(&self, name: &str) -> Location {
         if let Some(at) = self.fields.iter().find(|f| f.name == name).and_then(|f| f.location) {
             return at;
@@ -500,12 +501,17 @@ impl RouteTable {
                         field.name,
                         other.as_str()
                     )),
-                    Some(Location::Body) if !writes || route.body == Body::None => problems.push(format!(
-                        "{at}: field `{}` has `in = \"body\"` but the route sends no body (a {} {})",
-                        field.name,
-                        route.method,
-                        if writes { "with `body = \"none\"`" } else { "never has one" }
-                    )),
+                    // A DELETE sends a JSON body of its `in = "body"` fields when one is given.
+                    Some(Location::Body)
+                        if (!writes && route.method != Method::Delete) || route.body == Body::None =>
+                    {
+                        problems.push(format!(
+                            "{at}: field `{}` has `in = \"body\"` but the route sends no body (a {} {})",
+                            field.name,
+                            route.method,
+                            if writes { "with `body = \"none\"`" } else { "never has one" }
+                        ))
+                    }
                     Some(Location::Header)
                         if RESERVED_HEADERS
                             .contains(&field.sent_name().to_ascii_lowercase().replace('-', "_").as_str()) =>
