@@ -71,3 +71,36 @@ async fn unprefixed_upstreams_keep_their_names_and_collisions_are_named() {
     );
     assert!(collisions.iter().any(|c| c.contains("both have a prompt `summary`")), "{collisions:?}");
 }
+
+/// An upstream's sampling or roots request during a call whose caller cannot be sent one
+/// (no asker: a client without the capability; or an asker that cannot relay) is answered
+/// with an error, and the upstream's tool fails with it; nothing is invented.
+#[tokio::test]
+async fn sampling_and_roots_without_a_capable_client_are_refused() {
+    use crate::common::{call, member};
+    use tool_core::{Answer, Asker, Question};
+
+    struct OnlyAsks;
+    #[tool_core::async_trait]
+    impl Asker for OnlyAsks {
+        async fn ask(&self, _question: &Question) -> Answer {
+            Answer::Decline
+        }
+    }
+
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let gateway = front();
+    let _upstreams = Upstreams::start(&gateway, vec![crate::stdio::config(&python, dir.path())]).await;
+    let asking = member().with_asker(std::sync::Arc::new(OnlyAsks));
+    for ctx in [member(), asking] {
+        let answer =
+            call(&gateway, &ctx, "weather__ask_model", serde_json::json!({"question": "Weather?"})).await;
+        assert!(!answer.success, "{answer:?}");
+        // Toolgate's own refusal reached the upstream (not rmcp's "method not found").
+        let message = answer.error.as_ref().map(|e| e.message.clone()).unwrap_or_default();
+        assert!(message.contains("toolgate cannot put this question"), "{message}");
+        let answer = call(&gateway, &ctx, "weather__list_my_roots", serde_json::json!({})).await;
+        assert!(!answer.success, "{answer:?}");
+    }
+}
