@@ -31,8 +31,10 @@ pub struct Filter {
     pub tag: Option<String>,
     /// Read or write.
     pub effect: Option<EffectFilter>,
-    /// Free text: every word must appear in the name, description, domain
-    /// or tags (case-insensitive).
+    /// Free text. [`Gateway::discover`]: every word must appear in the name,
+    /// description, domain or tags (case-insensitive). [`Gateway::search`]
+    /// and `get_tool_schema`'s `query`: ranked by relevance (BM25), any word
+    /// may match.
     pub text: Option<String>,
 }
 
@@ -103,6 +105,34 @@ impl Gateway {
                 spec
             })
             .collect()
+    }
+
+    /// The tools this caller may use that match the filter, ranked by
+    /// relevance to its `text` as `get_tool_schema`'s `query` ranks them
+    /// ([`crate::rank`]: BM25 over name, description, domain, tags and a
+    /// route table's operations; a tool sharing any word is found, the best
+    /// first). `name`, `domain`, `tag` and `effect` filter as in
+    /// [`Gateway::discover`], which this is without `text`, or when no tool
+    /// shares a word with it (every word a substring, as before).
+    pub fn search(&self, caller: &Caller, filter: &Filter) -> Vec<ToolSpec> {
+        let table = self.inner.tools();
+        let Some(hits) = filter.text.as_deref().and_then(|text| crate::rank::index_for(&table).search(text))
+        else {
+            return self.discover(caller, filter);
+        };
+        let rest = Filter { text: None, ..filter.clone() };
+        let ranked: Vec<ToolSpec> = hits
+            .into_iter()
+            .filter_map(|doc| table.order.get(doc).and_then(|name| table.tools.get(name)))
+            .map(|entry| entry.tool.spec())
+            .filter(|spec| rest.matches(spec) && self.inner.policy().visible(caller, spec))
+            .map(|spec| {
+                let mut spec = spec.clone();
+                spec.required_role = self.inner.policy().required_role(&spec).to_owned();
+                spec
+            })
+            .collect();
+        if ranked.is_empty() { self.discover(caller, filter) } else { ranked }
     }
 
     /// The system-prompt text for this caller in meta mode: the working

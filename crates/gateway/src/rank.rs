@@ -34,6 +34,49 @@ const STOP_WORDS: &[&str] = &[
     "some", "that", "the", "this", "to", "we", "what", "with", "you", "your",
 ];
 
+/// Words an API and its users say for the same thing (after [`terms`]' normalising): a query
+/// word also finds its group's other words, at [`RELATED_WEIGHT`] of a word's own weight, so
+/// that "cancel my reservation" finds `delete_booking` and "the songs of an album" the tracks.
+const RELATED: &[&[&str]] = &[
+    &["delete", "remove", "cancel", "erase", "unfollow"],
+    &["create", "add", "make", "register", "new"],
+    &["update", "change", "edit", "modify", "rename"],
+    &["user", "customer", "account", "person", "profile", "me"],
+    &["booking", "reservation", "reserve", "book", "ticket"],
+    &["track", "song", "tune", "music"],
+    &["artist", "musician", "performer", "singer", "band"],
+    &["playback", "player", "play", "listen", "listened", "music"],
+    &["volume", "loud", "louder", "quieter"],
+    &["shuffle", "random"],
+    &["device", "speaker", "phone"],
+    &["recent", "recently", "lately", "latest"],
+    &["market", "country", "region"],
+    &["search", "keyword", "find", "look"],
+    &["save", "like", "bookmark", "bookmarked", "favorite", "favourite", "collection", "library"],
+    &["order", "purchase", "buy"],
+    &["pay", "payment", "charge", "card"],
+    &["follow", "following", "subscribe"],
+    &["top", "popular", "most"],
+    &["related", "similar"],
+    &["current", "currently", "now"],
+    &["inventory", "stock"],
+    &["login", "sign", "log"],
+    &["feature", "tempo", "energy", "danceability"],
+    &["podcast", "show", "episode"],
+];
+
+/// What a related word counts for against the query's own word.
+const RELATED_WEIGHT: f64 = 0.5;
+
+/// The words `word` stands for besides itself.
+fn related(word: &str) -> impl Iterator<Item = &'static str> + '_ {
+    RELATED
+        .iter()
+        .filter(move |group| group.contains(&word))
+        .flat_map(|group| group.iter().copied())
+        .filter(move |w| *w != word)
+}
+
 /// The normalised words of `text`, in order, stop words left out.
 pub(crate) fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -142,16 +185,28 @@ impl Index {
     /// equal scores keep the documents' order. `None` when the query has no
     /// word to look for (empty, or stop words only).
     pub(crate) fn search(&self, query: &str) -> Option<Vec<usize>> {
-        let mut words = terms(query);
+        let words = terms(query);
         if words.is_empty() {
             return None;
         }
-        words.sort_unstable();
-        words.dedup();
+        // Each query word at weight 1, the words related to it at RELATED_WEIGHT (the larger
+        // weight where a word is both).
+        let mut weights: HashMap<String, f64> = HashMap::new();
+        for word in &words {
+            for other in related(word) {
+                let w = weights.entry(singular(other)).or_insert(0.0);
+                *w = w.max(RELATED_WEIGHT);
+            }
+        }
+        for word in words {
+            weights.insert(word, 1.0);
+        }
+        let mut weights: Vec<(String, f64)> = weights.into_iter().collect();
+        weights.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let n = self.norms.len() as f64;
         let mut scores = vec![0.0_f64; self.norms.len()];
         let mut touched: Vec<u32> = Vec::new();
-        for word in &words {
+        for (word, weight) in &weights {
             let Some(docs) = self.postings.get(word) else { continue };
             let df = docs.len() as f64;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
@@ -161,7 +216,7 @@ impl Index {
                 if *score == 0.0 {
                     touched.push(doc);
                 }
-                *score += idf * tf * (K1 + 1.0) / (tf + self.norms[doc as usize]);
+                *score += weight * idf * tf * (K1 + 1.0) / (tf + self.norms[doc as usize]);
             }
         }
         let mut hits: Vec<(u32, f64)> = touched.into_iter().map(|doc| (doc, scores[doc as usize])).collect();

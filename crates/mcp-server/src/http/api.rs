@@ -72,7 +72,7 @@ pub(super) async fn tools(
         Err(rejection) => {
             return invalid_params(
                 rejection.body_text(),
-                "filters are name, domain, tag and effect (read|write)",
+                "filters are name, domain, tag, effect (read|write) and text (ranked by relevance)",
             );
         }
     };
@@ -80,7 +80,7 @@ pub(super) async fn tools(
     let tools: Vec<Value> = shared
         .state
         .gateway
-        .discover(&caller, &filter)
+        .search(&caller, &filter)
         .into_iter()
         .map(|spec| {
             json!({

@@ -9,6 +9,7 @@ mod chat_page;
 mod cli;
 mod common;
 mod contract;
+mod discovery_rank;
 mod credentials;
 mod elicit;
 mod eval;
