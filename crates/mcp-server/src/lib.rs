@@ -113,6 +113,7 @@ mod http;
 pub mod identity;
 mod keys;
 mod mcp_shape;
+mod own_resources;
 mod progress;
 mod stdio;
 mod tasks;
@@ -129,7 +130,7 @@ pub use keys::{
     VerifiedKey,
 };
 pub use mcp_shape::tool_listing;
-pub use stdio::{serve_io, serve_stdio};
+pub use stdio::{serve_io, serve_stdio, serve_stdio_with};
 pub use tasks::{LONG_RUNNING_TAG, TaskLimits};
 
 // Re-exported so that an embedder names the same versions this crate uses.

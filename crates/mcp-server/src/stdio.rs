@@ -25,6 +25,16 @@ pub async fn serve_stdio(gateway: Gateway, caller: Caller, exposure: Exposure) -
     serve_io(gateway, caller, exposure, rmcp::transport::stdio_pipes()).await
 }
 
+/// Serve `server` (built with [`McpServer::with_caller`], and e.g.
+/// [`McpServer::with_federation`]) on this process's stdin and stdout until the
+/// client closes the stream. A server without a fixed caller refuses every request.
+pub async fn serve_stdio_with(server: McpServer) -> Result<()> {
+    let running =
+        server.serve(rmcp::transport::stdio_pipes()).await.map_err(|e| Error::Mcp(e.to_string()))?;
+    running.waiting().await.map_err(|e| Error::Mcp(e.to_string()))?;
+    Ok(())
+}
+
 /// Serve MCP on any reader and writer (newline-delimited JSON-RPC) as
 /// `caller` until the reader ends: a pipe, a socket, or a
 /// `tokio::io::duplex` in tests.

@@ -56,7 +56,11 @@ pub(crate) async fn run(
         };
         check_role(app.gateway.policy().hierarchy(), &role, "")?;
         let caller = app.with_fitness_credential(Caller::new(user, role)).await?;
-        mcp_server::serve_stdio(app.gateway.clone(), caller, exposure).await?;
+        let server = mcp_server::McpServer::new(app.gateway.clone(), exposure)
+            .with_caller(caller)
+            .with_federation(app.federation.clone())
+            .with_resources(app.resources.clone());
+        mcp_server::serve_stdio_with(server).await?;
         return Ok(ExitCode::SUCCESS);
     }
     let keys = mcp_server::KeyStore::open(app.db.clone())
