@@ -836,3 +836,25 @@ async fn a_cancelled_notification_stops_a_stateless_call_of_the_same_key() {
     assert_eq!(reply.status, 200, "{}", reply.text);
     server.stop().await;
 }
+
+/// `/api/tools?text=` ranks as discovery does: a tool sharing one word of the request is found,
+/// although no tool has every word (which is what the text filter needed before).
+#[tokio::test]
+async fn the_json_api_ranks_free_text_by_relevance() {
+    let server = TestServer::default().await;
+    let ranked = server
+        .get(Some(&server.admin), "/api/tools?text=is%20the%20weather%20nice%20in%20Paris")
+        .await
+        .json();
+    assert_eq!(names(&ranked), ["query_weather"], "{ranked}");
+    let meal = server
+        .get(Some(&server.admin), "/api/tools?text=record%20what%20I%20ate%20as%20a%20meal")
+        .await
+        .json();
+    assert_eq!(names(&meal).first().map(String::as_str), Some("log_meal"), "{meal}");
+    // The other filters still apply; a text nothing shares a word with finds nothing.
+    let reads = server.get(Some(&server.admin), "/api/tools?text=meal&effect=read").await.json();
+    assert!(!names(&reads).contains(&"log_meal".to_owned()), "{reads}");
+    let none = server.get(Some(&server.admin), "/api/tools?text=zebra%20xylophone").await.json();
+    assert!(names(&none).is_empty(), "{none}");
+}
