@@ -113,7 +113,6 @@ mod http;
 pub mod identity;
 mod keys;
 mod mcp_shape;
-mod own_resources;
 mod progress;
 mod stdio;
 mod tasks;
