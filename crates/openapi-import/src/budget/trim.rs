@@ -55,6 +55,10 @@ fn shape(items: &mut Items, max: usize, nested: usize) -> usize {
     for field in &mut items.fields {
         removed += shape(&mut field.shape, nested, nested);
     }
+    // A union's branches (`oneOf`/`anyOf`) are nested too.
+    for branch in items.one_of.iter_mut().chain(items.any_of.iter_mut()) {
+        removed += shape(branch, nested, nested);
+    }
     removed
 }
 
@@ -64,6 +68,7 @@ pub(super) fn count_clipped(routes: &[Route]) -> usize {
         usize::from(items.description.as_deref().is_some_and(|d| d.ends_with(NOTE)))
             + items.items.as_deref().map_or(0, in_shape)
             + items.fields.iter().map(|f| in_shape(&f.shape)).sum::<usize>()
+            + items.one_of.iter().chain(&items.any_of).map(in_shape).sum::<usize>()
     }
     routes
         .iter()
@@ -139,5 +144,23 @@ mod tests {
         assert_eq!(all[0].fields[0].shape.description.as_deref(), Some("short"));
         assert_eq!(routes(&mut all, TIERS[4]), 1);
         assert_eq!(all[0].fields[0].shape.description, None);
+    }
+
+    #[test]
+    fn a_unions_branches_are_clipped_too() {
+        let mut route: Route =
+            toml::from_str("op = \"post_x\"\nmethod = \"POST\"\npath = \"/x\"\nsummary = \"Create an x\"")
+                .unwrap();
+        let mut field = schema_gen::Field::new("input", schema_gen::FieldType::Object);
+        let mut branch = Items::new(schema_gen::FieldType::String);
+        branch.description = Some("word ".repeat(100));
+        field.shape.one_of.push(branch.clone());
+        field.shape.any_of.push(branch);
+        route.fields.push(field);
+        let mut all = vec![route];
+        routes(&mut all, TIERS[0]);
+        assert_eq!(count_clipped(&all), 2);
+        assert_eq!(routes(&mut all, TIERS[3]), 2, "left out at the nested step");
+        assert_eq!(count_clipped(&all), 0);
     }
 }
