@@ -18,6 +18,7 @@ mod guides;
 mod observe;
 mod operator_page;
 mod page;
+mod prism;
 mod reload;
 mod serve;
 mod signin;
