@@ -210,6 +210,25 @@ impl<'a> Op<'a> {
                 }
                 fields.push(field);
             }
+            // A required body member the properties do not declare (DigitalOcean's
+            // `uptime_create_check` requires `method`): a required field of any value.
+            let undeclared: Vec<&str> = required
+                .iter()
+                .copied()
+                .filter(|n| !props.contains_key(*n) && !fields.iter().any(|f| f.name == *n))
+                .collect();
+            for name in undeclared {
+                // A form holds text: such a member of a form is a string.
+                let ty = if encoding == BodyEncoding::Form { FieldType::String } else { FieldType::Any };
+                let mut field = Field::new(name, ty)
+                    .required()
+                    .describe("Required by the API; the document does not describe it.");
+                if method == Method::Delete {
+                    field.location = Some(Location::Body);
+                    field.required &= body_required;
+                }
+                fields.push(field);
+            }
         }
         let summary = ["summary", "description"]
             .iter()

@@ -283,6 +283,7 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
     };
     let numeric = matches!(ty, FieldType::Integer | FieldType::Number);
     let text = ty == FieldType::String;
+    let mut unholdable: Vec<String> = Vec::new();
     let fields = match ty {
         FieldType::Object => {
             let props = schema.get("properties").and_then(Value::as_object);
@@ -293,28 +294,26 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
                 .map(|r| r.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
             // A member the table cannot name (`pg_partman_bgw.role`, or `token`, which toolgate
-            // fills in at the top): the object is taken whole, as a free-form one.
-            let unholdable: Vec<&str> =
-                props.keys().map(String::as_str).filter(|n| !member_name(n)).collect();
-            if !unholdable.is_empty() {
-                let mut shape = Items::new(FieldType::Object);
-                shape.nullable = nullable;
-                let note = format!(
-                    "A JSON object with members {}, given as the API documents them.",
-                    props.keys().take(12).map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
-                );
-                shape.description = Some(match describe(&schema) {
-                    Some(d) => format!("{d} {note}"),
-                    None => note,
-                });
-                shape.values = Some(Box::new(Items::new(FieldType::Any)));
-                return Ok(shape);
-            }
-            props
+            // fills in at the top) is taken among the object's other keys (any value).
+            unholdable = props.keys().filter(|n| !member_name(n)).cloned().collect();
+            let mut fields = props
                 .iter()
-                .filter(|(_, p)| p.get("readOnly") != Some(&Value::Bool(true)))
+                .filter(|(name, p)| member_name(name) && p.get("readOnly") != Some(&Value::Bool(true)))
                 .map(|(name, p)| to_field(name, p, required.contains(&name.as_str())))
-                .collect::<Result<Vec<_>, _>>()?
+                .collect::<Result<Vec<_>, _>>()?;
+            // A required name the properties do not declare (Box's `actionable_by.id`): a
+            // required field of any value, so the call still has to give it.
+            for name in required.iter().filter(|n| !props.contains_key(**n)) {
+                if member_name(name) {
+                    let field = Field::new(*name, FieldType::Any)
+                        .required()
+                        .describe("Required by the API; the document does not describe it.");
+                    fields.push(field);
+                } else if !unholdable.iter().any(|u| u == name) {
+                    unholdable.push((*name).to_owned());
+                }
+            }
+            fields
         }
         _ => Vec::new(),
     };
@@ -322,6 +321,7 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
     // properties declared: a free-form object), the schema given, or nothing else (`false`, or
     // nothing said beside declared properties, as the table always had it).
     let values = match (ty, schema.get("additionalProperties")) {
+        (FieldType::Object, _) if !unholdable.is_empty() => Some(Box::new(Items::new(FieldType::Any))),
         (FieldType::Object, Some(Value::Bool(false))) if fields.is_empty() => {
             return Err(format!("{what} is an object that admits no key at all"));
         }
@@ -350,7 +350,14 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
             .and_then(Value::as_array)
             .map(|v| v.iter().filter(|v| !v.is_null()).cloned().collect::<Vec<_>>())
             .filter(|v| !v.is_empty()),
-        description: describe(&schema),
+        description: match (describe(&schema), unholdable.is_empty()) {
+            (d, true) => d,
+            (d, false) => {
+                let names: Vec<String> = unholdable.iter().take(12).map(|k| format!("`{k}`")).collect();
+                let note = format!("Also takes {}, given as the API documents them.", names.join(", "));
+                Some(d.map_or(note.clone(), |d| format!("{d} {note}")))
+            }
+        },
         minimum: bound("minimum", "exclusiveMinimum", 1.0).filter(|_| numeric),
         maximum: bound("maximum", "exclusiveMaximum", -1.0).filter(|_| numeric),
         items,

@@ -219,3 +219,31 @@ fn the_executor_sends_unions_free_form_objects_renamed_members_headers_and_a_del
     assert_eq!(sent.url.as_str(), "http://127.0.0.1:9/agents/a1");
     assert_eq!(sent.body.map(Value::Object), Some(json!({"volumes": ["v1"]})));
 }
+
+#[test]
+fn required_names_the_properties_do_not_declare_stay_required_and_unnamable_members_stay_allowed() {
+    let import = import(
+        json!({"/checks": {"post": {"operationId": "create_check", "requestBody": {"required": true, "content": {"application/json": {"schema": {
+            "type": "object", "required": ["name", "method"], "properties": {
+                "name": {"type": "string"},
+                "actionable_by": {"type": "object", "required": ["id"], "properties": {"login": {"type": "string"}}},
+                "logtail": {"type": "object", "required": ["endpoint"], "properties": {
+                    "endpoint": {"type": "string"}, "token": {"type": "string"}}}}}}}}}}}),
+        json!({}),
+    );
+    let (table, route) = find(&import, "create_check");
+    let method = route.fields.iter().find(|f| f.name == "method").expect("the undeclared required member");
+    assert!(method.required && method.ty == FieldType::Any);
+    let v = validator(table);
+    let call = json!({"op": "create_check", "name": "n", "method": "GET",
+        "actionable_by": {"id": "7", "login": "a@b"}, "logtail": {"endpoint": "https://l", "token": "t"}});
+    v.validate(&call).unwrap();
+    let mut without = call.clone();
+    without.as_object_mut().unwrap().remove("method");
+    assert!(v.validate(&without).is_err(), "`method` is still required");
+    for (member, value) in [("actionable_by", json!({"login": "a@b"})), ("logtail", json!({"token": "t"}))] {
+        let mut bad = call.clone();
+        bad[member] = value.clone();
+        assert!(v.validate(&bad).is_err(), "{member} {value} misses its required member");
+    }
+}
