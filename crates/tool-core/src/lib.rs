@@ -15,6 +15,7 @@ mod image;
 pub mod names;
 pub mod nesting;
 pub mod params;
+mod resource;
 mod spec;
 mod tool;
 
@@ -25,6 +26,7 @@ pub use envelope::{Envelope, ErrorBody, Metadata, Signal};
 pub use error::{ErrorCode, ToolError, WRITE_OUTCOME_UNKNOWN};
 pub use image::Image;
 pub use params::{FieldError, Params};
+pub use resource::{ResourceLink, ResourceTemplate, ResourceText, Resources};
 pub use spec::{Effect, SpecError, ToolExample, ToolIcon, ToolSpec};
 pub use tool::{BoxFuture, FnTool, IntoToolOutput, Payload, Tool, ToolOutput, ToolResult};
 
