@@ -48,6 +48,7 @@ pub use config::{
 };
 pub use crypto::open_api_key;
 pub use error::{Result, StoreError};
+pub use plan::resource::{PLAN_URI_PREFIX, PlanResources, plan_uri};
 pub use seed::{DEMO_USERS, seed_demo, seed_policies};
 pub use store::{BackendKind, Store, connect};
 

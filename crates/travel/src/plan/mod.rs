@@ -5,4 +5,5 @@
 
 pub(crate) mod candidates;
 pub(crate) mod planner;
+pub(crate) mod resource;
 pub(crate) mod tools;
