@@ -29,6 +29,7 @@ use crate::progress::{self, ProgressChannel};
 
 mod federate;
 mod listen;
+mod own_resources;
 mod prompts;
 mod protocol;
 
@@ -105,6 +106,8 @@ struct Inner {
     ask: bool,
     /// The upstreams' prompts, resources and the rest ([`federate`]).
     federation: Option<mcp_upstream::Federation>,
+    /// The resources toolgate serves itself (`own_resources`).
+    resources: Option<Arc<dyn tool_core::Resources>>,
     /// The tasks of long-running calls, shared by every session ([`crate::tasks`]).
     tasks: Arc<crate::tasks::Tasks>,
 }
@@ -125,6 +128,7 @@ impl McpServer {
                 meta_tools,
                 ask: true,
                 federation: None,
+                resources: None,
                 tasks: Arc::new(crate::tasks::Tasks::new(crate::TaskLimits::default())),
             }),
             life: Arc::default(),
@@ -320,6 +324,7 @@ impl McpServer {
                 .into_iter()
                 .map(|i| ContentBlock::image(i.data, i.mime_type)),
         );
+        content.extend(self.result_links(&envelope));
         let mut result =
             if envelope.success { CallToolResult::success(content) } else { CallToolResult::error(content) };
         result.structured_content = Some(structured(envelope));
@@ -338,6 +343,7 @@ impl ServerHandler for McpServer {
             .build();
         let mut capabilities = capabilities;
         self.federated_capabilities(&mut capabilities);
+        self.own_capabilities(&mut capabilities);
         ServerConfig::new(capabilities).with_server_info(self.inner.info.clone())
     }
 

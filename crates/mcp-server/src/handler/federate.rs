@@ -94,8 +94,10 @@ impl McpServer {
     ) -> Result<ListResourceTemplatesResult, McpError> {
         no_cursor(request, "resources/templates/list")?;
         let caller = self.caller(&context.extensions)?;
-        let templates =
-            self.federation().map(|f| f.resource_templates(self.gateway(), &caller)).unwrap_or_default();
+        let mut templates = self.own_templates();
+        templates.extend(
+            self.federation().map(|f| f.resource_templates(self.gateway(), &caller)).unwrap_or_default(),
+        );
         Ok(ListResourceTemplatesResult::with_all_items(templates))
     }
 
@@ -106,6 +108,9 @@ impl McpServer {
     ) -> Result<ReadResourceResult, McpError> {
         let caller = self.caller(&context.extensions)?;
         let uri = request.uri.clone();
+        if let Some(answer) = self.own_read(&caller, &uri).await {
+            return answer;
+        }
         match self.federation() {
             Some(f) => f
                 .read_resource(self.gateway(), &caller, request)

@@ -247,6 +247,8 @@ pub struct HttpState {
     pub sources: Option<Arc<dyn Sources>>,
     /// The upstreams' prompts, resources, completions and logging, served beside toolgate's own.
     pub federation: Option<mcp_upstream::Federation>,
+    /// The resources toolgate serves itself ([`McpServer::with_resources`]).
+    pub resources: Option<std::sync::Arc<dyn tool_core::Resources>>,
     shutdown: CancellationToken,
     drain: Drain,
 }
@@ -290,6 +292,7 @@ impl HttpState {
             reloader: None,
             sources: None,
             federation: None,
+            resources: None,
             shutdown: CancellationToken::new(),
             drain: Drain::default(),
         }
@@ -319,6 +322,12 @@ impl HttpState {
     /// Serve the upstreams' prompts, resources, completions and logging ([`McpServer::with_federation`]).
     pub fn with_federation(mut self, federation: mcp_upstream::Federation) -> Self {
         self.federation = Some(federation);
+        self
+    }
+
+    /// Serve toolgate's own resources ([`McpServer::with_resources`]).
+    pub fn with_resources(mut self, resources: std::sync::Arc<dyn tool_core::Resources>) -> Self {
+        self.resources = Some(resources);
         self
     }
 
@@ -422,6 +431,9 @@ pub fn http_router(mut state: HttpState) -> Router {
     let mut server = McpServer::new(state.gateway.clone(), state.exposure.clone());
     if let Some(federation) = &state.federation {
         server = server.with_federation(federation.clone());
+    }
+    if let Some(resources) = &state.resources {
+        server = server.with_resources(resources.clone());
     }
     let server =
         if state.config.sessions == SessionMode::Stateful { server } else { server.without_asking() };
