@@ -146,7 +146,8 @@ pub fn http_state(app: &App, keys: KeyStore, exposure: Exposure, config: HttpCon
     let mut state = HttpState::new(app.gateway.clone(), keys)
         .with_exposure(exposure)
         .with_config(config)
-        .with_federation(app.federation.clone());
+        .with_federation(app.federation.clone())
+        .with_resources(app.resources.clone());
     if let Some(db) = &app.fitness_db {
         state = state.with_credentials(Arc::new(FitnessCredentials::new(db.clone(), app.fitness_token_ttl)));
     }

@@ -48,6 +48,8 @@ pub struct App {
     pub sources: crate::tool_source::Sources,
     /// Their prompts, resources and the rest of their MCP surface.
     pub federation: mcp_upstream::Federation,
+    /// The resources toolgate serves itself (full itinerary plans).
+    pub resources: Arc<dyn tool_core::Resources>,
     /// Upstream tools the configuration or the skills name that their
     /// connected upstream did not list (warnings; the names answer NOT_FOUND).
     pub upstream_problems: Vec<String>,
@@ -104,7 +106,10 @@ impl App {
                 (server.url(), Some(db), Some(server))
             }
         };
-        let travel_tools = travel::tools(travel_store.clone(), travel_config(config, ca_pem.as_deref()));
+        let travel_config = travel_config(config, ca_pem.as_deref());
+        let resources: Arc<dyn tool_core::Resources> =
+            Arc::new(travel::PlanResources::new(travel_store.clone(), &travel_config));
+        let travel_tools = travel::tools(travel_store.clone(), travel_config);
         let fitness_tools = fitness::with_chart(
             fitness_domain(config, &fitness_url, ca_pem.as_deref())?
                 .tools(fitness::with_examples)
@@ -208,6 +213,7 @@ impl App {
             upstreams,
             sources,
             federation,
+            resources,
             upstream_problems,
             audit,
             rate_store,

@@ -58,7 +58,8 @@ pub(crate) async fn run(
         let caller = app.with_fitness_credential(Caller::new(user, role)).await?;
         let server = mcp_server::McpServer::new(app.gateway.clone(), exposure)
             .with_caller(caller)
-            .with_federation(app.federation.clone());
+            .with_federation(app.federation.clone())
+            .with_resources(app.resources.clone());
         mcp_server::serve_stdio_with(server).await?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -18,6 +18,7 @@ mod guides;
 mod observe;
 mod operator_page;
 mod page;
+mod plan_link;
 mod prism;
 mod reload;
 mod serve;
