@@ -34,9 +34,16 @@ async fn check(doc: &Doc) {
     let Some(figures) = super::run(doc).await else { return };
     println!("{}", figures.report());
     let valid: Vec<_> = figures.calls.iter().filter(|c| c.outcome == Outcome::Valid).collect();
-    assert!(valid.len() >= 10, "{}: only {} valid calls\n{}", doc.name, valid.len(), figures.report());
+    // At least ten operations each called validly at least once (every one of a document
+    // that has fewer: Train Travel has seven).
     let valid_ops: BTreeSet<&str> = valid.iter().map(|c| c.op.as_str()).collect();
-    assert!(valid_ops.len() >= 10 || valid_ops.len() == figures.mapped, "{}: {valid_ops:?}", doc.name);
+    assert!(
+        valid_ops.len() >= 10 || valid_ops.len() == figures.mapped,
+        "{}: only {} operations called validly: {valid_ops:?}\n{}",
+        doc.name,
+        valid_ops.len(),
+        figures.report()
+    );
     let features = figures.features();
     assert!(features.contains("read") && features.contains("write"), "{}: {features:?}", doc.name);
     let gaps: BTreeSet<String> = figures.gaps().into_keys().collect();
