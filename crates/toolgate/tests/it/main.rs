@@ -12,6 +12,7 @@ mod contract;
 mod discovery_rank;
 mod credentials;
 mod elicit;
+mod elicit_ts;
 mod eval;
 mod fleet;
 mod guides;
