@@ -25,4 +25,5 @@ mod reload;
 mod serve;
 mod signin;
 mod tls;
+mod upstream_elicit;
 mod upstreams;
