@@ -11,6 +11,7 @@ mod http;
 mod interop;
 mod keys;
 mod signin;
+mod stateless_cancel;
 mod stdio;
 mod tasks;
 mod watchers;
