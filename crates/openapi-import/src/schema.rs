@@ -190,11 +190,14 @@ fn field_type(schema: &Value, what: &str) -> Result<FieldType, String> {
         _ if schema.get("properties").is_some() => "object".to_owned(),
         _ if schema.get("items").is_some() => "array".to_owned(),
         _ if schema.get("additionalProperties").is_some() => "object".to_owned(),
-        _ => match schema.get("enum").and_then(Value::as_array).and_then(|v| v.first()) {
-            Some(Value::String(_)) => "string".to_owned(),
-            // No type named: any value (a free-form field, or one a union's branches describe).
-            _ => return Ok(FieldType::Any),
-        },
+        _ => {
+            match schema.get("enum").and_then(Value::as_array).and_then(|v| v.first()).or(schema.get("const"))
+            {
+                Some(Value::String(_)) => "string".to_owned(),
+                // No type named: any value (a free-form field, or one a union's branches describe).
+                _ => return Ok(FieldType::Any),
+            }
+        }
     };
     Ok(match name.as_str() {
         "string" => FieldType::String,
@@ -345,10 +348,13 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
         ty,
         nullable,
         format: schema.get("format").and_then(Value::as_str).filter(|_| text).map(str::to_owned),
+        // 3.1's `const: card` is the one-value enum it means.
         enum_values: schema
             .get("enum")
             .and_then(Value::as_array)
-            .map(|v| v.iter().filter(|v| !v.is_null()).cloned().collect::<Vec<_>>())
+            .cloned()
+            .or_else(|| schema.get("const").map(|c| vec![c.clone()]))
+            .map(|v| v.into_iter().filter(|v| !v.is_null()).collect::<Vec<_>>())
             .filter(|v| !v.is_empty()),
         description: match (describe(&schema), unholdable.is_empty()) {
             (d, true) => d,

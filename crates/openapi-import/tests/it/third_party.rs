@@ -80,10 +80,12 @@ fn train_travel_3_1_yaml_imports_the_union_payment_as_a_union() {
     for source in [&card, &bank] {
         validator.validate(&call(source)).unwrap_or_else(|e| panic!("{source}: {e:?}"));
     }
-    // Neither branch: a card without its number, a string.
+    // Neither branch: a card without its number, one whose `object` is not the `const` "card", a string.
     let mut broken = card.clone();
     broken.as_object_mut().unwrap().remove("number");
-    for source in [broken, serde_json::json!("card")] {
+    let mut other = card.clone();
+    other["object"] = "text".into();
+    for source in [broken, other, serde_json::json!("card")] {
         assert!(validator.validate(&call(&source)).is_err(), "{source} must be refused");
     }
 }
