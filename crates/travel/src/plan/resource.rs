@@ -89,3 +89,43 @@ impl Resources for PlanResources {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    const ID: &str = "plan_0f8e6c4ab1d2469c9a6c2b1f3e5d7a90";
+
+    async fn resources() -> PlanResources {
+        let store = Store::connect("sqlite::memory:").await.unwrap();
+        PlanResources::new(store, &TravelConfig::default())
+    }
+
+    #[tokio::test]
+    async fn only_a_plan_itinerary_result_with_a_well_formed_id_links() {
+        let r = resources().await;
+        let link = r.link_for("plan_itinerary", &json!({"plan_id": ID})).expect("a link");
+        assert_eq!(link.uri, format!("toolgate://plans/{ID}"));
+        assert_eq!(link.mime_type, "application/json");
+        assert!(r.link_for("review_planner_result", &json!({"plan_id": ID})).is_none());
+        assert!(r.link_for("plan_itinerary", &json!({"plan_id": "../etc/passwd"})).is_none());
+        assert!(r.link_for("plan_itinerary", &json!({})).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_plan_is_read_by_its_user_only() {
+        let r = resources().await;
+        r.plans.save(ID, "alice", r#"{"plan_id":"x"}"#).await.unwrap();
+        let (alice, bob) = (Caller::new("alice", "member"), Caller::new("bob", "member"));
+        let uri = plan_uri(ID);
+        assert!(r.read(&alice, "file:///etc/passwd").is_none(), "not one of ours");
+        let read = r.read(&alice, &uri).expect("ours").await.unwrap();
+        assert_eq!((read.text.as_str(), read.mime_type.as_str()), (r#"{"plan_id":"x"}"#, "application/json"));
+        let other = r.read(&bob, &uri).expect("ours").await.unwrap_err();
+        assert_eq!(other.code, tool_core::ErrorCode::NotFound);
+        let bad = r.read(&alice, "toolgate://plans/nope").expect("ours").await.unwrap_err();
+        assert_eq!(bad.code, tool_core::ErrorCode::NotFound);
+    }
+}
