@@ -1,7 +1,8 @@
 //! An upstream's `elicitation/create` reaches the end client, end to end with
 //! clients nobody here wrote: `toolgate serve --demo` with mcp-upstream's Python SDK
 //! upstream (`ask_name` elicits), and the official Python SDK as the client
-//! (`tests/python/upstream_elicit_check.py`): accepted, declined, and not askable.
+//! (`tests/python/upstream_elicit_check.py`): accepted, declined, and not askable at
+//! 2025-11-25, and accepted at 2026-07-28.
 //!
 //! Needs `TOOLGATE_PYTHON` with `mcp` 2.x; skips without it unless
 //! `TOOLGATE_REQUIRE_INTEROP=1`.

@@ -7,7 +7,9 @@ tests/python/upstream_server.py, itself written with the Python SDK) whose
      upstream's message and its schema), and the upstream's result carries the name;
   2. a client whose user declines is asked once and the upstream hears "decline";
   3. a client without the elicitation capability is not asked, and the upstream
-     does not get a name.
+     does not get a name;
+  4. at 2026-07-28 the SDK's `Client` (server/discover) is asked the same question
+     once and the upstream gets its answer.
 
 Usage: upstream_elicit_check.py URL KEY
 """
@@ -17,7 +19,7 @@ import sys
 from typing import Any
 
 import anyio
-from mcp import ClientSession, types
+from mcp import Client, ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -70,6 +72,23 @@ async def main(url: str, key: str) -> None:
     envelope, asked = await ask(url, key, None)
     expect(asked == [], "nobody was asked")
     expect((envelope.get("result") or {}).get("name") is None, "the upstream got no name", envelope)
+
+    print("--- 2026-07-28: the SDK's Client (server/discover) answers the upstream's question")
+    asked = []
+
+    async def elicit(_context: Any, params: Any) -> types.ElicitResult:
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"})
+    async with http:
+        async with Client(streamable_http_client(url, http_client=http), elicitation_callback=elicit) as client:
+            version = client.session.protocol_version
+            result = await client.call_tool("execute_tool", {"tool_name": "weather__ask_name", "parameters": {}})
+    expect(version == "2026-07-28", "the protocol is 2026-07-28", version)
+    expect(len(asked) == 1 and asked[0].message == "What is your name?", "the user was asked the upstream's question once", [str(a) for a in asked])
+    envelope = result.structured_content
+    expect(envelope["success"] is True and envelope["result"].get("name") == "Ada", "the upstream got the answer", envelope)
     print("PASS")
 
 
