@@ -10,7 +10,7 @@ use anyhow::{Context, Result, bail};
 /// in strictly lower layers; crates of one layer never depend on each other
 /// (so travel never depends on fitness).
 pub(crate) const LAYERS: &[&[&str]] = &[
-    &["tool-core", "test-support"],
+    &["tool-core", "test-support", "tokens"],
     &["authz", "schema-gen", "db", "oauth"],
     &["skills", "openapi-import"],
     &["gateway"],
