@@ -162,6 +162,23 @@ pub struct KeyInfo {
     pub revoked_at: Option<String>,
 }
 
+impl KeyInfo {
+    /// What a change made of `before`: `{"role": {"from": .., "to": ..}, ...}` for the
+    /// role and scope fields that differ (what the audit trail records of a key change).
+    pub fn changes_from(&self, before: &KeyInfo) -> serde_json::Value {
+        let mut out = serde_json::Map::new();
+        let mut field = |name: &str, from: serde_json::Value, to: serde_json::Value| {
+            if from != to {
+                out.insert(name.into(), serde_json::json!({ "from": from, "to": to }));
+            }
+        };
+        field("role", serde_json::json!(before.role), serde_json::json!(self.role));
+        field("toolset", serde_json::json!(before.scope.toolset), serde_json::json!(self.scope.toolset));
+        field("domains", serde_json::json!(before.scope.domains), serde_json::json!(self.scope.domains));
+        serde_json::Value::Object(out)
+    }
+}
+
 /// Who a valid key belongs to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerifiedKey {

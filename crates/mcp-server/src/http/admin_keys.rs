@@ -16,7 +16,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use serde::{Deserialize, Deserializer};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::admin::highest_only;
 use super::{Shared, error_response, invalid_params};
@@ -260,25 +260,11 @@ pub(super) async fn update(
     };
     match shared.state.keys.update(&id, &change).await {
         Ok(Some((before, after))) => {
-            let changes = changes(&before, &after);
+            let changes = after.changes_from(&before);
             let audited = audit(&shared, &auth, "keys.update", &id, changes.clone()).await;
             Json(json!({ "key": key_json(&after), "changes": changes, "audited": audited })).into_response()
         }
         Ok(None) => no_active_key(&id),
         Err(error) => store_error(error),
     }
-}
-
-/// `{"role": {"from": .., "to": ..}, ...}` for the fields that changed.
-fn changes(before: &KeyInfo, after: &KeyInfo) -> Value {
-    let mut out = Map::new();
-    let mut field = |name: &str, from: Value, to: Value| {
-        if from != to {
-            out.insert(name.into(), json!({ "from": from, "to": to }));
-        }
-    };
-    field("role", json!(before.role), json!(after.role));
-    field("toolset", json!(before.scope.toolset), json!(after.scope.toolset));
-    field("domains", json!(before.scope.domains), json!(after.scope.domains));
-    Value::Object(out)
 }

@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use toolgate::Config;
 
 use super::check_role;
@@ -98,20 +98,6 @@ async fn audit(config: &Config, db: db::Db, tool: &str, key_id: &str, params: Va
     Ok(())
 }
 
-/// `{"role": {"from": .., "to": ..}, ...}` for the fields that changed.
-fn changes(before: &mcp_server::KeyInfo, after: &mcp_server::KeyInfo) -> Value {
-    let mut out = Map::new();
-    let mut field = |name: &str, from: Value, to: Value| {
-        if from != to {
-            out.insert(name.into(), json!({ "from": from, "to": to }));
-        }
-    };
-    field("role", json!(before.role), json!(after.role));
-    field("toolset", json!(before.scope.toolset), json!(after.scope.toolset));
-    field("domains", json!(before.scope.domains), json!(after.scope.domains));
-    Value::Object(out)
-}
-
 pub(crate) async fn run(action: Action, config: &Config) -> Result<ExitCode> {
     let db = toolgate::wiring::connect_db(&config.database).await?;
     let store = mcp_server::KeyStore::open(db.clone()).await?;
@@ -176,7 +162,7 @@ pub(crate) async fn run(action: Action, config: &Config) -> Result<ExitCode> {
                 eprintln!("no active key `{id}`");
                 return Ok(ExitCode::from(1));
             };
-            let changed = changes(&before, &after);
+            let changed = after.changes_from(&before);
             outln!("updated {id}: {changed}");
             audit(config, db, "keys.update", &id, changed).await?;
         }
