@@ -22,12 +22,11 @@ use super::auth::unauthorized;
 use super::limits::payload_too_large;
 use super::message::{self, rpc_error};
 use super::{Drain, HttpConfig, SESSION_HEADER, Shared, admit};
+use crate::McpServer;
 use crate::handler::Authenticated;
 
 mod sweep;
-
 pub(super) use self::sweep::{close_expired, close_revoked};
-use crate::McpServer;
 
 /// Who opened a session: user, role, the principal it was opened with (an
 /// API key's id, a token's subject), and when its proof ends.
