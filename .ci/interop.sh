@@ -46,9 +46,9 @@ start_demo sdk
 url=$demo_url
 key=$(awk '$1 == "visitor" && $2 == "guest" {print $3}' "$work/sdk.out")
 echo "--- Python SDK over streamable HTTP ($url)"
-"$python" "$root/crates/mcp-server/tests/python/client_check.py" "${tool_args[@]}" http "$url/mcp" "$key"
+"$python" "$root/crates/toolgate-mcp/tests/python/client_check.py" "${tool_args[@]}" http "$url/mcp" "$key"
 echo "--- Python SDK over stdio"
-"$python" "$root/crates/mcp-server/tests/python/client_check.py" "${tool_args[@]}" \
+"$python" "$root/crates/toolgate-mcp/tests/python/client_check.py" "${tool_args[@]}" \
   stdio "$bin" --db "sqlite:$work/stdio.db" serve --stdio --user visitor --role guest
 
 # The suite sends no Authorization header: this server lets header-less

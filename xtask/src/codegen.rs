@@ -6,9 +6,9 @@
 use std::collections::BTreeSet;
 
 use anyhow::{Context, Result};
-use gateway::{Filter, Gateway};
 use serde_json::{Value, json};
-use tool_core::{Caller, ToolSpec};
+use toolgate_core::{Caller, ToolSpec};
+use toolgate_gateway::{Filter, Gateway};
 
 use crate::{Mode, ensure_file_contents, workspace_root};
 
@@ -98,16 +98,19 @@ fn files() -> Result<Vec<(String, String)>> {
 
     for spec in specs.iter().chain(gateway.meta_specs().iter()) {
         let name = &spec.name;
-        out.push((format!("docs/schemas/{name}.json"), json_file(&schema_gen::export::mcp(spec))?));
+        out.push((format!("docs/schemas/{name}.json"), json_file(&toolgate_schema::export::mcp(spec))?));
         out.push((
             format!("docs/schemas/openai/{name}.json"),
-            json_file(&schema_gen::export::openai_strict(spec))?,
+            json_file(&toolgate_schema::export::openai_strict(spec))?,
         ));
         out.push((
             format!("docs/schemas/anthropic/{name}.json"),
-            json_file(&schema_gen::export::anthropic(spec))?,
+            json_file(&toolgate_schema::export::anthropic(spec))?,
         ));
-        out.push((format!("docs/schemas/gemini/{name}.json"), json_file(&schema_gen::export::gemini(spec))?));
+        out.push((
+            format!("docs/schemas/gemini/{name}.json"),
+            json_file(&toolgate_schema::export::gemini(spec))?,
+        ));
     }
 
     let mut tools = String::from(

@@ -1,5 +1,6 @@
-//! The dependency-layer check: internal crates may depend only on crates of
-//! lower layers, and only the named crates may use MCP (rmcp) or a CLI parser (clap).
+//! The dependency-layer check: every crate's folder is named after its
+//! package; internal crates may depend only on crates of lower layers, and
+//! only the named crates may use MCP (rmcp) or a CLI parser (clap).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,18 +11,19 @@ use anyhow::{Context, Result, bail};
 /// in strictly lower layers; crates of one layer never depend on each other
 /// (so travel never depends on fitness).
 pub(crate) const LAYERS: &[&[&str]] = &[
-    &["tool-core", "test-support", "tokens"],
-    &["authz", "schema-gen", "db", "oauth"],
-    &["skills", "openapi-import"],
-    &["gateway"],
-    &["http-tools", "fitness-api", "agent", "fleet"],
-    &["travel", "fitness", "mcp-upstream"],
-    &["mcp-server"],
+    &["toolgate-core", "toolgate-test-support", "toolgate-tokens"],
+    &["toolgate-authz", "toolgate-schema", "toolgate-db", "toolgate-oauth"],
+    &["toolgate-skills", "toolgate-openapi"],
+    &["toolgate-gateway"],
+    &["toolgate-http", "toolgate-fitness-api", "toolgate-agent", "toolgate-fleet"],
+    &["toolgate-travel", "toolgate-fitness", "toolgate-mcp-upstream"],
+    &["toolgate-mcp"],
     &["toolgate"],
 ];
 
 /// External crates that only some internal crates may use.
-const ONLY: &[(&str, &[&str])] = &[("rmcp", &["mcp-server", "mcp-upstream"]), ("clap", &["toolgate"])];
+const ONLY: &[(&str, &[&str])] =
+    &[("rmcp", &["toolgate-mcp", "toolgate-mcp-upstream"]), ("clap", &["toolgate"])];
 
 fn layer_of(name: &str) -> Option<usize> {
     LAYERS.iter().position(|layer| layer.contains(&name))
@@ -44,6 +46,14 @@ fn manifests(root: &Path) -> Result<BTreeMap<String, Vec<(String, &'static str)>
             .and_then(|n| n.as_str())
             .with_context(|| format!("{} has no package name", path.display()))?
             .to_owned();
+        // One name for a crate: the folder is the package (crates/toolgate-core is `toolgate-core`).
+        let folder = path.parent().and_then(Path::file_name).map(|f| f.to_string_lossy().into_owned());
+        if folder.as_deref() != Some(name.as_str()) {
+            bail!(
+                "crates/{} holds the package `{name}`: name the folder after the package",
+                folder.unwrap_or_default()
+            );
+        }
         let mut deps = Vec::new();
         for (section, kind) in [("dependencies", "normal"), ("build-dependencies", "build")] {
             if let Some(table) = doc.get(section).and_then(|d| d.as_table()) {
@@ -109,15 +119,15 @@ mod tests {
             )
             .unwrap();
         };
-        write("tool-core", "gateway = { path = \"../gateway\" }\n");
-        write("gateway", "tool-core = { path = \"../tool-core\" }\n");
-        write("travel", "fitness = { path = \"../fitness\" }\nclap = \"4\"\n");
-        write("fitness", "");
+        write("toolgate-core", "toolgate-gateway = { path = \"../toolgate-gateway\" }\n");
+        write("toolgate-gateway", "toolgate-core = { path = \"../toolgate-core\" }\n");
+        write("toolgate-travel", "toolgate-fitness = { path = \"../toolgate-fitness\" }\nclap = \"4\"\n");
+        write("toolgate-fitness", "");
         let err = check(&dir).unwrap_err().to_string();
         std::fs::remove_dir_all(&dir).unwrap();
-        assert!(err.contains("`tool-core` (layer 0) depends on `gateway`"), "{err}");
-        assert!(err.contains("`travel` (layer 5) depends on `fitness` (layer 5)"), "{err}");
-        assert!(err.contains("`travel` uses `clap`"), "{err}");
-        assert!(!err.contains("`gateway` (layer 3) depends"), "{err}");
+        assert!(err.contains("`toolgate-core` (layer 0) depends on `toolgate-gateway`"), "{err}");
+        assert!(err.contains("`toolgate-travel` (layer 5) depends on `toolgate-fitness` (layer 5)"), "{err}");
+        assert!(err.contains("`toolgate-travel` uses `clap`"), "{err}");
+        assert!(!err.contains("`toolgate-gateway` (layer 3) depends"), "{err}");
     }
 }

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use http_tools::{Auth, HttpExecutor, HttpOptions};
-use schema_gen::RouteTable;
 use serde::{Deserialize, Serialize};
-use tool_core::{Secret, Tool, ToolSpec};
+use toolgate_core::{Secret, Tool, ToolSpec};
+use toolgate_http::{Auth, HttpExecutor, HttpOptions};
+use toolgate_schema::RouteTable;
 
 /// One `[[domains]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -190,12 +190,12 @@ pub fn load_tables(files: &[RouteFile]) -> Result<Vec<RouteTable>, Vec<String>> 
 }
 
 /// `file:line: problem` lines for one broken file.
-fn describe(file: &RouteFile, error: &schema_gen::Error) -> Vec<String> {
+fn describe(file: &RouteFile, error: &toolgate_schema::Error) -> Vec<String> {
     match error {
-        schema_gen::Error::Invalid { problems, .. } => {
+        toolgate_schema::Error::Invalid { problems, .. } => {
             problems.iter().map(|p| format!("{}:{}: {p}", file.name, line_of(&file.text, p))).collect()
         }
-        schema_gen::Error::Parse { message, .. } => {
+        toolgate_schema::Error::Parse { message, .. } => {
             // The TOML parser's message holds the line and a caret drawing; keep it on one line.
             let line = message
                 .split_once("line ")
@@ -203,7 +203,7 @@ fn describe(file: &RouteFile, error: &schema_gen::Error) -> Vec<String> {
                 .unwrap_or("1");
             let text = message.lines().rfind(|l| !l.trim().is_empty() && !l.contains('|')).unwrap_or(message);
             vec![format!(
-                "{}:{line}: {} (the table format is that of crates/fitness/routes/*.toml: tool, description, domain, [[routes]] with op, method, path, summary, [[routes.fields]])",
+                "{}:{line}: {} (the table format is that of crates/toolgate-fitness/routes/*.toml: tool, description, domain, [[routes]] with op, method, path, summary, [[routes.fields]])",
                 file.name,
                 text.trim()
             )]
@@ -270,7 +270,7 @@ pub fn resolve_auth(
         let client =
             crate::config::idp_client(ca_bundle_pem).map_err(|e| format!("domain `{domain}`: {e:#}"))?;
         let source = grant.source(domain, client, var).map_err(|e| format!("domain `{domain}`: {e:#}"))?;
-        Ok(Auth::Token(http_tools::TokenProvider::new(source)))
+        Ok(Auth::Token(toolgate_http::TokenProvider::new(source)))
     };
     Ok(match auth {
         AuthConfig::TokenExchange(s) => minted(crate::config::GrantSection::TokenExchange(s.clone()))?,
@@ -304,13 +304,13 @@ pub fn prepare(
             problems.push(format!("[[domains]] `{}` is declared twice; names must be unique", d.name));
         }
         names.push(&d.name);
-        if d.name == fitness::BACKEND_ID {
+        if d.name == toolgate_fitness::BACKEND_ID {
             problems.push(format!(
                 "[[domains]] name `{}` is the compiled-in fitness API's, whose callers' credentials are filed under it; pick another name",
                 d.name
             ));
         }
-        if !tool_core::names::is_namespace(&d.name) {
+        if !toolgate_core::names::is_namespace(&d.name) {
             problems.push(format!(
                 "[[domains]] name `{}` must be lowercase letters, digits and single underscores, starting with a letter (at most 32): it is the domain keys and toolsets select",
                 d.name

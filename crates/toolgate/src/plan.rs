@@ -3,8 +3,8 @@
 //! `toolgate check` and `toolgate serve` both take, so that `check` passes exactly the
 //! configurations `serve` starts with. Every problem is collected, not just the first.
 
-use authz::Policy;
-use mcp_upstream::UpstreamConfig;
+use toolgate_authz::Policy;
+use toolgate_mcp_upstream::UpstreamConfig;
 
 use crate::config::Config;
 use crate::domains::Declared;
@@ -23,7 +23,7 @@ pub struct Plan {
     /// role in the hierarchy.
     pub upstreams: Vec<UpstreamConfig>,
     /// The `[auth.oauth]` verifier.
-    pub oauth: Option<oauth::resource::Verifier>,
+    pub oauth: Option<toolgate_oauth::resource::Verifier>,
     /// What will work but not as the operator may think (a domain whose every call will be
     /// refused, a resource host the Host check refuses).
     pub warnings: Vec<String>,

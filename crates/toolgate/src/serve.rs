@@ -7,8 +7,8 @@ use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use mcp_server::{CredentialHook, Exposure, HttpConfig, HttpState, KeyStore};
-use tool_core::{Caller, Secret};
+use toolgate_core::{Caller, Secret};
+use toolgate_mcp::{CredentialHook, Exposure, HttpConfig, HttpState, KeyStore};
 
 use crate::App;
 
@@ -17,7 +17,7 @@ pub const DEMO_USERS: [(&str, &str); 4] =
     [("visitor", "guest"), ("alice", "member"), ("bob", "manager"), ("carol", "admin")];
 
 /// Pass-through tokens for the in-process fitness API, filed under
-/// [`fitness::BACKEND_ID`] so only the fitness tools send them: one per user, made
+/// [`toolgate_fitness::BACKEND_ID`] so only the fitness tools send them: one per user, made
 /// on first use, kept in memory and replaced before it expires. A call whose
 /// user has a fresh token takes two read locks and copies the token; only
 /// when it must be made do concurrent calls of that user wait for the one
@@ -26,7 +26,7 @@ pub const DEMO_USERS: [(&str, &str); 4] =
 /// credentials instead.
 #[derive(Debug)]
 pub struct FitnessCredentials {
-    db: fitness_api::Db,
+    db: toolgate_fitness_api::Db,
     ttl: Duration,
     users: RwLock<HashMap<String, Arc<UserToken>>>,
 }
@@ -55,7 +55,7 @@ struct CachedToken {
 
 impl FitnessCredentials {
     /// Tokens of the fitness API whose database is `db`, each valid for `ttl`.
-    pub fn new(db: fitness_api::Db, ttl: Duration) -> Self {
+    pub fn new(db: toolgate_fitness_api::Db, ttl: Duration) -> Self {
         Self { db, ttl, users: RwLock::new(HashMap::new()) }
     }
 
@@ -75,7 +75,7 @@ impl FitnessCredentials {
         }
         // Boxed: the database call's future is large and this path is rare;
         // every call's future stays small.
-        match Box::pin(fitness_api::issue_expiring_token(&self.db, user_id, self.ttl)).await {
+        match Box::pin(toolgate_fitness_api::issue_expiring_token(&self.db, user_id, self.ttl)).await {
             Ok(issued) => {
                 let token = Secret::new(issued.token);
                 let refresh_at = Instant::now() + self.ttl.mul_f64(0.9);
@@ -96,10 +96,10 @@ impl FitnessCredentials {
 impl CredentialHook for FitnessCredentials {
     async fn credentials(&self, mut caller: Caller) -> Caller {
         // Filed for the fitness API only: no other backend's tools are ever given it.
-        if !caller.credentials.contains(fitness::BACKEND_ID)
+        if !caller.credentials.contains(toolgate_fitness::BACKEND_ID)
             && let Some(token) = self.token_for(&caller.user_id).await
         {
-            caller.credentials.insert(fitness::BACKEND_ID, token);
+            caller.credentials.insert(toolgate_fitness::BACKEND_ID, token);
         }
         caller
     }
@@ -118,12 +118,14 @@ pub struct DemoKey {
 
 /// Seed the demo data and make fresh keys for the demo users, revoking their old ones.
 pub async fn demo_setup(app: &App, keys: &KeyStore) -> Result<Vec<DemoKey>> {
-    travel::seed_demo(&app.travel).await.context("seeding the travel demo data")?;
+    toolgate_travel::seed_demo(&app.travel).await.context("seeding the travel demo data")?;
     if let Some(db) = &app.fitness_db {
         let today = chrono::Utc::now().date_naive();
         for (user, _) in DEMO_USERS {
-            let _ = fitness_api::create_user(db, user).await;
-            fitness_api::seed_demo(db, user, today).await.context("seeding the fitness demo data")?;
+            let _ = toolgate_fitness_api::create_user(db, user).await;
+            toolgate_fitness_api::seed_demo(db, user, today)
+                .await
+                .context("seeding the fitness demo data")?;
         }
     }
     for old in keys.list().await? {
@@ -153,7 +155,7 @@ pub fn http_state(app: &App, keys: KeyStore, exposure: Exposure, config: HttpCon
     }
     if let Some(verifier) = &app.oauth {
         state = state
-            .with_authenticator(Arc::new(mcp_server::identity::OAuthAuthenticator::new(verifier.clone())));
+            .with_authenticator(Arc::new(toolgate_mcp::identity::OAuthAuthenticator::new(verifier.clone())));
     }
     if let Some(audit) = &app.audit {
         state = state
@@ -172,10 +174,10 @@ pub fn http_state(app: &App, keys: KeyStore, exposure: Exposure, config: HttpCon
 
 /// `/readyz`: the database answers and the audit migrations ran.
 #[derive(Debug)]
-struct DatabaseProbe(fleet::SqlAudit);
+struct DatabaseProbe(toolgate_fleet::SqlAudit);
 
 #[async_trait::async_trait]
-impl mcp_server::Probe for DatabaseProbe {
+impl toolgate_mcp::Probe for DatabaseProbe {
     fn name(&self) -> &str {
         "database"
     }
@@ -190,9 +192,9 @@ impl mcp_server::Probe for DatabaseProbe {
 
 /// `/metrics`: the process's one connection pool (every store shares it).
 #[derive(Debug)]
-struct AuditPoolMetrics(fleet::SqlAudit);
+struct AuditPoolMetrics(toolgate_fleet::SqlAudit);
 
-impl mcp_server::MetricsSource for AuditPoolMetrics {
+impl toolgate_mcp::MetricsSource for AuditPoolMetrics {
     fn render(&self, out: &mut String) {
         let (open, idle, max) = self.0.pool_use();
         out.push_str("# HELP toolgate_db_pool_connections Database connections of a pool, by state.\n");
@@ -210,10 +212,10 @@ impl mcp_server::MetricsSource for AuditPoolMetrics {
 
 /// `/readyz`: Redis (the rate-limit counters) answers.
 #[derive(Debug)]
-struct RedisProbe(Arc<fleet::RedisRateStore>);
+struct RedisProbe(Arc<toolgate_fleet::RedisRateStore>);
 
 #[async_trait::async_trait]
-impl mcp_server::Probe for RedisProbe {
+impl toolgate_mcp::Probe for RedisProbe {
     fn name(&self) -> &str {
         "redis"
     }
@@ -224,7 +226,7 @@ impl mcp_server::Probe for RedisProbe {
 }
 
 /// Retention: every hour, delete audit records older than `days`.
-pub fn spawn_audit_retention(audit: fleet::SqlAudit, days: u64) -> tokio::task::JoinHandle<()> {
+pub fn spawn_audit_retention(audit: toolgate_fleet::SqlAudit, days: u64) -> tokio::task::JoinHandle<()> {
     let age = std::time::Duration::from_secs(days.saturating_mul(86_400));
     tokio::spawn(async move {
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(3600));
@@ -270,15 +272,15 @@ mod tests {
     use super::*;
 
     fn fitness_token(caller: Caller) -> Option<Secret> {
-        assert_eq!(caller.credentials.backends().collect::<Vec<_>>(), [fitness::BACKEND_ID]);
-        caller.credentials.get(fitness::BACKEND_ID).cloned()
+        assert_eq!(caller.credentials.backends().collect::<Vec<_>>(), [toolgate_fitness::BACKEND_ID]);
+        caller.credentials.get(toolgate_fitness::BACKEND_ID).cloned()
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn concurrent_first_calls_share_one_expiring_token() {
         let dir = tempfile::tempdir().unwrap();
         let url = format!("sqlite:{}", dir.path().join("fit.db").display());
-        let db = fitness_api::connect(&url).await.unwrap();
+        let db = toolgate_fitness_api::connect(&url).await.unwrap();
         let ttl = Duration::from_secs(600);
         let credentials = Arc::new(FitnessCredentials::new(db.clone(), ttl));
         let calls: Vec<_> = (0..32)

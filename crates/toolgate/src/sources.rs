@@ -1,5 +1,5 @@
 //! The sources of a serving toolgate for the operator's page
-//! (`GET /api/admin/sources`, [`mcp_server::Sources`]): the compiled-in
+//! (`GET /api/admin/sources`, [`toolgate_mcp::Sources`]): the compiled-in
 //! travel domain (over the database), the fitness API, every `[[domains]]`
 //! entry and every `[[upstreams]]` entry, each asked whether it answers now.
 //!
@@ -17,8 +17,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcp_server::SourceState;
 use tokio::task::JoinSet;
+use toolgate_mcp::SourceState;
 
 use crate::wiring::{App, redact_url};
 
@@ -27,10 +27,10 @@ pub const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The sources of an [`App`] (see the module docs).
 pub struct AppSources {
-    db: db::Db,
+    db: toolgate_db::Db,
     /// (name, kind, base URL) of each HTTP backend.
     backends: Vec<(String, &'static str, String)>,
-    upstreams: Arc<tokio::sync::Mutex<mcp_upstream::Upstreams>>,
+    upstreams: Arc<tokio::sync::Mutex<toolgate_mcp_upstream::Upstreams>>,
     /// Where each configured upstream is (URL without credentials, or the command's program).
     upstream_targets: Vec<(String, String)>,
 }
@@ -87,7 +87,7 @@ async fn probe(base_url: &str) -> Result<(), String> {
 }
 
 #[async_trait::async_trait]
-impl mcp_server::Sources for AppSources {
+impl toolgate_mcp::Sources for AppSources {
     async fn sources(&self) -> Vec<SourceState> {
         let mut probes = JoinSet::new();
         for (at, (_, _, url)) in self.backends.iter().enumerate() {
@@ -100,7 +100,7 @@ impl mcp_server::Sources for AppSources {
             Err(_) => Err("the database did not answer within 2 s".to_owned()),
         };
         let mut out = vec![
-            SourceState::new(travel::DOMAIN, "built-in")
+            SourceState::new(toolgate_travel::DOMAIN, "built-in")
                 .with_target(format!("the database ({})", self.db.backend().as_str()))
                 .with_reach(database),
         ];

@@ -57,13 +57,13 @@ mod export {
     use std::time::{Duration, SystemTime};
 
     use anyhow::{Context, Result};
-    use gateway::CallObserver;
     use opentelemetry::trace::{Span, SpanKind, Status, Tracer, TracerProvider};
     use opentelemetry::{KeyValue, Value};
     use opentelemetry_otlp::{Protocol, WithExportConfig};
     use opentelemetry_sdk::Resource;
     use opentelemetry_sdk::trace::{SdkTracer, SdkTracerProvider};
-    use tool_core::{Envelope, ToolContext};
+    use toolgate_core::{Envelope, ToolContext};
+    use toolgate_gateway::CallObserver;
 
     use super::{ENV_USER_SALT, TelemetryConfig, endpoint, user_hash};
 
@@ -177,7 +177,7 @@ impl Telemetry {
     pub fn start(
         config: &TelemetryConfig,
         var: &dyn Fn(&str) -> Option<String>,
-    ) -> anyhow::Result<Option<(Self, std::sync::Arc<dyn gateway::CallObserver>)>> {
+    ) -> anyhow::Result<Option<(Self, std::sync::Arc<dyn toolgate_gateway::CallObserver>)>> {
         match endpoint(config, var) {
             None => Ok(None),
             Some(_) => anyhow::bail!(

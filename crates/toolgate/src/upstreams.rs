@@ -1,5 +1,5 @@
 //! `[[upstreams]]`: other MCP servers whose tools toolgate serves, read from
-//! `toolgate.toml` and turned into [`mcp_upstream::UpstreamConfig`]s. Secret
+//! `toolgate.toml` and turned into [`toolgate_mcp_upstream::UpstreamConfig`]s. Secret
 //! values (tokens in headers, keys in a child's environment) may be named
 //! by environment variable, `{ env = "NAME" }`, and are read here, the only
 //! place that reads the environment.
@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Result, bail};
-use mcp_upstream::{IdentityMode, Transport, UpstreamConfig};
 use serde::{Deserialize, Serialize};
-use tool_core::Secret;
+use toolgate_core::Secret;
+use toolgate_mcp_upstream::{IdentityMode, Transport, UpstreamConfig};
 
 /// One `[[upstreams]]` entry.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -145,7 +145,7 @@ impl UpstreamEntry {
         ca_bundle_pem: Option<&str>,
         var: &dyn Fn(&str) -> Option<String>,
     ) -> Result<UpstreamConfig> {
-        if !tool_core::names::is_namespace(&self.name) {
+        if !toolgate_core::names::is_namespace(&self.name) {
             bail!(
                 "upstream name `{}` must be lowercase letters, digits and single underscores, starting with a letter (at most 32)",
                 self.name
@@ -205,10 +205,11 @@ impl UpstreamEntry {
 /// (`<upstream>__<tool>`): a typo found here stops the start, instead of a
 /// signal pointing every model at a tool that can never exist.
 pub fn check_weather_tool(tool: &str, upstreams: &[UpstreamConfig]) -> Result<()> {
-    let namespace = tool.split_once(tool_core::names::NAMESPACE_SEPARATOR).map(|(ns, _)| ns);
+    let namespace = tool.split_once(toolgate_core::names::NAMESPACE_SEPARATOR).map(|(ns, _)| ns);
     match namespace {
         Some(ns)
-            if tool_core::names::is_namespaced_tool_name(tool) && upstreams.iter().any(|u| u.name == ns) =>
+            if toolgate_core::names::is_namespaced_tool_name(tool)
+                && upstreams.iter().any(|u| u.name == ns) =>
         {
             Ok(())
         }
@@ -227,8 +228,8 @@ pub fn check_weather_tool(tool: &str, upstreams: &[UpstreamConfig]) -> Result<()
 /// not list: each a warning, since the upstream may add the tool later
 /// (`list_changed`). Names of an upstream still down are not judged yet.
 pub fn unlisted_tools(
-    gateway: &gateway::Gateway,
-    upstreams: &mcp_upstream::Upstreams,
+    gateway: &toolgate_gateway::Gateway,
+    upstreams: &toolgate_mcp_upstream::Upstreams,
     weather_tool: Option<&str>,
 ) -> Vec<String> {
     let connected: Vec<String> =
@@ -242,7 +243,7 @@ pub fn unlisted_tools(
     }
     let mut problems = Vec::new();
     for (user, tool) in named {
-        let Some((ns, _)) = tool.split_once(tool_core::names::NAMESPACE_SEPARATOR) else { continue };
+        let Some((ns, _)) = tool.split_once(toolgate_core::names::NAMESPACE_SEPARATOR) else { continue };
         if connected.iter().any(|c| c == ns) && gateway.spec(&tool).is_none() {
             let problem = format!(
                 "{user} names `{tool}`, which upstream `{ns}` does not list; fix the name (calls to it answer NOT_FOUND)"

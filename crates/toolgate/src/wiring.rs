@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use gateway::Gateway;
-use skills::{Skill, SkillError, SkillSet};
-use tool_core::Secret;
+use toolgate_core::Secret;
+use toolgate_gateway::Gateway;
+use toolgate_skills::{Skill, SkillError, SkillSet};
 
 use crate::config::Config;
 
@@ -27,43 +27,43 @@ pub const SHIPPED_SKILLS: &[(&str, &str)] = &[
 pub struct App {
     /// The one database pool every store of the process shares (travel, the
     /// in-process fitness API, the API keys).
-    pub db: db::Db,
+    pub db: toolgate_db::Db,
     /// The gateway every transport serves.
     pub gateway: Gateway,
     /// The travel store (for seeding and migrations).
-    pub travel: travel::Store,
+    pub travel: toolgate_travel::Store,
     /// The fitness API's database when it runs in-process (for tokens and seeding).
-    pub fitness_db: Option<fitness_api::Db>,
+    pub fitness_db: Option<toolgate_fitness_api::Db>,
     /// The in-process fitness API, when no base URL is configured.
-    pub fitness_server: Option<fitness_api::Server>,
+    pub fitness_server: Option<toolgate_fitness_api::Server>,
     /// How long a pass-through token of the in-process fitness API lives.
     pub fitness_token_ttl: Duration,
     /// Problems found in the skills (bad files, unknown tools); the others still load.
     pub skill_problems: Vec<SkillError>,
     /// The upstream MCP servers, kept connected while the app lives.
     /// (Behind a lock: a reload adds and removes upstreams while serving.)
-    pub upstreams: Arc<tokio::sync::Mutex<mcp_upstream::Upstreams>>,
+    pub upstreams: Arc<tokio::sync::Mutex<toolgate_mcp_upstream::Upstreams>>,
     /// Every source of tools (the compiled-in domains, `[[domains]]`, `[[upstreams]]`), for
     /// reloads and the stop.
     pub sources: crate::tool_source::Sources,
     /// Their prompts, resources and the rest of their MCP surface.
-    pub federation: mcp_upstream::Federation,
+    pub federation: toolgate_mcp_upstream::Federation,
     /// The resources toolgate serves itself (full itinerary plans).
-    pub resources: Arc<dyn tool_core::Resources>,
+    pub resources: Arc<dyn toolgate_core::Resources>,
     /// Upstream tools the configuration or the skills name that their
     /// connected upstream did not list (warnings; the names answer NOT_FOUND).
     pub upstream_problems: Vec<String>,
     /// The audit trail, unless `[audit] enabled = false`.
-    pub audit: Option<fleet::SqlAudit>,
+    pub audit: Option<toolgate_fleet::SqlAudit>,
     /// Where rate-limit counters live (Redis when configured), when any limit is set.
-    pub rate_store: Option<Arc<dyn gateway::RateStore>>,
+    pub rate_store: Option<Arc<dyn toolgate_gateway::RateStore>>,
     /// The Redis counters, for `/readyz`.
-    pub redis_rates: Option<Arc<fleet::RedisRateStore>>,
+    pub redis_rates: Option<Arc<toolgate_fleet::RedisRateStore>>,
     /// The OpenTelemetry exporter, when an OTLP endpoint is configured;
     /// dropping the app sends the spans still queued.
     pub telemetry: Option<crate::telemetry::Telemetry>,
     /// The verifier of `[auth.oauth]` access tokens, when sign-in is configured.
-    pub oauth: Option<oauth::resource::Verifier>,
+    pub oauth: Option<toolgate_oauth::resource::Verifier>,
 }
 
 /// This instance's name in audit records: the configured one, else host name and process id.
@@ -90,29 +90,31 @@ impl App {
             tracing::warn!("{warning}");
         }
         let (ca_pem, oauth) = (plan.ca_pem.clone(), plan.oauth.clone());
-        let database = db::DbConfig {
+        let database = toolgate_db::DbConfig {
             url: with_ca(&config.database.url, config.tls.ca_file.as_deref()),
             ..config.database.clone()
         };
         let db = connect_db(&database).await?;
-        let travel_store = travel::Store::open(db.clone()).await.context("opening the travel store")?;
+        let travel_store =
+            toolgate_travel::Store::open(db.clone()).await.context("opening the travel store")?;
         let (fitness_url, fitness_db, fitness_server) = match &config.fitness.base_url {
             Some(base) => (base.clone(), None, None),
             None => {
-                let db = fitness_api::Db::open(db.clone()).await.context("opening the fitness store")?;
-                let server = fitness_api::spawn("127.0.0.1:0", db.clone())
+                let db =
+                    toolgate_fitness_api::Db::open(db.clone()).await.context("opening the fitness store")?;
+                let server = toolgate_fitness_api::spawn("127.0.0.1:0", db.clone())
                     .await
                     .context("starting the in-process fitness API")?;
                 (server.url(), Some(db), Some(server))
             }
         };
         let travel_config = travel_config(config, ca_pem.as_deref());
-        let resources: Arc<dyn tool_core::Resources> =
-            Arc::new(travel::PlanResources::new(travel_store.clone(), &travel_config));
-        let travel_tools = travel::tools(travel_store.clone(), travel_config);
-        let fitness_tools = fitness::with_chart(
+        let resources: Arc<dyn toolgate_core::Resources> =
+            Arc::new(toolgate_travel::PlanResources::new(travel_store.clone(), &travel_config));
+        let travel_tools = toolgate_travel::tools(travel_store.clone(), travel_config);
+        let fitness_tools = toolgate_fitness::with_chart(
             fitness_domain(config, &fitness_url, ca_pem.as_deref())?
-                .tools(fitness::with_examples)
+                .tools(toolgate_fitness::with_examples)
                 .map_err(anyhow::Error::msg)?,
         );
         // Every source of tools through one registry, its tools under its name, so that a
@@ -133,7 +135,7 @@ impl App {
             .build_into(Gateway::builder().policy(plan.policy.clone()).limits(config.limits.clone()))
             .skills(skill_set);
         let audit = if config.audit.enabled {
-            let audit = fleet::SqlAudit::open(db.clone(), instance_name(config))
+            let audit = toolgate_fleet::SqlAudit::open(db.clone(), instance_name(config))
                 .await
                 .context("opening the audit trail")?;
             builder = builder.audit(Arc::new(audit.clone()));
@@ -143,16 +145,16 @@ impl App {
         };
         let (mut rate_store, mut redis_rates) = (None, None);
         if !config.rate_limits.is_empty() {
-            let store: Arc<dyn gateway::RateStore> = match &config.redis.url {
+            let store: Arc<dyn toolgate_gateway::RateStore> = match &config.redis.url {
                 Some(url) => {
                     let redis = Arc::new(
-                        fleet::RedisRateStore::with_ca(url, ca_pem.as_deref())
+                        toolgate_fleet::RedisRateStore::with_ca(url, ca_pem.as_deref())
                             .context("in [redis] url (for the rate limits)")?,
                     );
                     redis_rates = Some(redis.clone());
                     redis
                 }
-                None => Arc::new(gateway::MemoryRateStore::new()),
+                None => Arc::new(toolgate_gateway::MemoryRateStore::new()),
             };
             builder = builder.rate_limits(config.rate_limits.gateway(), store.clone());
             rate_store = Some(store);
@@ -228,19 +230,24 @@ impl App {
     /// is an external service, whose tokens the caller must bring.
     pub async fn fitness_token(&self, user_id: &str) -> Result<Option<Secret>> {
         let Some(db) = &self.fitness_db else { return Ok(None) };
-        let token = match fitness_api::create_user(db, user_id).await {
+        let token = match toolgate_fitness_api::create_user(db, user_id).await {
             Ok(token) => token,
-            Err(fitness_api::Error::Conflict(_)) => fitness_api::issue_token(db, user_id).await?,
+            Err(toolgate_fitness_api::Error::Conflict(_)) => {
+                toolgate_fitness_api::issue_token(db, user_id).await?
+            }
             Err(e) => return Err(e.into()),
         };
         Ok(Some(Secret::new(token)))
     }
 
     /// `caller` with its [`App::fitness_token`] filed for the fitness API
-    /// ([`fitness::BACKEND_ID`]): only the fitness tools will send it.
-    pub async fn with_fitness_credential(&self, mut caller: tool_core::Caller) -> Result<tool_core::Caller> {
+    /// ([`toolgate_fitness::BACKEND_ID`]): only the fitness tools will send it.
+    pub async fn with_fitness_credential(
+        &self,
+        mut caller: toolgate_core::Caller,
+    ) -> Result<toolgate_core::Caller> {
         if let Some(token) = self.fitness_token(&caller.user_id).await? {
-            caller.credentials.insert(fitness::BACKEND_ID, token);
+            caller.credentials.insert(toolgate_fitness::BACKEND_ID, token);
         }
         Ok(caller)
     }
@@ -251,10 +258,10 @@ impl App {
 /// without the section.
 pub fn oauth_verifier(
     config: &Config,
-    policy: &authz::Policy,
+    policy: &toolgate_authz::Policy,
     ca_pem: Option<&str>,
     var: &dyn Fn(&str) -> Option<String>,
-) -> Result<Option<oauth::resource::Verifier>> {
+) -> Result<Option<toolgate_oauth::resource::Verifier>> {
     let Some(section) = &config.auth.oauth else { return Ok(None) };
     let client = crate::config::idp_client(ca_pem)?;
     let known = |name: &str| policy.toolset(name).is_some();
@@ -267,7 +274,7 @@ pub fn read_ca_file(config: &Config) -> Result<Option<String>> {
     let pem = std::fs::read_to_string(path).with_context(|| {
         format!("[tls] ca_file {}: cannot read it; fix the path or remove the key", path.display())
     })?;
-    http_tools::parse_ca_bundle(&pem).with_context(|| format!("[tls] ca_file {}", path.display()))?;
+    toolgate_http::parse_ca_bundle(&pem).with_context(|| format!("[tls] ca_file {}", path.display()))?;
     Ok(Some(pem))
 }
 
@@ -288,25 +295,25 @@ pub fn declared_domains(
 
 /// The compiled-in fitness domain, loaded through the same path as a `[[domains]]` entry:
 /// its shipped route files, checked, with the caller's bearer credential made for the fitness
-/// API ([`fitness::BACKEND_ID`]).
+/// API ([`toolgate_fitness::BACKEND_ID`]).
 pub fn fitness_domain(
     config: &Config,
     base_url: &str,
     ca_pem: Option<&str>,
 ) -> Result<crate::domains::Declared> {
-    let files: Vec<crate::domains::RouteFile> = fitness::ROUTE_FILES
+    let files: Vec<crate::domains::RouteFile> = toolgate_fitness::ROUTE_FILES
         .iter()
         .map(|(name, text)| crate::domains::RouteFile {
-            name: format!("crates/fitness/routes/{name}.toml"),
+            name: format!("crates/toolgate-fitness/routes/{name}.toml"),
             text: (*text).to_owned(),
         })
         .collect();
     let tables = crate::domains::load_tables(&files)
         .map_err(|p| anyhow::anyhow!("fitness tables: {}", p.join("; ")))?;
-    let mut options = http_tools::HttpOptions::default()
+    let mut options = toolgate_http::HttpOptions::default()
         .timeout(Duration::from_millis(config.fitness.timeout_ms))
         .backend_name("the fitness API")
-        .backend_id(fitness::BACKEND_ID);
+        .backend_id(toolgate_fitness::BACKEND_ID);
     if let Some(pem) = ca_pem {
         options = options.ca_bundle_pem(pem);
     }
@@ -334,19 +341,22 @@ pub fn with_ca(url: &str, ca_file: Option<&Path>) -> String {
 impl App {
     /// The agent over this deployment's gateway, with its conversations on
     /// the deployment's one pool. Fails when no model is configured.
-    pub async fn agent(&self, config: &Config) -> Result<agent::Agent> {
+    pub async fn agent(&self, config: &Config) -> Result<toolgate_agent::Agent> {
         let agent_config = config.agent.to_config(|name| std::env::var(name).ok())?;
-        let store = agent::ConversationStore::new(self.db.clone())
+        let store = toolgate_agent::ConversationStore::new(self.db.clone())
             .await
             .context("preparing the conversation tables")?;
-        let agent =
-            agent::Agent::new(self.gateway.clone(), agent_config).context("building the model client")?;
+        let agent = toolgate_agent::Agent::new(self.gateway.clone(), agent_config)
+            .context("building the model client")?;
         Ok(agent.with_store(store))
     }
 }
 
 /// Load skills from a folder, or the shipped ones when none is given.
-pub fn load_skills(dir: Option<&Path>, hierarchy: &authz::RoleHierarchy) -> (SkillSet, Vec<SkillError>) {
+pub fn load_skills(
+    dir: Option<&Path>,
+    hierarchy: &toolgate_authz::RoleHierarchy,
+) -> (SkillSet, Vec<SkillError>) {
     match dir {
         Some(dir) => SkillSet::load_dir_with(dir, hierarchy),
         None => {
@@ -366,9 +376,11 @@ pub fn load_skills(dir: Option<&Path>, hierarchy: &authz::RoleHierarchy) -> (Ski
 /// Open the process's one pool as `[database]` says (the SQLite file is
 /// created when missing). The error names the cause and the server, never
 /// the password.
-pub async fn connect_db(config: &db::DbConfig) -> Result<db::Db> {
-    let config = db::DbConfig { url: sqlite_create(&config.url), ..config.clone() };
-    db::Db::connect(&config).await.context("connecting to the database ([database] in toolgate.toml)")
+pub async fn connect_db(config: &toolgate_db::DbConfig) -> Result<toolgate_db::Db> {
+    let config = toolgate_db::DbConfig { url: sqlite_create(&config.url), ..config.clone() };
+    toolgate_db::Db::connect(&config)
+        .await
+        .context("connecting to the database ([database] in toolgate.toml)")
 }
 
 /// SQLite URLs create the file when it is missing.
@@ -383,21 +395,23 @@ pub fn sqlite_create(url: &str) -> String {
 
 /// A database URL without its password, for messages.
 pub fn redact_url(url: &str) -> String {
-    db::redact(url)
+    toolgate_db::redact(url)
 }
 
 /// The travel tools' settings, from the configuration (the plan TTL applies
 /// to the SQL plan store too, not only to Redis) and, for the key that seals
 /// stored API keys, the environment only: a secret is never written to a file.
-fn travel_config(config: &Config, ca_pem: Option<&str>) -> travel::TravelConfig {
+fn travel_config(config: &Config, ca_pem: Option<&str>) -> toolgate_travel::TravelConfig {
     let ttl = Duration::from_secs(config.redis.plan_ttl_secs.max(1));
     let plan_store = match &config.redis.url {
-        Some(url) => {
-            travel::PlanStoreConfig::Redis { url: url.clone(), ttl, ca_pem: ca_pem.map(str::to_owned) }
-        }
-        None => travel::PlanStoreConfig::Sql { ttl },
+        Some(url) => toolgate_travel::PlanStoreConfig::Redis {
+            url: url.clone(),
+            ttl,
+            ca_pem: ca_pem.map(str::to_owned),
+        },
+        None => toolgate_travel::PlanStoreConfig::Sql { ttl },
     };
-    let mut travel_config = travel::TravelConfig::default()
+    let mut travel_config = toolgate_travel::TravelConfig::default()
         .with_plan_store(plan_store)
         .with_weather_timeout(Duration::from_millis(config.weather.timeout_ms.max(1)));
     if let Some(url) = &config.weather.url {
@@ -406,7 +420,7 @@ fn travel_config(config: &Config, ca_pem: Option<&str>) -> travel::TravelConfig 
     if let Some(tool) = &config.weather.upstream_tool {
         travel_config = travel_config.with_weather_upstream_tool(tool.clone());
     }
-    let secret = std::env::var(travel::ENV_SECRET_KEY).ok().filter(|v| !v.trim().is_empty());
+    let secret = std::env::var(toolgate_travel::ENV_SECRET_KEY).ok().filter(|v| !v.trim().is_empty());
     if let Some(key) = secret {
         travel_config = travel_config.with_secret_key(Secret::new(key.trim()));
     }
@@ -426,7 +440,7 @@ mod tests {
 
     #[test]
     fn shipped_skills_parse() {
-        let (set, problems) = load_skills(None, &authz::RoleHierarchy::default());
+        let (set, problems) = load_skills(None, &toolgate_authz::RoleHierarchy::default());
         assert!(problems.is_empty(), "{problems:?}");
         assert_eq!(set.len(), SHIPPED_SKILLS.len());
     }

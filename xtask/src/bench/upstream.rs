@@ -421,7 +421,9 @@ async fn added_by_reload(
         let name = format!("added{n}");
         std::fs::write(
             config,
-            format!("{base}\n[[upstreams]]\nname = \"{name}\"\nurl = \"{upstream_url}\"\nread_only_tools = [\"query_weather\"]\n"),
+            format!(
+                "{base}\n[[upstreams]]\nname = \"{name}\"\nurl = \"{upstream_url}\"\nread_only_tools = [\"query_weather\"]\n"
+            ),
         )?;
         let params = execute(&format!("{name}__query_weather"));
         let signalled = Instant::now();

@@ -1,19 +1,19 @@
 //! The budget per domain: for each domain of the configuration, how many tools it has, what a
 //! model reads before its first call with only that domain (its tools listed directly, or
 //! meta mode's catalog and three meta-tools), and its largest tool against the per-tool limit
-//! the OpenAPI importer keeps ([`openapi_import::budget::DEFAULT_TOOL_TOKENS`]).
+//! the OpenAPI importer keeps ([`toolgate_openapi::budget::DEFAULT_TOOL_TOKENS`]).
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
-use gateway::{Filter, Gateway};
-use mcp_server::{Exposure, McpServer};
 use serde::Serialize;
-use tool_core::{Caller, ToolSpec};
+use toolgate_core::{Caller, ToolSpec};
+use toolgate_gateway::{Filter, Gateway};
+use toolgate_mcp::{Exposure, McpServer};
 
 use super::first_call_context;
 
-/// One domain's figures, in tokens of [`tokens::TOKENIZER`].
+/// One domain's figures, in tokens of [`toolgate_tokens::TOKENIZER`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DomainRow {
     /// The domain.
@@ -27,7 +27,7 @@ pub struct DomainRow {
     pub tokens_meta: usize,
     /// Its largest tool.
     pub largest_tool: String,
-    /// That tool's tokens: name, description and input schema ([`tokens::tool`]).
+    /// That tool's tokens: name, description and input schema ([`toolgate_tokens::tool`]).
     pub largest_tokens: usize,
     /// Its tools over the per-tool limit, largest first.
     pub over: Vec<Over>,
@@ -44,7 +44,7 @@ pub struct Over {
 
 /// One tool's tokens as the importer's limit counts them.
 pub fn tool_tokens(spec: &ToolSpec) -> usize {
-    tokens::tool(&spec.name, &spec.description, &spec.input_schema)
+    toolgate_tokens::tool(&spec.name, &spec.description, &spec.input_schema)
 }
 
 /// Every domain's row, in name order, a tool over `limit` tokens named in `over`.
@@ -68,8 +68,8 @@ pub fn rows(gateway: &Gateway, caller: &Caller, limit: usize) -> Vec<DomainRow> 
             DomainRow {
                 domain: domain.to_owned(),
                 tools: tools.len(),
-                tokens_direct: tokens::count(&direct),
-                tokens_meta: tokens::count(&meta),
+                tokens_direct: toolgate_tokens::count(&direct),
+                tokens_meta: toolgate_tokens::count(&meta),
                 largest_tool,
                 largest_tokens,
                 over: sizes

@@ -16,10 +16,10 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use anyhow::{Result, anyhow};
-use gateway::{Filter, Gateway};
-use mcp_server::{Exposure, McpServer};
 use serde_json::{Value, json};
-use tool_core::{Caller, Effect, FnTool, Tool, ToolOutput, ToolSpec};
+use toolgate_core::{Caller, Effect, FnTool, Tool, ToolOutput, ToolSpec};
+use toolgate_gateway::{Filter, Gateway};
+use toolgate_mcp::{Exposure, McpServer};
 
 /// One exposure mode's first-call context.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,11 +47,11 @@ pub struct Report {
 pub const GENERATED_TOOLS: usize = 200;
 
 /// The name of the tokenizer the figures use.
-pub const TOKENIZER: &str = tokens::TOKENIZER;
+pub const TOKENIZER: &str = toolgate_tokens::TOKENIZER;
 
 /// What `tools/list` carries for one tool, exactly as the server sends it.
 fn listed(spec: &ToolSpec) -> Value {
-    mcp_server::tool_listing(spec)
+    toolgate_mcp::tool_listing(spec)
 }
 
 fn first_call_context(instructions: &str, tools: &[ToolSpec]) -> String {
@@ -61,7 +61,7 @@ fn first_call_context(instructions: &str, tools: &[ToolSpec]) -> String {
 
 /// Measure every mode.
 pub fn report(gateway: &Gateway) -> Result<Report> {
-    let count = tokens::count;
+    let count = toolgate_tokens::count;
     let caller = Caller::new("budget", gateway.policy().hierarchy().highest());
     let mut rows = Vec::new();
 
@@ -236,7 +236,7 @@ impl Report {
             self.meta_share() * 100.0,
             self.generated[0].tokens,
             self.generated_meta_share() * 100.0,
-            gateway::NAMED_TOOLS
+            toolgate_gateway::NAMED_TOOLS
         );
         out
     }

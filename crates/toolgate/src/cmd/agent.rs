@@ -13,12 +13,12 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent::{Asking, CancellationToken, Event, RunOptions, RunRequest, StopReason};
 use anyhow::Result;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
-use tool_core::{Answer, Asker, Caller, Question};
 use toolgate::{App, Config};
+use toolgate_agent::{Asking, CancellationToken, Event, RunOptions, RunRequest, StopReason};
+use toolgate_core::{Answer, Asker, Caller, Question};
 
 use super::check_role;
 
@@ -42,7 +42,7 @@ pub(crate) async fn run(args: Args, app: &App, config: &Config) -> Result<ExitCo
     let agent = app.agent(config).await?;
     let caller = app.with_fitness_credential(Caller::new(args.user, args.role)).await?;
     let request = RunRequest { caller, message: args.message, conversation_id: args.conversation };
-    let (tx, mut rx) = agent::event_channel();
+    let (tx, mut rx) = toolgate_agent::event_channel();
     let cancel = CancellationToken::new();
     let ctrl_c = cancel.clone();
     tokio::spawn(async move {
@@ -149,7 +149,7 @@ impl Printer {
             Event::ToolCallStarted { id, tool, parameters } => {
                 // `execute_tool` is shown as the tool it runs, with that tool's parameters.
                 let (name, params) = match parameters["tool_name"].as_str() {
-                    Some(inner) if tool == gateway::EXECUTE_TOOL => {
+                    Some(inner) if tool == toolgate_gateway::EXECUTE_TOOL => {
                         (format!("{tool} → {inner}"), &parameters["parameters"])
                     }
                     _ => (tool, &parameters),
@@ -238,7 +238,7 @@ impl Drop for OnScreen<'_> {
     }
 }
 
-#[tool_core::async_trait]
+#[toolgate_core::async_trait]
 impl Asker for TerminalAsker {
     async fn ask(&self, question: &Question) -> Answer {
         let Some(lines) = &self.lines else {

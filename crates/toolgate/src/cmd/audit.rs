@@ -33,10 +33,10 @@ pub(crate) struct Args {
 pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
     let since = args.since.as_deref().map(since).transpose()?;
     let db = toolgate::wiring::connect_db(&config.database).await?;
-    let audit = fleet::SqlAudit::open(db, toolgate::wiring::instance_name(config))
+    let audit = toolgate_fleet::SqlAudit::open(db, toolgate::wiring::instance_name(config))
         .await
         .context("opening the audit trail")?;
-    let query = fleet::AuditQuery {
+    let query = toolgate_fleet::AuditQuery {
         user: args.user,
         tool: args.tool,
         outcome: args.outcome.map(|o| o.to_ascii_uppercase()),

@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use serde_json::json;
-use tool_core::Caller;
 use toolgate::App;
 use toolgate::budget::{Row, domains};
+use toolgate_core::Caller;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -19,7 +19,7 @@ pub(crate) struct Args {
     #[arg(long)]
     json: bool,
     /// The most tokens one tool may cost (name, description and input schema).
-    #[arg(long, default_value_t = openapi_import::budget::DEFAULT_TOOL_TOKENS)]
+    #[arg(long, default_value_t = toolgate_openapi::budget::DEFAULT_TOOL_TOKENS)]
     max_tool_tokens: usize,
 }
 
@@ -34,7 +34,7 @@ pub(crate) fn run(args: Args, app: &App) -> Result<ExitCode> {
     if args.json {
         let mode = |r: &Row| json!({"mode": r.mode, "tools": r.tools, "bytes": r.bytes, "tokens": r.tokens});
         let value = json!({
-            "tokenizer": tokens::TOKENIZER,
+            "tokenizer": toolgate_tokens::TOKENIZER,
             "max_tool_tokens": args.max_tool_tokens,
             "modes": report.rows.iter().map(mode).collect::<Vec<_>>(),
             "generated": report.generated.iter().map(mode).collect::<Vec<_>>(),

@@ -3,9 +3,9 @@
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use gateway::CallOptions;
-use tool_core::{Caller, ToolContext};
 use toolgate::App;
+use toolgate_core::{Caller, ToolContext};
+use toolgate_gateway::CallOptions;
 
 use super::check_role;
 

@@ -33,7 +33,9 @@ pub(crate) fn run(globals: &Globals) -> Result<ExitCode> {
                 let base = config.fitness.base_url.clone().unwrap_or_else(|| "http://127.0.0.1:9".into());
                 match fitness_domain(&config, &base, plan.ca_pem.as_deref()) {
                     Ok(d) => tools.extend(
-                        d.tools(fitness::with_examples).map_err(|p| problems.push(p)).unwrap_or_default(),
+                        d.tools(toolgate_fitness::with_examples)
+                            .map_err(|p| problems.push(p))
+                            .unwrap_or_default(),
                     ),
                     Err(e) => problems.push(format!("{e:#}")),
                 }
@@ -55,7 +57,7 @@ pub(crate) fn run(globals: &Globals) -> Result<ExitCode> {
                 // The gateway's own registration checks: unique names, specs, result templates.
                 let count = tools.len();
                 let names = plan.upstreams.iter().map(|u| u.name.clone());
-                match gateway::Gateway::builder().policy(plan.policy).tools(tools).later_namespaces(names).build() {
+                match toolgate_gateway::Gateway::builder().policy(plan.policy).tools(tools).later_namespaces(names).build() {
                     Ok(_) => facts.push(format!(
                         "{count} HTTP tool(s) registered ({declared} from the domains' tables, {shipped} from the shipped fitness tables)"
                     )),

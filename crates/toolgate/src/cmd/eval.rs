@@ -142,14 +142,14 @@ fn target(args: &Args, config: &Config) -> Result<Target> {
     let key_env = args.api_key_env.clone().or_else(|| section.api_key.as_ref().map(|k| k.env.clone()));
     let api_key = match key_env {
         Some(env) => match std::env::var(&env).ok().filter(|v| !v.trim().is_empty()) {
-            Some(value) => Some(tool_core::Secret::new(value.trim())),
+            Some(value) => Some(toolgate_core::Secret::new(value.trim())),
             None => bail!("the API key variable {env} is not set"),
         },
         None => None,
     };
     let tool_calling = match args.tool_calling.as_deref() {
-        Some("text") => agent::ToolCalling::Text,
-        Some(_) => agent::ToolCalling::Native,
+        Some("text") => toolgate_agent::ToolCalling::Text,
+        Some(_) => toolgate_agent::ToolCalling::Native,
         None => section.tool_calling,
     };
     Ok(Target {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use openapi_import::{DomainBy, Options};
+use toolgate_openapi::{DomainBy, Options};
 
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum Kind {
@@ -28,7 +28,7 @@ pub(crate) struct OpenapiArgs {
     role: String,
     /// The most tokens one tool may cost (name, description and input schema); a larger one is
     /// split by sub-resource and its long texts clipped.
-    #[arg(long, default_value_t = openapi_import::budget::DEFAULT_TOOL_TOKENS)]
+    #[arg(long, default_value_t = toolgate_openapi::budget::DEFAULT_TOOL_TOKENS)]
     max_tool_tokens: usize,
 }
 
@@ -40,7 +40,7 @@ pub(crate) fn run(kind: Kind) -> Result<ExitCode> {
         max_tool_tokens: Some(args.max_tool_tokens),
     };
     // From the file: the files its relative `$ref`s name are read from its folder.
-    let import = match openapi_import::import_file(&args.spec, &options) {
+    let import = match toolgate_openapi::import_file(&args.spec, &options) {
         Ok(import) => import,
         Err(e) => {
             eprintln!("error: {}: {e}", args.spec.display());

@@ -4,9 +4,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::ValueEnum;
-use gateway::{Filter, SchemaFormat};
-use tool_core::Caller;
 use toolgate::App;
+use toolgate_core::Caller;
+use toolgate_gateway::{Filter, SchemaFormat};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct RoleArg {

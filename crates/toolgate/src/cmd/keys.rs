@@ -1,7 +1,7 @@
 //! `toolgate keys`: create, list, change and revoke API keys (stored
 //! hashed). Needs only the key store, not the whole app. Changes and
 //! revocations reach every running instance within about a second (see
-//! `mcp_server::KeyStore`) and go on the audit trail.
+//! `toolgate_mcp::KeyStore`) and go on the audit trail.
 
 use std::process::ExitCode;
 
@@ -60,7 +60,7 @@ pub(crate) enum Action {
 }
 
 /// A toolset the policy knows, or an error that says where to define it.
-fn check_toolset(policy: &authz::Policy, toolset: Option<&String>) -> Result<()> {
+fn check_toolset(policy: &toolgate_authz::Policy, toolset: Option<&String>) -> Result<()> {
     if let Some(name) = toolset
         && policy.toolset(name).is_none()
     {
@@ -75,15 +75,15 @@ fn clean_domains(domains: Vec<String>) -> Vec<String> {
 
 /// Put a key command on the audit trail (unless `[audit] enabled = false`):
 /// who ran it is the operating-system user, the key is named by its id.
-async fn audit(config: &Config, db: db::Db, tool: &str, key_id: &str, params: Value) -> Result<()> {
+async fn audit(config: &Config, db: toolgate_db::Db, tool: &str, key_id: &str, params: Value) -> Result<()> {
     if !config.audit.enabled {
         return Ok(());
     }
-    let trail = fleet::SqlAudit::open(db, toolgate::wiring::instance_name(config))
+    let trail = toolgate_fleet::SqlAudit::open(db, toolgate::wiring::instance_name(config))
         .await
         .context("opening the audit trail")?;
     let operator = std::env::var("USER").ok().filter(|u| !u.is_empty()).unwrap_or_else(|| "operator".into());
-    let record = gateway::AuditRecord {
+    let record = toolgate_gateway::AuditRecord {
         at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
         user_id: format!("cli:{operator}"),
         role: "(operator)".into(),
@@ -100,14 +100,14 @@ async fn audit(config: &Config, db: db::Db, tool: &str, key_id: &str, params: Va
 
 pub(crate) async fn run(action: Action, config: &Config) -> Result<ExitCode> {
     let db = toolgate::wiring::connect_db(&config.database).await?;
-    let store = mcp_server::KeyStore::open(db.clone()).await?;
+    let store = toolgate_mcp::KeyStore::open(db.clone()).await?;
     match action {
         Action::Create { user, role, toolset, domains } => {
-            let policy = authz::Policy::from_config(config.authz.clone())?;
+            let policy = toolgate_authz::Policy::from_config(config.authz.clone())?;
             check_role(policy.hierarchy(), &role, "")?;
             check_toolset(&policy, toolset.as_ref())?;
             let domains = domains.map(clean_domains);
-            let scope = mcp_server::KeyScope { toolset, domains };
+            let scope = toolgate_mcp::KeyScope { toolset, domains };
             let created = store.create_scoped(&user, &role, &scope).await?;
             outln!("{}\t{}", created.id, created.key.expose());
             eprintln!("this key is shown once; it is stored only as a hash");
@@ -143,12 +143,12 @@ pub(crate) async fn run(action: Action, config: &Config) -> Result<ExitCode> {
             audit(config, db, "keys.revoke", &id, json!({})).await?;
         }
         Action::Update { id, role, toolset, no_toolset, domains, all_domains } => {
-            let policy = authz::Policy::from_config(config.authz.clone())?;
+            let policy = toolgate_authz::Policy::from_config(config.authz.clone())?;
             if let Some(role) = &role {
                 check_role(policy.hierarchy(), role, "")?;
             }
             check_toolset(&policy, toolset.as_ref())?;
-            let change = mcp_server::KeyChange {
+            let change = toolgate_mcp::KeyChange {
                 role,
                 toolset: if no_toolset { Some(None) } else { toolset.map(Some) },
                 domains: if all_domains { Some(None) } else { domains.map(|d| Some(clean_domains(d))) },

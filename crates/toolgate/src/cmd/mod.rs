@@ -166,7 +166,7 @@ async fn start(globals: &Globals) -> Result<App> {
 }
 
 /// Refuse a role the hierarchy does not know, naming the ones it does.
-pub(crate) fn check_role(hierarchy: &authz::RoleHierarchy, role: &str, what: &str) -> Result<()> {
+pub(crate) fn check_role(hierarchy: &toolgate_authz::RoleHierarchy, role: &str, what: &str) -> Result<()> {
     if hierarchy.rank(role).is_none() {
         bail!("{what}unknown role `{role}`; roles are {}", hierarchy.roles().join(" < "));
     }

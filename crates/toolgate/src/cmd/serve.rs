@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use tool_core::Caller;
 use toolgate::{App, Config};
+use toolgate_core::Caller;
 
 use super::check_role;
 
@@ -24,7 +24,7 @@ pub(crate) struct Args {
     stdio: bool,
     /// How tools appear: meta (default), direct, or scoped:DOMAIN[,DOMAIN].
     #[arg(long)]
-    expose: Option<mcp_server::Exposure>,
+    expose: Option<toolgate_mcp::Exposure>,
     /// With --stdio: the user every call acts for.
     #[arg(long, requires = "stdio")]
     user: Option<String>,
@@ -56,21 +56,21 @@ pub(crate) async fn run(
         };
         check_role(app.gateway.policy().hierarchy(), &role, "")?;
         let caller = app.with_fitness_credential(Caller::new(user, role)).await?;
-        let server = mcp_server::McpServer::new(app.gateway.clone(), exposure)
+        let server = toolgate_mcp::McpServer::new(app.gateway.clone(), exposure)
             .with_caller(caller)
             .with_federation(app.federation.clone())
             .with_resources(app.resources.clone());
-        mcp_server::serve_stdio_with(server).await?;
+        toolgate_mcp::serve_stdio_with(server).await?;
         return Ok(ExitCode::SUCCESS);
     }
-    let keys = mcp_server::KeyStore::open(app.db.clone())
+    let keys = toolgate_mcp::KeyStore::open(app.db.clone())
         .await
         .context("opening the key store")?
         .with_cache_ttl(std::time::Duration::from_millis(config.server.key_cache_ms));
     let demo_keys = if args.demo { toolgate::serve::demo_setup(&app, &keys).await? } else { Vec::new() };
     let mut http = config.server.http();
     if args.stateless {
-        http.sessions = mcp_server::SessionMode::Stateless;
+        http.sessions = toolgate_mcp::SessionMode::Stateless;
     }
     http.metrics_token = config.server.metrics_token.clone();
     http.http_rate = config.rate_limits.http();
@@ -119,7 +119,7 @@ pub(crate) async fn run(
     tokio::spawn(reloader.clone().watch_fleet());
     state = state.with_sources(Arc::new(toolgate::sources::AppSources::new(&app, config)));
     reload_on_hangup(reloader);
-    mcp_server::serve_http(listener, state, shutdown_signal()).await?;
+    toolgate_mcp::serve_http(listener, state, shutdown_signal()).await?;
     Ok(ExitCode::SUCCESS)
 }
 

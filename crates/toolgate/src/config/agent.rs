@@ -18,9 +18,9 @@ pub struct AgentSection {
     /// Sampling temperature; unset: the server's default.
     pub temperature: Option<f32>,
     /// `meta` (the three meta-tools) or `direct` (every permitted tool).
-    pub exposure: agent::Exposure,
+    pub exposure: toolgate_agent::Exposure,
     /// `native` (the `tools` field) or `text` (`<tool_call>` blocks, for servers without tool support).
-    pub tool_calling: agent::ToolCalling,
+    pub tool_calling: toolgate_agent::ToolCalling,
     /// The whole run's time limit, in seconds.
     pub deadline_secs: u64,
     /// Longest wait for the model's next byte, in seconds.
@@ -45,14 +45,14 @@ impl Default for AgentSection {
             api_key: None,
             max_steps: 12,
             temperature: None,
-            exposure: agent::Exposure::Meta,
-            tool_calling: agent::ToolCalling::Native,
+            exposure: toolgate_agent::Exposure::Meta,
+            tool_calling: toolgate_agent::ToolCalling::Native,
             deadline_secs: 300,
             idle_timeout_secs: 60,
             retries: 2,
-            max_turn_bytes: agent::DEFAULT_MAX_TURN_BYTES,
-            max_line_bytes: agent::DEFAULT_MAX_LINE_BYTES,
-            max_tool_calls: agent::DEFAULT_MAX_TOOL_CALLS,
+            max_turn_bytes: toolgate_agent::DEFAULT_MAX_TURN_BYTES,
+            max_line_bytes: toolgate_agent::DEFAULT_MAX_LINE_BYTES,
+            max_tool_calls: toolgate_agent::DEFAULT_MAX_TOOL_CALLS,
             instructions: None,
         }
     }
@@ -69,7 +69,7 @@ pub struct EnvRef {
 impl AgentSection {
     /// The agent's typed configuration; `var` reads the environment (a
     /// function, so tests need not touch the process's).
-    pub fn to_config(&self, var: impl Fn(&str) -> Option<String>) -> Result<agent::AgentConfig> {
+    pub fn to_config(&self, var: impl Fn(&str) -> Option<String>) -> Result<toolgate_agent::AgentConfig> {
         let Some(base_url) = self.base_url.clone().filter(|u| !u.trim().is_empty()) else {
             bail!(
                 "no model configured: set [agent] base_url and model in toolgate.toml (or TOOLGATE_AGENT_BASE_URL and TOOLGATE_AGENT_MODEL)"
@@ -87,10 +87,10 @@ impl AgentSection {
         if self.max_turn_bytes == 0 || self.max_line_bytes == 0 || self.max_tool_calls == 0 {
             bail!("[agent] max_turn_bytes, max_line_bytes and max_tool_calls must be at least 1");
         }
-        let mut config = agent::AgentConfig::new(base_url, model);
+        let mut config = toolgate_agent::AgentConfig::new(base_url, model);
         if let Some(key) = &self.api_key {
             match var(&key.env).filter(|v| !v.trim().is_empty()) {
-                Some(value) => config.api_key = Some(tool_core::Secret::new(value.trim())),
+                Some(value) => config.api_key = Some(toolgate_core::Secret::new(value.trim())),
                 None => bail!("[agent] api_key names the environment variable {}, which is not set", key.env),
             }
         }
@@ -121,7 +121,7 @@ mod tests {
         .unwrap();
         let agent = config.agent.to_config(|n| (n == "MY_KEY").then(|| "sk-1234".to_owned())).unwrap();
         assert_eq!(agent.api_key.as_ref().map(|k| k.expose()), Some("sk-1234"));
-        assert_eq!(agent.exposure, agent::Exposure::Direct);
+        assert_eq!(agent.exposure, toolgate_agent::Exposure::Direct);
         assert!(!format!("{agent:?}").contains("sk-1234"));
         let err = config.agent.to_config(|_| None).unwrap_err().to_string();
         assert!(err.contains("MY_KEY") && err.contains("not set"), "{err}");
@@ -135,7 +135,7 @@ mod tests {
     fn the_stream_and_tool_call_limits_are_read_and_default_to_the_agents() {
         let base = "[agent]\nbase_url = \"http://127.0.0.1:8000/v1\"\nmodel = \"m\"\n";
         let agent = Config::from_toml(base).unwrap().agent.to_config(|_| None).unwrap();
-        let defaults = agent::AgentConfig::new("http://x", "m");
+        let defaults = toolgate_agent::AgentConfig::new("http://x", "m");
         assert_eq!(
             (agent.max_turn_bytes, agent.max_line_bytes, agent.max_tool_calls),
             (defaults.max_turn_bytes, defaults.max_line_bytes, defaults.max_tool_calls)

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 /// `[database]`: one pool shared by every store of the process (travel,
-/// the in-process fitness API, the API keys); see [`db::DbConfig`] for each
+/// the in-process fitness API, the API keys); see [`toolgate_db::DbConfig`] for each
 /// setting and its default.
-pub type DatabaseConfig = db::DbConfig;
+pub type DatabaseConfig = toolgate_db::DbConfig;
 
 /// `[tls]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -71,7 +71,7 @@ pub struct WeatherConfig {
 
 impl Default for WeatherConfig {
     fn default() -> Self {
-        let timeout_ms = u64::try_from(travel::WEATHER_TIMEOUT.as_millis()).unwrap_or(8_000);
+        let timeout_ms = u64::try_from(toolgate_travel::WEATHER_TIMEOUT.as_millis()).unwrap_or(8_000);
         Self { url: None, timeout_ms, upstream_tool: None }
     }
 }
@@ -97,8 +97,8 @@ mod tests {
         .unwrap();
         assert_eq!(config.database.max_connections, 6);
         assert_eq!(config.database.acquire_timeout_ms, 750);
-        assert_eq!(config.database.sqlite_synchronous, db::Synchronous::Normal);
-        assert_eq!(config.database.connect_retry_secs, db::DbConfig::default().connect_retry_secs);
+        assert_eq!(config.database.sqlite_synchronous, toolgate_db::Synchronous::Normal);
+        assert_eq!(config.database.connect_retry_secs, toolgate_db::DbConfig::default().connect_retry_secs);
         let err = Config::from_toml("[database]\nmax_conections = 6").unwrap_err().to_string();
         assert!(err.contains("max_conections"), "{err}");
     }

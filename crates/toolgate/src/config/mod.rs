@@ -30,9 +30,9 @@ pub struct Config {
     /// Where the tables live.
     pub database: DatabaseConfig,
     /// Roles, overrides and toolsets.
-    pub authz: authz::AuthzConfig,
+    pub authz: toolgate_authz::AuthzConfig,
     /// Parameter limits, retries and timeouts.
-    pub limits: gateway::Limits,
+    pub limits: toolgate_gateway::Limits,
     /// The Redis plan store; without it plans go to a SQL table.
     pub redis: RedisConfig,
     /// The fitness backend.
@@ -257,7 +257,7 @@ mod tests {
         assert_eq!(config.database.url, "postgres://x@127.0.0.1/test");
         assert_eq!(
             config.server.expose,
-            mcp_server::Exposure::Direct,
+            toolgate_mcp::Exposure::Direct,
             "a blank variable leaves the file's value"
         );
         let err = config.apply_env(|n| (n == "TOOLGATE_PLAN_TTL_SECS").then(|| "-1".to_owned())).unwrap_err();
@@ -268,7 +268,7 @@ mod tests {
             let err = config.apply_env(|n| (n == name).then(|| bad.to_owned())).unwrap_err().to_string();
             assert!(err.starts_with(name) && err.contains(bad), "{err}");
         }
-        assert_eq!(config.server.expose, mcp_server::Exposure::Direct, "a refused value changes nothing");
+        assert_eq!(config.server.expose, toolgate_mcp::Exposure::Direct, "a refused value changes nothing");
     }
 
     /// Each variable of the list sets its field (so none is listed and not

@@ -4,8 +4,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use mcp_server::Exposure;
 use serde::{Deserialize, Deserializer, Serialize};
+use toolgate_mcp::Exposure;
 
 /// `[server]`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,8 +69,8 @@ fn listen_field<'de, D: Deserializer<'de>>(deserializer: D) -> Result<SocketAddr
 
 impl ServerConfig {
     /// The HTTP settings these stand for (hosts, limits, timeouts, caps).
-    pub fn http(&self) -> mcp_server::HttpConfig {
-        let mut http = mcp_server::HttpConfig {
+    pub fn http(&self) -> toolgate_mcp::HttpConfig {
+        let mut http = toolgate_mcp::HttpConfig {
             max_body_bytes: self.max_body_bytes,
             header_timeout: Duration::from_secs(self.header_timeout_secs),
             idle_timeout: Duration::from_secs(self.idle_timeout_secs),
@@ -82,19 +82,19 @@ impl ServerConfig {
             session_idle: Duration::from_secs(self.session_idle_secs),
             drain_grace: Duration::from_secs(self.drain_grace_secs),
             trace_buffer: self.trace_buffer,
-            ..mcp_server::HttpConfig::default()
+            ..toolgate_mcp::HttpConfig::default()
         };
         http.allowed_hosts.extend(self.allowed_hosts.iter().cloned());
         http
     }
 }
 
-/// The defaults are the libraries' own (`mcp_server::HttpConfig`, the key
+/// The defaults are the libraries' own (`toolgate_mcp::HttpConfig`, the key
 /// store's cache), so the binary, the library and the example file (held to
 /// them by a test) cannot drift apart.
 impl Default for ServerConfig {
     fn default() -> Self {
-        let http = mcp_server::HttpConfig::default();
+        let http = toolgate_mcp::HttpConfig::default();
         Self {
             listen: SocketAddr::from(([127, 0, 0, 1], 8377)),
             expose: Exposure::Meta,
@@ -102,7 +102,7 @@ impl Default for ServerConfig {
             max_body_bytes: http.max_body_bytes,
             instance: None,
             metrics_token: None,
-            key_cache_ms: mcp_server::KeyStore::DEFAULT_CACHE_TTL.as_millis() as u64,
+            key_cache_ms: toolgate_mcp::KeyStore::DEFAULT_CACHE_TTL.as_millis() as u64,
             header_timeout_secs: http.header_timeout.as_secs(),
             idle_timeout_secs: http.idle_timeout.as_secs(),
             max_connections: http.max_connections,
@@ -124,22 +124,22 @@ impl Default for ServerConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct RateLimitsConfig {
     /// Tool calls per key over every tool (each counts its tool's cost), and concurrent calls.
-    pub per_key: gateway::RateRule,
+    pub per_key: toolgate_gateway::RateRule,
     /// `[rate_limits.tools.NAME]`: a tool's own limit per key, and its `cost`.
-    pub tools: std::collections::HashMap<String, gateway::ToolRate>,
+    pub tools: std::collections::HashMap<String, toolgate_gateway::ToolRate>,
     /// HTTP requests per key at the transport (`requests`, `interval_s`), answered `429`.
-    pub http: gateway::RateRule,
+    pub http: toolgate_gateway::RateRule,
 }
 
 impl RateLimitsConfig {
     /// The gateway's share.
-    pub fn gateway(&self) -> gateway::RateLimits {
-        gateway::RateLimits { per_key: self.per_key.clone(), tools: self.tools.clone() }
+    pub fn gateway(&self) -> toolgate_gateway::RateLimits {
+        toolgate_gateway::RateLimits { per_key: self.per_key.clone(), tools: self.tools.clone() }
     }
 
     /// The transport's share.
-    pub fn http(&self) -> Option<mcp_server::HttpRate> {
-        self.http.requests.map(|requests| mcp_server::HttpRate {
+    pub fn http(&self) -> Option<toolgate_mcp::HttpRate> {
+        self.http.requests.map(|requests| toolgate_mcp::HttpRate {
             requests,
             interval: Duration::from_secs(self.http.interval_s.unwrap_or(60).max(1)),
         })
@@ -196,7 +196,7 @@ mod tests {
         // Every [server] key the example sets is the default; the two it leaves
         // commented out (instance, metrics_token) have none.
         assert_eq!(example.server, super::ServerConfig::default());
-        let mcp = mcp_server::HttpConfig::default();
+        let mcp = toolgate_mcp::HttpConfig::default();
         let http = super::ServerConfig::default().http();
         assert_eq!(
             (http.max_connections, http.max_unauthenticated_connections, http.max_unauthenticated_per_peer),
@@ -220,7 +220,7 @@ mod tests {
         assert_eq!(config.server.listen, "[::]:9000".parse().unwrap());
         assert_eq!(
             config.server.expose,
-            mcp_server::Exposure::Scoped(vec!["nutrition".into(), "body".into()])
+            toolgate_mcp::Exposure::Scoped(vec!["nutrition".into(), "body".into()])
         );
         // Each refusal names the field (TOML's pointer at the line), the value, and the fix.
         let err = Config::from_toml("[server]\nlisten = \"localhost:8377\"").unwrap_err().to_string();

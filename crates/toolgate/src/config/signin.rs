@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
-use tool_core::{Secret, TokenSource};
+use toolgate_core::{Secret, TokenSource};
 
 use super::EnvRef;
 
@@ -145,7 +145,7 @@ pub fn idp_client(ca_bundle_pem: Option<&str>) -> Result<reqwest::Client> {
         .timeout(Duration::from_secs(10))
         .redirect(reqwest::redirect::Policy::none());
     if let Some(pem) = ca_bundle_pem {
-        let certs = http_tools::parse_ca_bundle(pem).context("[tls] ca_file")?;
+        let certs = toolgate_http::parse_ca_bundle(pem).context("[tls] ca_file")?;
         builder = builder.tls_certs_merge(certs);
     }
     builder.build().context("building the HTTP client for the identity provider")
@@ -160,8 +160,12 @@ fn secret(what: &str, env: &EnvRef, var: &dyn Fn(&str) -> Option<String>) -> Res
 
 impl OAuthSection {
     /// The verifier's configuration; `var` reads the environment.
-    pub fn to_config(&self, var: &dyn Fn(&str) -> Option<String>) -> Result<oauth::resource::ResourceConfig> {
-        let mut config = oauth::resource::ResourceConfig::new(self.issuer.clone(), self.resource.clone());
+    pub fn to_config(
+        &self,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<toolgate_oauth::resource::ResourceConfig> {
+        let mut config =
+            toolgate_oauth::resource::ResourceConfig::new(self.issuer.clone(), self.resource.clone());
         config.role_claim.clone_from(&self.role_claim);
         config.roles = self.roles.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         config.default_role.clone_from(&self.default_role);
@@ -170,7 +174,7 @@ impl OAuthSection {
         config.user_claim.clone_from(&self.user_claim);
         config.leeway = Duration::from_secs(self.leeway_secs);
         if let Some(introspection) = &self.introspection {
-            config.introspection = Some(oauth::resource::IntrospectionConfig {
+            config.introspection = Some(toolgate_oauth::resource::IntrospectionConfig {
                 url: introspection.url.clone(),
                 client_id: introspection.client_id.clone(),
                 client_secret: secret(
@@ -191,7 +195,7 @@ impl OAuthSection {
         let url = reqwest::Url::parse(&self.resource).ok()?;
         let host = url.host_str()?.to_ascii_lowercase();
         let with_port = url.port().map(|p| format!("{host}:{p}"));
-        let defaults = mcp_server::HttpConfig::default().allowed_hosts;
+        let defaults = toolgate_mcp::HttpConfig::default().allowed_hosts;
         let allowed = defaults.iter().chain(extra_allowed).any(|entry| {
             let entry = entry.to_ascii_lowercase();
             entry == host || with_port.as_ref() == Some(&entry)
@@ -212,16 +216,16 @@ impl OAuthSection {
         hierarchy: Vec<String>,
         known_toolset: &dyn Fn(&str) -> bool,
         var: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<oauth::resource::Verifier> {
+    ) -> Result<toolgate_oauth::resource::Verifier> {
         for toolset in self.scopes.values() {
-            if toolset != oauth::resource::ALL_TOOLS && !known_toolset(toolset) {
+            if toolset != toolgate_oauth::resource::ALL_TOOLS && !known_toolset(toolset) {
                 bail!(
                     "in [auth.oauth] scopes: toolset `{toolset}` is not defined; define it in [authz.toolsets] or map the scope to one that is"
                 );
             }
         }
         let config = self.to_config(var)?;
-        oauth::resource::Verifier::new(config, client, hierarchy)
+        toolgate_oauth::resource::Verifier::new(config, client, hierarchy)
             .map_err(anyhow::Error::msg)
             .context("in [auth.oauth]")
     }
@@ -246,7 +250,7 @@ impl GrantSection {
         let what = format!("`{backend}` auth.client_secret");
         Ok(match self {
             GrantSection::TokenExchange(s) => {
-                let config = oauth::grant::TokenExchangeConfig {
+                let config = toolgate_oauth::grant::TokenExchangeConfig {
                     token_url: s.token_url.clone(),
                     client_id: s.client_id.clone(),
                     client_secret: secret(&what, &s.client_secret, var)?,
@@ -255,10 +259,10 @@ impl GrantSection {
                     scope: s.scope.clone(),
                 };
                 config.check().map_err(anyhow::Error::msg).with_context(|| format!("`{backend}` auth"))?;
-                Arc::new(oauth::grant::TokenExchange::new(config, client, backend))
+                Arc::new(toolgate_oauth::grant::TokenExchange::new(config, client, backend))
             }
             GrantSection::ClientCredentials(s) => {
-                let config = oauth::grant::ClientCredentialsConfig {
+                let config = toolgate_oauth::grant::ClientCredentialsConfig {
                     token_url: s.token_url.clone(),
                     client_id: s.client_id.clone(),
                     client_secret: secret(&what, &s.client_secret, var)?,
@@ -267,7 +271,7 @@ impl GrantSection {
                     resource: s.resource.clone(),
                 };
                 config.check().map_err(anyhow::Error::msg).with_context(|| format!("`{backend}` auth"))?;
-                Arc::new(oauth::grant::ClientCredentials::new(config, client, backend))
+                Arc::new(toolgate_oauth::grant::ClientCredentials::new(config, client, backend))
             }
         })
     }
@@ -280,10 +284,13 @@ mod tests {
 
     const HIERARCHY: [&str; 4] = ["guest", "member", "manager", "admin"];
 
-    fn verifier(toml: &str, var: &dyn Fn(&str) -> Option<String>) -> Result<oauth::resource::Verifier> {
+    fn verifier(
+        toml: &str,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<toolgate_oauth::resource::Verifier> {
         let config = Config::from_toml(toml)?;
         let section = config.auth.oauth.expect("[auth.oauth]");
-        let policy = authz::Policy::from_config(config.authz.clone())?;
+        let policy = toolgate_authz::Policy::from_config(config.authz.clone())?;
         let known = |name: &str| policy.toolset(name).is_some();
         section.verifier(reqwest::Client::new(), HIERARCHY.map(String::from).to_vec(), &known, var)
     }

@@ -5,10 +5,10 @@
 //! tool's answer).
 
 use chrono::NaiveDate;
-use gateway::{CallOptions, Gateway};
 use serde::Serialize;
 use serde_json::{Map, Value};
-use tool_core::{Caller, ToolContext};
+use toolgate_core::{Caller, ToolContext};
+use toolgate_gateway::{CallOptions, Gateway};
 
 use super::runner::{Call, Transcript};
 use super::suite::{Check, Task, dates, dates_in};
@@ -278,7 +278,7 @@ fn answered(task: &Task, t: &Transcript) -> Verdict {
         .stops
         .iter()
         .enumerate()
-        .find(|(_, s)| **s != agent::StopReason::Answer)
+        .find(|(_, s)| **s != toolgate_agent::StopReason::Answer)
         .map(|(i, s)| format!("message {i} stopped with {}", s.as_str()));
     let why = why.or_else(|| (t.stops.is_empty() && !task.turns.is_empty()).then(|| "nothing ran".into()));
     Verdict::new(name, why)

@@ -115,8 +115,8 @@ pub async fn run(
     Ok(Report {
         model: target.model.clone(),
         tool_calling: match target.tool_calling {
-            agent::ToolCalling::Native => "native".into(),
-            agent::ToolCalling::Text => "text".into(),
+            toolgate_agent::ToolCalling::Native => "native".into(),
+            toolgate_agent::ToolCalling::Text => "text".into(),
         },
         repeat: options.repeat.max(1),
         modes: options.modes.clone(),

@@ -8,13 +8,13 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use agent::{Agent, AgentConfig, ConversationStore, Exposure, RunRequest, StopReason, ToolCalling};
 use anyhow::{Context, Result};
 use chrono::NaiveDate;
-use gateway::{EXECUTE_TOOL, META_TOOLS};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tool_core::{Caller, Secret};
+use toolgate_agent::{Agent, AgentConfig, ConversationStore, Exposure, RunRequest, StopReason, ToolCalling};
+use toolgate_core::{Caller, Secret};
+use toolgate_gateway::{EXECUTE_TOOL, META_TOOLS};
 
 use super::suite::{Suite, Task, When, dates};
 use crate::{App, Config};
@@ -141,8 +141,8 @@ impl Prepared {
             let path = suite.dir.join(&import.openapi);
             let text =
                 std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-            let options = openapi_import::Options::default();
-            let imported = openapi_import::import(&text, &options)
+            let options = toolgate_openapi::Options::default();
+            let imported = toolgate_openapi::import(&text, &options)
                 .with_context(|| format!("importing {}", path.display()))?;
             let dir = routes.path().join(&import.name);
             std::fs::create_dir_all(&dir)?;
@@ -229,9 +229,10 @@ async fn run_into(
     config.database.url = url;
     // The fitness API of this run, on its fresh data; it also answers the imported domains.
     let db = crate::wiring::connect_db(&config.database).await?;
-    let fitness_db = fitness_api::Db::open(db.clone()).await.context("opening the fitness store")?;
-    let fitness =
-        fitness_api::spawn("127.0.0.1:0", fitness_db.clone()).await.context("starting the fitness API")?;
+    let fitness_db = toolgate_fitness_api::Db::open(db.clone()).await.context("opening the fitness store")?;
+    let fitness = toolgate_fitness_api::spawn("127.0.0.1:0", fitness_db.clone())
+        .await
+        .context("starting the fitness API")?;
     config.fitness.base_url = Some(fitness.url());
     for (name, routes) in &prep.imports {
         config.domains.push(crate::domains::DomainConfig {
@@ -245,9 +246,9 @@ async fn run_into(
     }
     let app = App::start(&config).await?;
     seed(&app, &fitness_db, &task.user, prep.today).await?;
-    let token = Secret::new(fitness_api::issue_token(&fitness_db, &task.user).await?);
-    let mut credentials = tool_core::Credentials::default();
-    credentials.insert(fitness::BACKEND_ID, token.clone());
+    let token = Secret::new(toolgate_fitness_api::issue_token(&fitness_db, &task.user).await?);
+    let mut credentials = toolgate_core::Credentials::default();
+    credentials.insert(toolgate_fitness::BACKEND_ID, token.clone());
     for (name, _) in &prep.imports {
         credentials.insert(name.clone(), token.clone());
     }
@@ -292,8 +293,8 @@ async fn run_into(
             message: dates(&turn.say, prep.today),
             conversation_id: conversation.clone(),
         };
-        let (events, mut rx) = agent::event_channel();
-        let run = async move { agent.run(request, &events, agent::CancellationToken::new()).await };
+        let (events, mut rx) = toolgate_agent::event_channel();
+        let run = async move { agent.run(request, &events, toolgate_agent::CancellationToken::new()).await };
         let drain = async { while rx.recv().await.is_some() {} };
         let outcome =
             tokio::join!(run, drain).0.map_err(|e| anyhow::anyhow!("turn {i}: {}", e.public_message()))?;
@@ -329,21 +330,23 @@ async fn run_into(
 }
 
 /// The demo data, as `toolgate serve --demo` seeds it, plus the task's user.
-async fn seed(app: &App, fitness_db: &fitness_api::Db, user: &str, today: NaiveDate) -> Result<()> {
-    travel::seed_demo(&app.travel).await.context("seeding the travel demo data")?;
+async fn seed(app: &App, fitness_db: &toolgate_fitness_api::Db, user: &str, today: NaiveDate) -> Result<()> {
+    toolgate_travel::seed_demo(&app.travel).await.context("seeding the travel demo data")?;
     let mut users: Vec<&str> = crate::serve::DEMO_USERS.iter().map(|(u, _)| *u).collect();
     if !users.contains(&user) {
         users.push(user);
     }
     for user in users {
-        let _ = fitness_api::create_user(fitness_db, user).await;
-        fitness_api::seed_demo(fitness_db, user, today).await.context("seeding the fitness demo data")?;
+        let _ = toolgate_fitness_api::create_user(fitness_db, user).await;
+        toolgate_fitness_api::seed_demo(fitness_db, user, today)
+            .await
+            .context("seeding the fitness demo data")?;
     }
     Ok(())
 }
 
 /// Every call with its envelope, the answers and the corpus, from the stored conversation.
-pub fn read_transcript(stored: &[agent::StoredMessage]) -> Transcript {
+pub fn read_transcript(stored: &[toolgate_agent::StoredMessage]) -> Transcript {
     let mut out = Transcript::default();
     let mut turn: Option<usize> = None;
     // Calls waiting for their envelope: native ones by id, text ones in order.
@@ -380,7 +383,7 @@ pub fn read_transcript(stored: &[agent::StoredMessage]) -> Transcript {
                         out.calls.push(new_call(t, name, args, out.corpus.len()));
                     }
                 } else {
-                    match gateway::fallback::parse_all(content) {
+                    match toolgate_gateway::fallback::parse_all(content) {
                         Ok(parsed) if !parsed.is_empty() => {
                             for c in parsed {
                                 text.push_back(out.calls.len());

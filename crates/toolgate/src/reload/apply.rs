@@ -1,8 +1,8 @@
 //! The step from a configuration read again to a changed gateway: the plan, the `[[domains]]`
 //! tools, the roles and toolsets, the limits and the skills folder, checked as one
-//! [`gateway::Change`] and swapped in one step, or refused whole.
+//! [`toolgate_gateway::Change`] and swapped in one step, or refused whole.
 
-use gateway::Gateway;
+use toolgate_gateway::Gateway;
 
 use super::{DOMAINS_SOURCE, Reloaded};
 use crate::config::Config;
@@ -37,7 +37,7 @@ pub fn reload(
     let before = domain_tools(gateway);
     let after = prepared.tools_of(DOMAINS_SOURCE);
     let (replaced, later) = prepared.into_change();
-    let change = gateway::Change {
+    let change = toolgate_gateway::Change {
         sources: replaced,
         policy: Some(plan.policy.clone()),
         limits: Some(next.limits.clone()),

@@ -26,9 +26,9 @@ pub struct Fleet {
 
 impl Fleet {
     /// `None` unless `db` is PostgreSQL.
-    pub fn new(db: db::Db, instance: String) -> Option<Self> {
+    pub fn new(db: toolgate_db::Db, instance: String) -> Option<Self> {
         match db.pool() {
-            db::Pool::Postgres(pool) => {
+            toolgate_db::Pool::Postgres(pool) => {
                 Some(Self { pool: pool.clone(), me: format!("{} {instance}", uuid::Uuid::new_v4().simple()) })
             }
             _ => None,

@@ -18,7 +18,7 @@ pub use apply::reload;
 
 use std::sync::Arc;
 
-use gateway::Gateway;
+use toolgate_gateway::Gateway;
 
 use crate::config::Config;
 
@@ -133,7 +133,7 @@ impl ConfigReloader {
 
     /// Announce the reloads asked here to the instances on the same PostgreSQL database (and
     /// hear theirs: [`ConfigReloader::watch_fleet`]); nothing on SQLite.
-    pub fn with_fleet(mut self, db: db::Db, instance: String) -> Self {
+    pub fn with_fleet(mut self, db: toolgate_db::Db, instance: String) -> Self {
         self.fleet = fleet::Fleet::new(db, instance);
         self
     }
@@ -204,8 +204,8 @@ impl ConfigReloader {
     }
 }
 
-#[tool_core::async_trait]
-impl mcp_server::Reloader for ConfigReloader {
+#[toolgate_core::async_trait]
+impl toolgate_mcp::Reloader for ConfigReloader {
     async fn reload(&self) -> Result<serde_json::Value, Vec<String>> {
         let done = self.reload_now().await?;
         Ok(serde_json::to_value(&done).unwrap_or_default())
@@ -223,8 +223,8 @@ impl mcp_server::Reloader for ConfigReloader {
 #[derive(Debug)]
 pub struct ReloadProbe(pub Arc<ConfigReloader>);
 
-#[tool_core::async_trait]
-impl mcp_server::Probe for ReloadProbe {
+#[toolgate_core::async_trait]
+impl toolgate_mcp::Probe for ReloadProbe {
     fn name(&self) -> &str {
         "configuration"
     }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use tool_core::Tool;
+use toolgate_core::Tool;
 
 use super::{Phase, Prepared, ToolSource};
 use crate::config::Config;

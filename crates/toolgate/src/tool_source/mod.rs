@@ -5,7 +5,7 @@
 //!
 //! A source's life: [`ToolSource::prepare`] checks the plan and builds what the source will
 //! serve (pure: files at most, no network), every source's problems are collected at once;
-//! the tools go into the gateway in one step (at the build, or one [`gateway::Change`] on
+//! the tools go into the gateway in one step (at the build, or one [`toolgate_gateway::Change`] on
 //! reload); then [`ToolSource::start`] (at start) or [`ToolSource::reload`] (on reload) does
 //! what needs I/O (connect, spawn, stop what is gone); [`ToolSource::stop`] at the end.
 
@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 pub use builtin::Builtin;
 pub use domains::Domains;
-use gateway::{Gateway, GatewayBuilder};
-use tool_core::Tool;
+use toolgate_core::Tool;
+use toolgate_gateway::{Gateway, GatewayBuilder};
 pub use upstreams::Upstreams;
 
 use crate::config::Config;
@@ -59,7 +59,7 @@ impl std::fmt::Debug for Prepared {
 
 /// A source of tools (and, through the gateway, of the prompts and resources built on them)
 /// that is started, reloaded and stopped with the configuration.
-#[tool_core::async_trait]
+#[toolgate_core::async_trait]
 pub trait ToolSource: Send + Sync + std::fmt::Debug {
     /// The gateway source its tools are registered under (`config:domains`).
     fn name(&self) -> &str;
@@ -84,7 +84,7 @@ pub struct Sources {
     list: Vec<Arc<dyn ToolSource>>,
 }
 
-/// Tools replacing a source's, by source name (a [`gateway::Change`]'s `sources`).
+/// Tools replacing a source's, by source name (a [`toolgate_gateway::Change`]'s `sources`).
 pub type Replaced = Vec<(String, Vec<Arc<dyn Tool>>)>;
 
 /// What every source prepared, by source name.
@@ -155,7 +155,7 @@ impl PreparedAll {
         builder
     }
 
-    /// The sources to replace in a [`gateway::Change`], and the later namespaces.
+    /// The sources to replace in a [`toolgate_gateway::Change`], and the later namespaces.
     pub fn into_change(self) -> (Replaced, Vec<String>) {
         let mut sources = Vec::new();
         let mut later = Vec::new();

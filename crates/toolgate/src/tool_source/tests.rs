@@ -5,9 +5,9 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use gateway::{Change, Gateway};
 use serde_json::json;
-use tool_core::{FnTool, Tool, ToolOutput, ToolSpec};
+use toolgate_core::{FnTool, Tool, ToolOutput, ToolSpec};
+use toolgate_gateway::{Change, Gateway};
 
 use super::*;
 
@@ -25,7 +25,7 @@ struct Echoes {
     stopped: AtomicUsize,
 }
 
-#[tool_core::async_trait]
+#[toolgate_core::async_trait]
 impl ToolSource for Echoes {
     fn name(&self) -> &str {
         "test:echoes"

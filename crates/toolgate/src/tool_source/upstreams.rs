@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use gateway::Gateway;
+use toolgate_gateway::Gateway;
 
 use super::{Phase, Prepared, ToolSource};
 use crate::config::Config;
@@ -17,19 +17,19 @@ use crate::upstreams::UpstreamEntry;
 #[derive(Debug, Default)]
 pub struct Upstreams {
     /// Set by [`ToolSource::start`] (the supervisors need the gateway).
-    running: std::sync::OnceLock<Arc<tokio::sync::Mutex<mcp_upstream::Upstreams>>>,
+    running: std::sync::OnceLock<Arc<tokio::sync::Mutex<toolgate_mcp_upstream::Upstreams>>>,
     /// The entries running now, as the configuration wrote them.
     entries: tokio::sync::Mutex<Vec<UpstreamEntry>>,
 }
 
 impl Upstreams {
     /// The running upstreams, shared with the rest of the process; `None` before the start.
-    pub fn running(&self) -> Option<Arc<tokio::sync::Mutex<mcp_upstream::Upstreams>>> {
+    pub fn running(&self) -> Option<Arc<tokio::sync::Mutex<toolgate_mcp_upstream::Upstreams>>> {
         self.running.get().cloned()
     }
 }
 
-#[tool_core::async_trait]
+#[toolgate_core::async_trait]
 impl ToolSource for Upstreams {
     fn name(&self) -> &str {
         "upstreams"
@@ -44,7 +44,7 @@ impl ToolSource for Upstreams {
         match self.running.get() {
             Some(running) => running.lock().await.add(gateway, plan.upstreams.clone()).await,
             None => {
-                let started = mcp_upstream::Upstreams::start(gateway, plan.upstreams.clone()).await;
+                let started = toolgate_mcp_upstream::Upstreams::start(gateway, plan.upstreams.clone()).await;
                 let _ = self.running.set(Arc::new(tokio::sync::Mutex::new(started)));
             }
         }

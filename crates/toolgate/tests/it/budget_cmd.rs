@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::Value;
 
 const PETSTORE: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../openapi-import/tests/it/fixtures/petstore-3.0.json");
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../toolgate-openapi/tests/it/fixtures/petstore-3.0.json");
 
 fn toolgate(args: &[&str]) -> (i32, String, String) {
     let out = crate::common::toolgate()
@@ -106,7 +106,7 @@ fn import_splits_a_tool_over_its_limit_and_budget_then_finds_none_over() {
     let routes = dir.path().join("routes");
     let mut ops = 0;
     for file in std::fs::read_dir(&routes).unwrap() {
-        let table = schema_gen::RouteTable::load(file.unwrap().path()).unwrap();
+        let table = toolgate_schema::RouteTable::load(file.unwrap().path()).unwrap();
         let spec = table.spec().unwrap();
         let tokens = toolgate::budget::domains::tool_tokens(&spec);
         assert!(tokens <= 300, "{} is {tokens} tokens", table.tool);
@@ -114,7 +114,7 @@ fn import_splits_a_tool_over_its_limit_and_budget_then_finds_none_over() {
     }
     // Every operation the default import has is still there, only in more tools.
     let whole =
-        openapi_import::import(&std::fs::read_to_string(PETSTORE).unwrap(), &Default::default()).unwrap();
+        toolgate_openapi::import(&std::fs::read_to_string(PETSTORE).unwrap(), &Default::default()).unwrap();
     assert_eq!(ops, whole.ops());
     let report = budget_json(&config, "300");
     let pets = domain(&report, "petstore");

@@ -14,8 +14,8 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
-use test_support::mcp;
-use test_support::process::{Running, output};
+use toolgate_test_support::mcp;
+use toolgate_test_support::process::{Running, output};
 
 use crate::common::{self, key_of, rpc, serving};
 
@@ -231,7 +231,7 @@ async fn sdk_reads_and_writes_with_a_key_scoped_to_the_declared_domain(
     notes: &Notes,
 ) {
     let Some(python) =
-        test_support::python::with("from mcp.client.streamable_http import streamable_http_client")
+        toolgate_test_support::python::with("from mcp.client.streamable_http import streamable_http_client")
     else {
         return;
     };
@@ -344,14 +344,14 @@ fn a_hostile_document_prints_an_entry_of_exactly_its_keys_and_writes_tables_of_i
     assert_eq!(pasted.keys().collect::<Vec<_>>(), ["database", "domains"], "no [[upstreams]]");
 
     // Each written table parses back to the strings the document holds.
-    let expected = openapi_import::import(&spec_text, &openapi_import::Options::default()).unwrap();
+    let expected = toolgate_openapi::import(&spec_text, &toolgate_openapi::Options::default()).unwrap();
     assert_eq!(expected.tables.len(), 1);
     for table in &expected.tables {
         let text = std::fs::read_to_string(routes.join(format!("{}.toml", table.tool))).unwrap();
         assert!(text.starts_with("# Imported from spec?x = 1.json by"), "{text}");
         let raw: toml::Table = toml::from_str(&text).unwrap();
         assert!(!raw.contains_key("upstreams") && !raw.contains_key("x"), "{text}");
-        assert_eq!(&schema_gen::RouteTable::from_toml_str(&text).unwrap(), table);
+        assert_eq!(&toolgate_schema::RouteTable::from_toml_str(&text).unwrap(), table);
         let route = &table.routes[0];
         assert_eq!(route.summary, "One note\"");
         assert_eq!(route.fields[0].description.as_deref(), Some(format!("Id{INJECT}").as_str()));

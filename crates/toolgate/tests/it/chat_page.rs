@@ -7,7 +7,7 @@
 //! call without its required `city` is a form of that field, answered. A screenshot is kept at
 //! `target/e2e/chat_elicit.png`.
 //!
-//! Needs `node`, Chromium and playwright-core (see `test_support::browser`);
+//! Needs `node`, Chromium and playwright-core (see `toolgate_test_support::browser`);
 //! skips without them unless `TOOLGATE_REQUIRE_BROWSER=1`.
 
 use std::collections::VecDeque;
@@ -98,7 +98,7 @@ async fn call(client: &reqwest::Client, base: &str, key: &str, tool: &str, param
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_chat_asks_its_person_to_confirm_a_cancellation_and_for_a_missing_value() {
-    let Some(browser) = test_support::browser::find() else { return };
+    let Some(browser) = toolgate_test_support::browser::find() else { return };
     let model = scripted_model().await;
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("toolgate.toml");

@@ -408,8 +408,9 @@ fn check_counts_a_folders_tables_and_the_shipped_ones_apart() {
     std::fs::write(&config, entry).unwrap();
     let (code, out, err) = toolgate(&db, &["--config", config.to_str().unwrap(), "check"]);
     assert_eq!(code, 0, "{out}{err}");
-    let shipped =
-        std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../fitness/routes")).unwrap().count();
+    let shipped = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../toolgate-fitness/routes"))
+        .unwrap()
+        .count();
     assert!(out.contains("domain `notes`: 3 table(s)"), "{out}");
     let tools = format!(
         "{} HTTP tool(s) registered (3 from the domains' tables, {shipped} from the shipped fitness tables)",

@@ -5,8 +5,8 @@
 use std::process::Command;
 
 use serde_json::Value;
-use test_support::mcp;
-use test_support::process::Running;
+use toolgate_test_support::mcp;
+use toolgate_test_support::process::Running;
 
 /// The binary under test.
 pub(crate) fn toolgate() -> Command {

@@ -80,7 +80,7 @@ fn keys(demo: &Demo) -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_call_contract_through_the_official_python_sdk() {
-    let Some(python) = test_support::python::with("import mcp") else { return };
+    let Some(python) = toolgate_test_support::python::with("import mcp") else { return };
     let weather = weather_provider().await;
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("toolgate.toml");

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use axum::http::HeaderMap;
 use serde_json::{Value, json};
-use test_support::mcp;
+use toolgate_test_support::mcp;
 
 use crate::common::{self, key_of, rpc, serving};
 
@@ -64,7 +64,8 @@ async fn the_fitness_token_never_reaches_a_declared_domain() {
     let config = config.to_str().unwrap();
 
     // `toolgate check` says up front that nothing issues this domain a credential.
-    let (ok, out) = test_support::process::output(common::toolgate().args(["--config", config, "check"]));
+    let (ok, out) =
+        toolgate_test_support::process::output(common::toolgate().args(["--config", config, "check"]));
     assert!(ok, "{out}");
     assert!(out.contains("domain `probe`") && out.contains("no credential"), "{out}");
 

@@ -7,12 +7,12 @@
 
 use std::sync::Arc;
 
-use gateway::{Filter, Gateway};
-use tool_core::{Caller, FnTool, Tool, ToolOutput};
+use toolgate_core::{Caller, FnTool, Tool, ToolOutput};
+use toolgate_gateway::{Filter, Gateway};
 
 const DOCUMENTS: [&str; 3] = [
-    "../openapi-import/tests/it/fixtures/petstore-3.0.json",
-    "../openapi-import/tests/it/fixtures/train-travel-3.1.yaml",
+    "../toolgate-openapi/tests/it/fixtures/petstore-3.0.json",
+    "../toolgate-openapi/tests/it/fixtures/train-travel-3.1.yaml",
     "tests/openapi/spotify-fixed-open-api.yml",
 ];
 
@@ -67,7 +67,7 @@ fn gateway() -> Gateway {
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
     for doc in DOCUMENTS {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(doc);
-        let import = openapi_import::import_file(&path, &openapi_import::Options::default())
+        let import = toolgate_openapi::import_file(&path, &toolgate_openapi::Options::default())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         for table in import.tables {
             let spec = table.spec().unwrap_or_else(|e| panic!("{}: {e}", table.tool));
@@ -127,6 +127,7 @@ fn a_request_no_tool_carries_every_word_of_is_still_found() {
         found.iter().map(|s| &s.name).collect::<Vec<_>>()
     );
     // The other filters still apply to the ranked list.
-    let reads = gateway.search(&caller, &Filter::default().text(query).effect(gateway::EffectFilter::Read));
+    let reads =
+        gateway.search(&caller, &Filter::default().text(query).effect(toolgate_gateway::EffectFilter::Read));
     assert!(!reads.is_empty() && reads.iter().all(|s| s.effect.is_read()));
 }

@@ -19,7 +19,7 @@ const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/elicit_c
 
 #[tokio::test]
 async fn the_python_sdk_confirms_and_declines_a_cancellation_it_is_asked_about() {
-    let Some(python) = test_support::python::with("import mcp") else { return };
+    let Some(python) = toolgate_test_support::python::with("import mcp") else { return };
     let demo = start(&[]);
     let key = key_of(&demo.banner, "alice");
     let bob = key_of(&demo.banner, "bob");

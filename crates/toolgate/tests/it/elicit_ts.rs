@@ -16,7 +16,7 @@ const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/node/elicit_che
 
 #[tokio::test]
 async fn the_typescript_sdk_declines_then_confirms_a_cancellation_it_is_asked_about() {
-    let modules = test_support::gate::path("TOOLGATE_NODE_MODULES", "target/e2e-node/node_modules");
+    let modules = toolgate_test_support::gate::path("TOOLGATE_NODE_MODULES", "target/e2e-node/node_modules");
     if !modules.join("@modelcontextprotocol/sdk").exists() {
         assert!(
             std::env::var("TOOLGATE_REQUIRE_INTEROP").as_deref() != Ok("1"),

@@ -297,7 +297,7 @@ fn target(url: &str, name: &str) -> Target {
         base_url: url.to_owned(),
         model: name.to_owned(),
         api_key: None,
-        tool_calling: agent::ToolCalling::Native,
+        tool_calling: toolgate_agent::ToolCalling::Native,
         temperature: None,
         idle_timeout: std::time::Duration::from_secs(10),
         retries: 0,

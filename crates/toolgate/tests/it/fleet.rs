@@ -25,8 +25,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use test_support::process::{Running, free_port};
-use test_support::{eventually, gate, mcp, unique};
+use toolgate_test_support::process::{Running, free_port};
+use toolgate_test_support::{eventually, gate, mcp, unique};
 
 use crate::common::serving;
 

@@ -1,8 +1,8 @@
 //! Every shipped skill's guide, rendered at two roles (insta snapshots), and
 //! the shipped skills checked against the tools the binary serves.
 
-use tool_core::Caller;
 use toolgate::{App, Config};
+use toolgate_core::Caller;
 
 #[tokio::test]
 async fn shipped_guides_at_two_roles() {
@@ -19,6 +19,6 @@ async fn shipped_guides_at_two_roles() {
             insta::assert_snapshot!(format!("{id}@{role}"), guide);
         }
         let err = app.gateway.skill_guide(&Caller::new("u", "guest"), id).unwrap_err();
-        assert_eq!(err.code, tool_core::ErrorCode::PermissionDenied, "{id} must be hidden from guests");
+        assert_eq!(err.code, toolgate_core::ErrorCode::PermissionDenied, "{id} must be hidden from guests");
     }
 }

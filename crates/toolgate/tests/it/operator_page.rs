@@ -6,7 +6,7 @@
 //! trail; asks for a reload that is refused. The section's screenshot is kept at
 //! `target/e2e/operator-page.png` (the README's is `docs/operator-page.png`).
 //!
-//! Needs `node`, Chromium and playwright-core (see `test_support::browser`);
+//! Needs `node`, Chromium and playwright-core (see `toolgate_test_support::browser`);
 //! skips without them unless `TOOLGATE_REQUIRE_BROWSER=1`.
 
 use std::time::Duration;
@@ -34,7 +34,7 @@ async fn call(client: &reqwest::Client, base: &str, key: &str, tool: &str, param
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_operator_page_shows_sources_keys_audit_and_reload_to_the_highest_role_only() {
-    let Some(browser) = test_support::browser::find() else { return };
+    let Some(browser) = toolgate_test_support::browser::find() else { return };
     let dead = {
         let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         taken.local_addr().unwrap()

@@ -3,7 +3,7 @@
 //! `toolgate serve --demo`, with `render_weight_chart` called over MCP by the
 //! connected user (alice, whose demo data has a weight trend).
 //!
-//! Needs `node`, Chromium and playwright-core (see `test_support::browser`);
+//! Needs `node`, Chromium and playwright-core (see `toolgate_test_support::browser`);
 //! skips without them unless `TOOLGATE_REQUIRE_BROWSER=1`.
 
 use std::time::Duration;
@@ -15,7 +15,7 @@ const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/web/trace_image
 
 #[tokio::test]
 async fn the_page_shows_a_chart_from_the_trace() {
-    let Some(browser) = test_support::browser::find() else { return };
+    let Some(browser) = toolgate_test_support::browser::find() else { return };
     let demo = start(&[]);
     let alice = key_of(&demo.banner, "alice");
     let output = tokio::time::timeout(

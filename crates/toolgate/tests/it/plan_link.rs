@@ -17,7 +17,7 @@ const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/plan_lin
 
 #[tokio::test]
 async fn the_python_sdk_reads_a_full_plan_through_its_resource_link_and_another_user_cannot() {
-    let Some(python) = test_support::python::with("import mcp") else { return };
+    let Some(python) = toolgate_test_support::python::with("import mcp") else { return };
     let demo = start(&[]);
     let alice = key_of(&demo.banner, "alice");
     let bob = key_of(&demo.banner, "bob");

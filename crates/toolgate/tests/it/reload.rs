@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use test_support::mcp;
+use toolgate_test_support::mcp;
 
 use crate::common::{key_of, rpc, serving, toolgate};
 
@@ -134,7 +134,7 @@ async fn sighup_swaps_the_domains_tools_and_a_bad_configuration_changes_nothing(
     // `toolgate reload` (the admin API) does the same from the command line, for the highest
     // role only, and says what changed or why nothing did.
     let reload = |key: &str| {
-        test_support::process::output(toolgate().args([
+        toolgate_test_support::process::output(toolgate().args([
             "--config",
             config.to_str().unwrap(),
             "reload",
@@ -177,13 +177,14 @@ async fn sighup_swaps_the_domains_tools_and_a_bad_configuration_changes_nothing(
 }
 
 const UPSTREAM: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../mcp-upstream/tests/python/upstream_server.py");
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../toolgate-mcp-upstream/tests/python/upstream_server.py");
 
 /// `[[upstreams]]` on reload: a new entry is connected and its tools served, a removed one is
 /// stopped and its tools are gone; the API key's session goes on throughout.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reload_starts_new_upstreams_and_stops_removed_ones() {
-    let Some(python) = test_support::python::with("from mcp.server.mcpserver import MCPServer") else {
+    let Some(python) = toolgate_test_support::python::with("from mcp.server.mcpserver import MCPServer")
+    else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -216,7 +217,7 @@ async fn a_reload_starts_new_upstreams_and_stops_removed_ones() {
         }
     };
     let reload = || {
-        test_support::process::output(toolgate().args([
+        toolgate_test_support::process::output(toolgate().args([
             "--config",
             config.to_str().unwrap(),
             "reload",
@@ -237,7 +238,7 @@ async fn a_reload_starts_new_upstreams_and_stops_removed_ones() {
     let started = Instant::now();
     let (ok, out) = reload();
     assert!(ok && out.contains("upstreams started: weather"), "{out}");
-    test_support::eventually(Duration::from_secs(10), "the new upstream's tools", async || {
+    toolgate_test_support::eventually(Duration::from_secs(10), "the new upstream's tools", async || {
         tools().await.contains(&"weather__get_forecast".to_owned())
     })
     .await;

@@ -7,8 +7,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use test_support::mcp;
-use test_support::process::Running;
+use toolgate_test_support::mcp;
+use toolgate_test_support::process::Running;
 
 use crate::common::{self, key_of, serving, toolgate};
 

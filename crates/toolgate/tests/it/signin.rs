@@ -16,7 +16,7 @@ use std::time::Duration;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::IntoResponse;
 use serde_json::{Value, json};
-use test_support::oidc::Provider;
+use toolgate_test_support::oidc::Provider;
 
 use crate::common::{key_of, rpc, serving, toolgate};
 
@@ -49,10 +49,11 @@ struct Seen {
 async fn crm_backend(issuer: &str) -> (String, Arc<Mutex<Seen>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    let mut config = oauth::resource::ResourceConfig::new(issuer, url.clone());
+    let mut config = toolgate_oauth::resource::ResourceConfig::new(issuer, url.clone());
     config.default_role = Some("member".into());
     let verifier =
-        oauth::resource::Verifier::new(config, reqwest::Client::new(), vec!["member".into()]).unwrap();
+        toolgate_oauth::resource::Verifier::new(config, reqwest::Client::new(), vec!["member".into()])
+            .unwrap();
     let seen: Arc<Mutex<Seen>> = Arc::default();
     let record = seen.clone();
     let app = axum::Router::new().fallback(move |headers: HeaderMap| {
@@ -89,7 +90,7 @@ async fn client(program: &str, script: &str, url: &str, args: &[&str]) -> Value 
             .args(args)
             .env(
                 "TOOLGATE_NODE_MODULES",
-                test_support::gate::path("TOOLGATE_NODE_MODULES", "target/e2e-node/node_modules"),
+                toolgate_test_support::gate::path("TOOLGATE_NODE_MODULES", "target/e2e-node/node_modules"),
             )
             .kill_on_drop(true)
             .output(),
@@ -127,12 +128,12 @@ async fn service_token(provider: &Provider, client: &str, resource: &str) -> Str
 
 /// The status and `WWW-Authenticate` of an `initialize` sent with `token`.
 async fn initialize_with(mcp: &str, token: &str) -> (u16, String) {
-    let reply = test_support::mcp::post(
+    let reply = toolgate_test_support::mcp::post(
         &reqwest::Client::new(),
         mcp,
         Some(token),
         None,
-        &test_support::mcp::initialize(1),
+        &toolgate_test_support::mcp::initialize(1),
     )
     .await
     .unwrap();
@@ -148,7 +149,8 @@ fn envelope(answer: &Value) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_sdks_sign_in_and_each_user_reaches_the_backend_with_their_own_exchanged_token() {
-    let Some(python) = test_support::python::with("from mcp.client.auth import OAuthClientProvider") else {
+    let Some(python) = toolgate_test_support::python::with("from mcp.client.auth import OAuthClientProvider")
+    else {
         return;
     };
     let Some(provider) = Provider::start(PROVIDER.as_ref(), &[]) else { return };
@@ -159,7 +161,7 @@ async fn the_sdks_sign_in_and_each_user_reaches_the_backend_with_their_own_excha
     let routes = dir.path().join("routes");
     std::fs::create_dir(&routes).unwrap();
     std::fs::write(routes.join("query_crm.toml"), TABLE).unwrap();
-    let port = test_support::process::free_port();
+    let port = toolgate_test_support::process::free_port();
     let mcp = format!("http://127.0.0.1:{port}/mcp");
     let db = format!("sqlite:{}", dir.path().join("tg.db").display());
     let config = dir.path().join("toolgate.toml");
@@ -187,7 +189,7 @@ auth = {{ kind = "token_exchange", token_url = "{token_url}", audience = "{crm}"
     )
     .unwrap();
     let config = config.to_str().unwrap();
-    let (ok, out) = test_support::process::output(
+    let (ok, out) = toolgate_test_support::process::output(
         toolgate().args(["--config", config, "check"]).env("TG_CLIENT_SECRET", "toolgate-secret"),
     );
     assert!(ok, "{out}");
@@ -246,8 +248,11 @@ auth = {{ kind = "token_exchange", token_url = "{token_url}", audience = "{crm}"
     // Valid (signature, issuer, audience) but a service has no groups: 403, not 401.
     assert_eq!(initialize_with(&mcp, &short).await.0, 403);
     let good = service_token(&provider, "toolgate", &mcp).await;
-    let forged = test_support::idp::resigned(&good, &test_support::idp::SigningKey::generate("other"));
-    let unsigned = test_support::idp::unsigned(&good);
+    let forged = toolgate_test_support::idp::resigned(
+        &good,
+        &toolgate_test_support::idp::SigningKey::generate("other"),
+    );
+    let unsigned = toolgate_test_support::idp::unsigned(&good);
     // Past `short`'s 2 s and the 2 s leeway, counted in the whole seconds of `iat` and `exp`.
     tokio::time::sleep(Duration::from_millis(5500)).await;
     for (what, token) in [
@@ -264,8 +269,8 @@ auth = {{ kind = "token_exchange", token_url = "{token_url}", audience = "{crm}"
     // An API key still works beside sign-in, but has no sign-in to exchange for the CRM.
     let key = key_of(&banner, "alice");
     let http = reqwest::Client::new();
-    let (session, _) = test_support::mcp::open_session(&http, &mcp, Some(&key)).await;
-    let body = test_support::mcp::execute_tool(2, "query_crm", json!({"op": "get_me"}));
+    let (session, _) = toolgate_test_support::mcp::open_session(&http, &mcp, Some(&key)).await;
+    let body = toolgate_test_support::mcp::execute_tool(2, "query_crm", json!({"op": "get_me"}));
     let (status, _, answer) = rpc(&http, &mcp, Some(&key), Some(&session), &body).await;
     assert_eq!(status, 200, "{answer}");
     let refused = &answer["result"]["structuredContent"];

@@ -8,9 +8,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use test_support::pg::Throwaway;
-use test_support::process::{Running, free_port, output, wait_for_port};
-use test_support::tls::Pki;
+use toolgate_test_support::pg::Throwaway;
+use toolgate_test_support::process::{Running, free_port, output, wait_for_port};
+use toolgate_test_support::tls::Pki;
 
 /// A test CA and a server certificate for both names a client may use.
 fn pki() -> Pki {
@@ -57,8 +57,8 @@ fn postgres_verify_full_trusts_the_ca_file_and_refuses_without_it() {
 /// A `redis-server` with only a TLS port on 127.0.0.1, its certificate from a fresh test
 /// CA; `None` (skipped) without redis-server. The server, its port and the CA's PEM.
 fn tls_redis(dir: &Path) -> Option<(Running, u16, String)> {
-    let Some(server) = test_support::gate::which("redis-server") else {
-        test_support::gate::skip(test_support::redis::REQUIRE, "redis-server is missing");
+    let Some(server) = toolgate_test_support::gate::which("redis-server") else {
+        toolgate_test_support::gate::skip(toolgate_test_support::redis::REQUIRE, "redis-server is missing");
         return None;
     };
     let Pki { ca_pem, cert_pem, key_pem, .. } = pki();

@@ -14,11 +14,11 @@ use crate::serve::launch;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/upstream_elicit_check.py");
 const UPSTREAM: &str =
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../mcp-upstream/tests/python/upstream_server.py");
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../toolgate-mcp-upstream/tests/python/upstream_server.py");
 
 #[tokio::test]
 async fn the_python_sdk_answers_an_upstreams_question_through_toolgate() {
-    let Some(python) = test_support::python::with("import mcp") else { return };
+    let Some(python) = toolgate_test_support::python::with("import mcp") else { return };
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("toolgate.toml");
     std::fs::write(

@@ -6,12 +6,13 @@
 use std::path::Path;
 
 use chrono::{Duration, Utc};
-use gateway::CallOptions;
 use serde_json::{Value, json};
-use tool_core::{Caller, Envelope, Signal, ToolContext};
 use toolgate::{App, Config};
+use toolgate_core::{Caller, Envelope, Signal, ToolContext};
+use toolgate_gateway::CallOptions;
 
-const SERVER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../mcp-upstream/tests/python/upstream_server.py");
+const SERVER: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../toolgate-mcp-upstream/tests/python/upstream_server.py");
 
 fn skill(dir: &Path, id: &str, text: &str) {
     std::fs::create_dir_all(dir.join(id)).unwrap();
@@ -48,7 +49,8 @@ async fn call(app: &App, ctx: &ToolContext, tool: &str, params: Value) -> Envelo
 
 #[tokio::test]
 async fn a_weather_upstream_is_named_by_beyond_range_and_by_skills() {
-    let Some(python) = test_support::python::with("from mcp.server.mcpserver import MCPServer") else {
+    let Some(python) = toolgate_test_support::python::with("from mcp.server.mcpserver import MCPServer")
+    else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -139,5 +141,5 @@ async fn a_weather_upstream_is_named_by_beyond_range_and_by_skills() {
     // Its steps keep the upstream tool's role: a guest is refused.
     let guest = ToolContext::new(Caller::new("gus", "guest"));
     let refused = call(&app, &guest, "weather__get_forecast", json!({"city": "Oslo"})).await;
-    assert_eq!(refused.code(), Some(tool_core::ErrorCode::PermissionDenied), "{refused:?}");
+    assert_eq!(refused.code(), Some(toolgate_core::ErrorCode::PermissionDenied), "{refused:?}");
 }

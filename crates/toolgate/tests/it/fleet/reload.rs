@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use test_support::mcp;
+use toolgate_test_support::mcp;
 
 use super::execute;
 

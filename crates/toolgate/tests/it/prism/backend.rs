@@ -20,12 +20,17 @@ pub(crate) const REQUIRE: &str = "TOOLGATE_REQUIRE_PRISM";
 /// Prism's binary: `TOOLGATE_PRISM`, else where `.ci/tools.sh` installs it; `None` (after
 /// saying why) when absent and not required.
 pub(crate) fn prism_binary() -> Option<PathBuf> {
-    let path =
-        test_support::gate::path("TOOLGATE_PRISM", "/var/tmp/toolgate-ci-tools/node/node_modules/.bin/prism");
+    let path = toolgate_test_support::gate::path(
+        "TOOLGATE_PRISM",
+        "/var/tmp/toolgate-ci-tools/node/node_modules/.bin/prism",
+    );
     if path.is_file() {
         Some(path)
     } else {
-        test_support::gate::skip(REQUIRE, &format!("no Prism at {} (run .ci/tools.sh)", path.display()));
+        toolgate_test_support::gate::skip(
+            REQUIRE,
+            &format!("no Prism at {} (run .ci/tools.sh)", path.display()),
+        );
         None
     }
 }

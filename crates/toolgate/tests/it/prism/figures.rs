@@ -1,6 +1,6 @@
 //! The figures of one document: operations total / mapped / left out (with their reasons),
 //! tools, the largest tool (characters and tokens of name + description + input schema, as
-//! `tokens::tool` measures it), the first-call tokens of the domain alone in direct mode and of
+//! `toolgate_tokens::tool` measures it), the first-call tokens of the domain alone in direct mode and of
 //! meta mode (`toolgate budget`), and Prism's verdicts on the calls.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -46,7 +46,11 @@ impl Figures {
                 let schema = t.schema();
                 let text =
                     json!({"name": t.tool, "description": t.description, "inputSchema": schema}).to_string();
-                (t.tool.clone(), text.chars().count(), tokens::tool(&t.tool, &t.description, &schema))
+                (
+                    t.tool.clone(),
+                    text.chars().count(),
+                    toolgate_tokens::tool(&t.tool, &t.description, &schema),
+                )
             })
             .max_by_key(|(_, _, tokens)| *tokens)
             .unwrap_or_default();

@@ -19,9 +19,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use schema_gen::RouteTable;
 use serde_json::{Value, json};
-use test_support::mcp;
+use toolgate_schema::RouteTable;
+use toolgate_test_support::mcp;
 
 use self::backend::{Backend, Exchange};
 use self::corpus::Doc;
@@ -233,7 +233,7 @@ async fn call(
         Ok(args) => args,
         Err(why) => return done(Outcome::NotJudged(why), None),
     };
-    if let Err(errors) = schema_gen::Validator::new(branch).unwrap().validate(&args) {
+    if let Err(errors) = toolgate_schema::Validator::new(branch).unwrap().validate(&args) {
         return done(Outcome::NotJudged(format!("{errors:?}")), None);
     }
     let before = backend.count();
@@ -314,7 +314,7 @@ async fn refusals(mcp: &Mcp, backend: &Backend, tables: &[RouteTable]) -> usize 
 
 /// `toolgate budget`: (tools, tokens) of the document's domain alone (direct) and of meta mode.
 fn budget(config: &Path, credential: &str) -> BTreeMap<String, (usize, usize)> {
-    let (ok, out) = test_support::process::output(
+    let (ok, out) = toolgate_test_support::process::output(
         common::toolgate().arg("--config").arg(config).arg("budget").env("CORPUS_CREDENTIAL", credential),
     );
     assert!(ok, "{out}");

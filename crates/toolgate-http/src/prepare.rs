@@ -1,0 +1,160 @@
+//! [`Prepared`]: the request an operation makes with its parameters, built before any I/O:
+//! the path filled percent-encoded, each field placed in the query, a header or the body, and
+//! the body encoded as JSON or as form pairs.
+
+use reqwest::Url;
+use serde_json::{Map, Value};
+use toolgate_core::params::pointer;
+use toolgate_core::{FieldError, ToolError};
+use toolgate_schema::{Body, BodyEncoding, Location, Method, OP_FIELD, Route};
+
+use crate::HttpExecutor;
+use crate::encode::{fill_path, form_body, query_string, scalar_text};
+
+/// A request ready to send: what [`HttpExecutor`] derives from an operation and its parameters
+/// before any I/O.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    /// The HTTP method.
+    pub method: Method,
+    /// The full URL: base URL, encoded path and, for GET and DELETE, the query string.
+    pub url: Url,
+    /// The encoded path as filled from the template (without the base URL's own path and
+    /// without the query), as reported in results.
+    pub path: String,
+    /// The headers of the fields with `in = "header"`, by the name the backend knows (`wire_name`).
+    pub headers: Vec<(String, String)>,
+    /// The `Accept` header: the media types the operation documents, JSON first
+    /// ([`Route::accept_header`]).
+    pub accept: String,
+    /// The JSON body of POST, PUT and PATCH: the fields that go in the body
+    /// ([`Route::location`]); `None` when the route sends none (`body = "none"`, or
+    /// `body = "optional"` and no body field given), and then no `Content-Type` either.
+    /// Its keys are the names sent ([`Route::wire_name`]).
+    pub body: Option<Map<String, Value>>,
+    /// How [`Prepared::body`] is sent ([`Route::body_encoding`]): a JSON object, or
+    /// `application/x-www-form-urlencoded` pairs (arrays as repeated keys).
+    pub body_encoding: BodyEncoding,
+}
+
+impl HttpExecutor {
+    /// The request an operation makes with these parameters, without sending it. Parameters
+    /// that are not an object, or miss a path variable, are `INVALID_PARAMS`.
+    pub fn prepare(&self, route: &Route, params: &Value) -> Result<Prepared, ToolError> {
+        let Some(map) = params.as_object() else {
+            return Err(ToolError::invalid_params(vec![FieldError::new(
+                "",
+                "an object",
+                params,
+                "parameters must be a JSON object",
+            )]));
+        };
+        let path = fill_path(route.path_template(), map)?;
+        let mut query = Vec::new();
+        let mut headers = Vec::new();
+        let mut body = Map::new();
+        let mut errors = Vec::new();
+        for (key, value) in map.iter().filter(|(k, _)| k.as_str() != OP_FIELD) {
+            match route.location(key) {
+                Location::Path => {}
+                Location::Query => query.push((route.wire_name(key), value)),
+                Location::Body => {
+                    body.insert(key.clone(), value.clone());
+                }
+                Location::Header if value.is_null() => {}
+                Location::Header => match scalar_text(value) {
+                    Some(text) if reqwest::header::HeaderValue::from_str(&text).is_ok() => {
+                        headers.push((route.wire_name(key).to_owned(), text));
+                    }
+                    _ => errors.push(FieldError::new(
+                        pointer(key),
+                        "a string, number or boolean without line breaks or control characters",
+                        value,
+                        format!("`{key}` is sent as a request header; give one line of text"),
+                    )),
+                },
+            }
+        }
+        let body = match (route.method, route.body) {
+            (Method::Get, _) | (_, Body::None) => None,
+            // A DELETE's body: its `in = "body"` fields, when one is given (DigitalOcean's
+            // DELETE /v2/droplets/{id}/destroy_with_associated_resources/selective).
+            (Method::Delete, _) if body.is_empty() => None,
+            (Method::Delete, _) => Some(body),
+            (_, Body::Optional) if body.is_empty() => None,
+            (_, Body::Optional) => {
+                let missing: Vec<&str> = route
+                    .fields
+                    .iter()
+                    .filter(|f| f.required && route.location(&f.name) == Location::Body)
+                    .map(|f| f.name.as_str())
+                    .filter(|name| !body.contains_key(*name))
+                    .collect();
+                let given: Vec<&str> = body.keys().map(String::as_str).collect();
+                for name in &missing {
+                    errors.push(FieldError::new(
+                        pointer(name),
+                        "a value (required once any body field is given)",
+                        &Value::Null,
+                        format!(
+                            "`{name}` is missing: the request body is sent because {} given, and the body needs {}; give them, or leave out every body field",
+                            given.iter().map(|g| format!("`{g}`")).collect::<Vec<_>>().join(", ") + if given.len() == 1 { " is" } else { " are" },
+                            missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", ")
+                        ),
+                    ));
+                }
+                Some(body)
+            }
+            (_, Body::Required) => Some(body),
+        };
+        // The body under the names the backend knows (`wire_name`), checked under the model's.
+        let body = body.map(|b| b.into_iter().map(|(k, v)| (route.wire_name(&k).to_owned(), v)).collect());
+        if !errors.is_empty() {
+            return Err(ToolError::invalid_params(errors));
+        }
+        // The route's fixed query (`/assistants?beta=true`) first, then the query fields.
+        let fixed = route.fixed_query();
+        let fixed = fixed.iter().map(|(k, v)| (k.as_str(), Value::from(v.as_str())));
+        let query = query_string(fixed.chain(query.into_iter().map(|(k, v)| (k, v.clone()))));
+        let base_path = self.base_url().path().trim_end_matches('/');
+        let full_path = format!("{base_path}{path}");
+        let mut url = self.base_url().clone();
+        url.set_path(&full_path);
+        url.set_query((!query.is_empty()).then_some(query.as_str()));
+        // Belt and braces: the URL must hold exactly the path we built (no dot segment or
+        // other normalization slipped through).
+        if url.path() != full_path {
+            return Err(ToolError::invalid_params(vec![FieldError::new(
+                "",
+                "path values that stay within their segment",
+                &Value::Null,
+                "a path parameter would change the request path; give the value itself",
+            )]));
+        }
+        Ok(Prepared {
+            method: route.method,
+            url,
+            path,
+            headers,
+            accept: route.accept_header(),
+            body,
+            body_encoding: route.body_encoding,
+        })
+    }
+}
+
+/// `request` with the body of a prepared request, if it has one, encoded as `encoding` says:
+/// a JSON object, or `application/x-www-form-urlencoded` pairs with their `Content-Type`.
+pub(crate) fn with_body(
+    request: reqwest::RequestBuilder,
+    body: Option<&Map<String, Value>>,
+    encoding: BodyEncoding,
+) -> reqwest::RequestBuilder {
+    match (body, encoding) {
+        (None, _) => request,
+        (Some(body), BodyEncoding::Json) => request.json(body),
+        (Some(body), BodyEncoding::Form) => request
+            .header(reqwest::header::CONTENT_TYPE, BodyEncoding::Form.content_type())
+            .body(form_body(body)),
+    }
+}

@@ -1,0 +1,267 @@
+//! The rules a route table's paths and fields must keep, each problem said with its fix.
+
+use std::collections::HashSet;
+
+use serde_json::json;
+use toolgate_core::names::is_injected_field;
+
+use super::field::{Field, FieldType, Items, Location};
+use super::{Body, FIELD_NAME, PATH_VAR, Route};
+
+pub(super) fn check_path(full: &str, at: &str, problems: &mut Vec<String>) {
+    let (path, query) = full.split_once('?').map_or((full, None), |(p, q)| (p, Some(q)));
+    if !full.starts_with('/') {
+        problems.push(format!("{at}: `path` {full:?} must start with `/`"));
+    }
+    if full.contains('#') {
+        problems.push(format!(
+            "{at}: `path` {full:?} has a `#fragment`, which is never sent; remove it (name the operation by its `op`)"
+        ));
+    }
+    if full.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        problems.push(format!("{at}: `path` {full:?} has a space or control character; percent-encode it"));
+    }
+    if let Some(query) = query {
+        if query.contains(['{', '}']) {
+            problems.push(format!(
+                "{at}: the fixed query of `path` {full:?} has a `{{variable}}`; variables go in the path part, query values in fields"
+            ));
+        }
+        if query.contains('?') || query.split('&').any(|pair| pair.starts_with('=')) {
+            problems.push(format!(
+                "{at}: the fixed query of `path` {full:?} is not `key=value&...` (a key is empty or `?` appears twice)"
+            ));
+        }
+    }
+    let rest = PATH_VAR.replace_all(path, "");
+    if rest.contains('{') || rest.contains('}') {
+        problems.push(format!(
+            "{at}: `path` {path:?} has a malformed variable; write `{{name}}` with name `[A-Za-z_][A-Za-z0-9_]*`"
+        ));
+    }
+}
+
+pub(super) fn check_field(field: &Field, at: &str, problems: &mut Vec<String>) {
+    if !FIELD_NAME.is_match(&field.name) {
+        problems.push(format!("{at}: the name must match `[A-Za-z_][A-Za-z0-9_]*` (at most 64 characters)"));
+    }
+    if is_injected_field(&field.name) {
+        problems.push(format!(
+            "{at}: `{}` comes from the call context (caller identity), never from the model; remove the field",
+            field.name
+        ));
+    }
+    check_shape(&field.shape, at, problems);
+}
+
+fn check_shape(shape: &Items, at: &str, problems: &mut Vec<String>) {
+    let ty = shape.ty;
+    if shape.format.is_some() && ty != FieldType::String {
+        problems.push(format!("{at}: `format` applies to strings only, the type is {}", ty.as_str()));
+    }
+    if (shape.minimum.is_some() || shape.maximum.is_some()) && !ty.is_numeric() {
+        problems
+            .push(format!("{at}: `minimum`/`maximum` apply to numbers only, the type is {}", ty.as_str()));
+    }
+    for (name, v) in [("minimum", shape.minimum), ("maximum", shape.maximum)] {
+        if v.is_some_and(|v| !v.is_finite()) {
+            problems.push(format!("{at}: `{name}` must be a finite number"));
+        }
+    }
+    if let (Some(lo), Some(hi)) = (shape.minimum, shape.maximum)
+        && lo > hi
+    {
+        problems.push(format!("{at}: `minimum` {lo} is above `maximum` {hi}"));
+    }
+    if (shape.pattern.is_some() || shape.min_length.is_some() || shape.max_length.is_some())
+        && ty != FieldType::String
+    {
+        problems.push(format!("{at}: `pattern`/`min_length`/`max_length` apply to strings only"));
+    }
+    if let (Some(lo), Some(hi)) = (shape.min_length, shape.max_length)
+        && lo > hi
+    {
+        problems.push(format!("{at}: `min_length` {lo} is above `max_length` {hi}"));
+    }
+    if let Some(pattern) = &shape.pattern
+        && crate::validate::compile(&json!({ "pattern": pattern })).is_err()
+    {
+        problems.push(format!("{at}: `pattern` {pattern:?} is not a valid regular expression"));
+    }
+    if (shape.min_items.is_some() || shape.max_items.is_some()) && ty != FieldType::Array {
+        problems.push(format!("{at}: `min_items`/`max_items` apply to arrays only"));
+    }
+    if let (Some(lo), Some(hi)) = (shape.min_items, shape.max_items)
+        && lo > hi
+    {
+        problems.push(format!("{at}: `min_items` {lo} is above `max_items` {hi}"));
+    }
+    if let Some(values) = &shape.enum_values {
+        if values.is_empty() {
+            problems.push(format!("{at}: `enum` is empty"));
+        }
+        for v in values {
+            let fits = match ty {
+                FieldType::String => v.is_string(),
+                FieldType::Integer => v.is_i64() || v.is_u64(),
+                FieldType::Number => v.is_number(),
+                FieldType::Boolean => v.is_boolean(),
+                FieldType::Array | FieldType::Object => false,
+                FieldType::Any => true,
+            };
+            if !fits {
+                problems.push(format!("{at}: `enum` value {v} is not of type {}", ty.as_str()));
+            }
+        }
+    }
+    match ty {
+        FieldType::Array => match &shape.items {
+            None => problems.push(format!(
+                "{at}: an array needs `items` (e.g. `items = {{ type = \"string\" }}`); models need exact types"
+            )),
+            Some(items) => check_shape(items, &format!("{at} items"), problems),
+        },
+        _ if shape.items.is_some() => problems.push(format!("{at}: `items` applies to arrays only")),
+        _ => {}
+    }
+    match (&shape.values, ty) {
+        (Some(values), FieldType::Object) => check_shape(values, &format!("{at} values"), problems),
+        (Some(_), _) => problems.push(format!("{at}: `values` applies to objects only")),
+        (None, _) => {}
+    }
+    for (key, branches) in [("one_of", &shape.one_of), ("any_of", &shape.any_of)] {
+        if branches.len() == 1 {
+            problems.push(format!("{at}: `{key}` has one branch; give the shape itself instead"));
+        }
+        for (i, branch) in branches.iter().enumerate() {
+            check_shape(branch, &format!("{at} {key}[{i}]"), problems);
+        }
+    }
+    match ty {
+        FieldType::Object if shape.fields.is_empty() && shape.values.is_none() => problems.push(format!(
+            "{at}: an object needs `fields` (its keys and their types) or `values` (what every key holds; `values = {{ type = \"any\" }}` for a free-form object); models need exact schemas"
+        )),
+        FieldType::Object => {
+            let mut names = HashSet::new();
+            for f in &shape.fields {
+                if !names.insert(f.name.as_str()) {
+                    problems.push(format!("{at}: field `{}` is declared twice", f.name));
+                }
+                if f.location.is_some() {
+                    problems.push(format!(
+                        "{at}.{}: `in` applies to a route's own fields, not to the members of an object",
+                        f.name
+                    ));
+                }
+                if f.wire_name.is_some() {
+                    problems.push(format!(
+                        "{at}.{}: `wire_name` applies to a route's own fields, not to the members of an object",
+                        f.name
+                    ));
+                }
+                check_field(f, &format!("{at}.{}", f.name), problems);
+            }
+        }
+        _ if !shape.fields.is_empty() => problems.push(format!("{at}: `fields` applies to objects only")),
+        _ => {}
+    }
+}
+
+/// Header names a field may not set: the request's framing, its credentials and what the
+/// executor sets itself.
+pub(super) const RESERVED_HEADERS: [&str; 11] = [
+    "authorization",
+    "proxy_authorization",
+    "cookie",
+    "host",
+    "content_type",
+    "content_length",
+    "transfer_encoding",
+    "connection",
+    "accept",
+    "user_agent",
+    "te",
+];
+
+/// The wire names of a route: each one a name HTTP can carry, sent once per location, never
+/// a path variable's (its name is not sent), never a fixed query key; no nullable path variable.
+pub(super) fn check_wire_names(route: &Route, vars: &[String], at: &str, problems: &mut Vec<String>) {
+    let mut sent = HashSet::new();
+    let fixed: Vec<String> = route.fixed_query().into_iter().map(|(k, _)| k).collect();
+    for field in &route.fields {
+        let location = route.location(&field.name);
+        let is_var = vars.contains(&field.name);
+        if is_var && field.nullable {
+            problems.push(format!(
+                "{at}: path variable `{}` cannot be `nullable`; a path needs a value",
+                field.name
+            ));
+        }
+        if let Some(wire) = &field.wire_name {
+            if is_var {
+                problems.push(format!(
+                    "{at}: field `{}` is a path variable, whose name is never sent; remove `wire_name` (rename the variable in the path instead)",
+                    field.name
+                ));
+            }
+            if wire.is_empty() || wire.len() > 256 || wire.chars().any(char::is_control) {
+                problems.push(format!(
+                    "{at}: field `{}` has a `wire_name` that is empty, longer than 256 bytes or has a control character",
+                    field.name
+                ));
+            }
+            let token = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+            if location == Location::Header && !wire.bytes().all(token) {
+                problems.push(format!(
+                    "{at}: header field `{}` has `wire_name` {wire:?}, which is not a header name",
+                    field.name
+                ));
+            }
+        }
+        if !is_var && !sent.insert((location, field.sent_name())) {
+            problems.push(format!(
+                "{at}: field `{}` is sent as `{}`, like another field in the {}; each name is sent once",
+                field.name,
+                field.sent_name(),
+                location.as_str()
+            ));
+        }
+        if location == Location::Query && fixed.iter().any(|k| k == field.sent_name()) {
+            problems.push(format!(
+                "{at}: query field `{}` is sent as `{}`, which the path's fixed query already sets; remove one",
+                field.name,
+                field.sent_name()
+            ));
+        }
+    }
+}
+
+/// A form route (`body_encoding = "form"`): a write with a body, whose body fields are scalars
+/// or arrays of scalars.
+pub(super) fn check_form(route: &Route, writes: bool, at: &str, problems: &mut Vec<String>) {
+    if !writes || route.body == Body::None {
+        problems.push(format!(
+            "{at}: `body_encoding = \"form\"` applies to a POST, PUT or PATCH that sends a body; this {} sends none, remove `body_encoding`",
+            if writes { "route with `body = \"none\"`" } else { route.method.as_str() }
+        ));
+        return;
+    }
+    for field in route.fields.iter().filter(|f| route.location(&f.name) == Location::Body) {
+        let nested = match field.ty {
+            FieldType::Object => Some("an object"),
+            FieldType::Any => Some("of any type"),
+            FieldType::Array => match field.items.as_deref().map(|i| i.ty) {
+                Some(FieldType::Object) => Some("an array of objects"),
+                Some(FieldType::Array) => Some("an array of arrays"),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(what) = nested {
+            problems.push(format!(
+                "{at}: body field `{}` is {what}, which a form body (`body_encoding = \"form\"`) cannot hold: it takes strings, numbers, booleans and arrays of them; give each member as a field of its own, or remove `body_encoding` to send JSON",
+                field.name
+            ));
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! Token counts of what a model reads, in tokens of a real tokenizer that works offline
+//! (tiktoken's `o200k_base`, shipped inside tiktoken-rs, loaded once per process).
+//!
+//! One estimate for everything that sizes model context: `toolgate budget` (the first-call
+//! context per exposure mode and per domain) and the OpenAPI importer's limit on one
+//! generated tool ([`tool`]).
+//!
+//! ```
+//! assert!(toolgate_tokens::count("Read pets in Petstore.") > 3);
+//! let schema = serde_json::json!({"type": "object"});
+//! assert!(toolgate_tokens::tool("query_pets", "Read pets.", &schema) > toolgate_tokens::count("Read pets."));
+//! ```
+
+use serde_json::{Value, json};
+
+/// The name of the tokenizer the figures use.
+pub const TOKENIZER: &str = "o200k_base (tiktoken-rs)";
+
+/// Tokens of `text`.
+pub fn count(text: &str) -> usize {
+    tiktoken_rs::o200k_base_singleton().encode_with_special_tokens(text).len()
+}
+
+/// Tokens of one tool as a model reads it in a tool list: its name, description and input
+/// schema as one JSON object (`{"name", "description", "inputSchema"}`), which is what a
+/// tool's size is measured by (its schema + description).
+pub fn tool(name: &str, description: &str, input_schema: &Value) -> usize {
+    count(&json!({ "name": name, "description": description, "inputSchema": input_schema }).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_grow_with_the_text() {
+        assert_eq!(count(""), 0);
+        let one = count("update the database users");
+        assert!(one >= 4, "{one}");
+        assert!(count(&"update the database users ".repeat(10)) >= 9 * one);
+    }
+
+    #[test]
+    fn a_tool_counts_its_schema_and_description() {
+        let small = json!({"type": "object"});
+        let big = json!({"type": "object", "properties": {"name": {"type": "string", "description": "The user's name."}}});
+        assert!(tool("t", "d", &big) > tool("t", "d", &small));
+        assert!(tool("t", "a longer description of the tool", &small) > tool("t", "d", &small));
+    }
+}
