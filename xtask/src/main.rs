@@ -2,6 +2,7 @@
 //!
 //! - `cargo xtask codegen [--check]`: write (or check) the generated schemas and docs.
 //! - `cargo xtask layers`: check that crate dependencies only point down the layers.
+//! - `cargo xtask public-api [--check]`: write (or check, as a semver check) each library crate's public API snapshot.
 //! - `cargo xtask bench mcp`: toolgate against FastMCP over streamable HTTP (writes docs/bench-mcp.md).
 //! - `cargo xtask bench upstream`: toolgate in front of a Python SDK upstream against calling it directly (its section of docs/bench-mcp.md).
 //! - `cargo xtask link-order`: profile what a release toolgate runs first (writes crates/toolgate/link-order.txt).
@@ -9,6 +10,7 @@
 mod bench;
 mod codegen;
 mod layers;
+mod public_api;
 
 use std::path::{Path, PathBuf};
 
@@ -25,10 +27,16 @@ fn main() -> Result<()> {
             eprintln!("layers: every dependency points down");
             Ok(())
         }
+        ["public-api"] => public_api::run(Mode::Write),
+        ["public-api", "--check"] => {
+            public_api::run(Mode::Check)?;
+            eprintln!("public-api: every library crate matches its snapshot");
+            Ok(())
+        }
         ["bench", rest @ ..] => bench::run(rest),
         ["link-order", rest @ ..] => bench::link_order::run(rest),
         _ => bail!(
-            "usage: cargo xtask codegen [--check] | cargo xtask layers | cargo xtask bench mcp|upstream [options] | \
+            "usage: cargo xtask codegen [--check] | cargo xtask layers | cargo xtask public-api [--check] | cargo xtask bench mcp|upstream [options] | \
              cargo xtask link-order [--no-build]"
         ),
     }
