@@ -34,8 +34,9 @@ pub struct SqlAudit {
     instance: String,
 }
 
-/// One stored record.
+/// One stored record, as [`SqlAudit::query`] answers it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct AuditEntry {
     /// Increasing with every append.
     pub id: i64,
@@ -96,9 +97,11 @@ impl From<Row> for AuditEntry {
     }
 }
 
-/// Which records to read. Unset fields do not filter.
+/// Which records to read. Unset fields do not filter: `AuditQuery::default()`
+/// reads the newest 100 records; narrow it with the `with_*` methods.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AuditQuery {
     /// Only this user's calls.
     pub user: Option<String>,
@@ -110,6 +113,39 @@ pub struct AuditQuery {
     pub since: Option<String>,
     /// At most this many, newest first (default 100, at most [`MAX_AUDIT_ROWS`]).
     pub limit: Option<u32>,
+}
+
+impl AuditQuery {
+    /// Only this user's calls.
+    pub fn with_user(mut self, user: impl Into<String>) -> Self {
+        self.user = Some(user.into());
+        self
+    }
+
+    /// Only calls of this tool.
+    pub fn with_tool(mut self, tool: impl Into<String>) -> Self {
+        self.tool = Some(tool.into());
+        self
+    }
+
+    /// Only this outcome (`OK` or an error code such as `PERMISSION_DENIED`).
+    pub fn with_outcome(mut self, outcome: impl Into<String>) -> Self {
+        self.outcome = Some(outcome.into());
+        self
+    }
+
+    /// Only calls at or after this RFC 3339 time; a text that is not one makes
+    /// [`SqlAudit::query`] fail with [`Error::InvalidQuery`].
+    pub fn with_since(mut self, since: impl Into<String>) -> Self {
+        self.since = Some(since.into());
+        self
+    }
+
+    /// At most this many records (clamped to 1..=[`MAX_AUDIT_ROWS`]).
+    pub fn with_limit(mut self, limit: u32) -> Self {
+        self.limit = Some(limit);
+        self
+    }
 }
 
 /// `2026-11-30T12:00:00Z` as the table writes it (milliseconds, `Z`), so text comparison is time comparison.

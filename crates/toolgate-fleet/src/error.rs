@@ -2,6 +2,7 @@
 
 /// What went wrong talking to a shared store.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The database answered with an error or could not be reached.
     #[error("database: {0}")]

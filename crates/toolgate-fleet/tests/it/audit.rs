@@ -27,7 +27,7 @@ async fn trail_holds(url: &str) {
     let denied = call(&gateway, &alice, "purge_things", json!({})).await;
     assert_eq!(denied.code(), Some(ErrorCode::PermissionDenied));
 
-    let rows = audit.query(&AuditQuery { user: Some(user.clone()), ..AuditQuery::default() }).await.unwrap();
+    let rows = audit.query(&AuditQuery::default().with_user(&user)).await.unwrap();
     assert_eq!(rows.len(), 2, "reads are not audited: {rows:?}");
     let (purge, submit) = (&rows[0], &rows[1]);
     assert_eq!(purge.tool, "purge_things");
@@ -42,26 +42,21 @@ async fn trail_holds(url: &str) {
     assert!(!serde_json::to_string(&rows).unwrap().contains("sk-very-secret"));
     assert!(submit.id < purge.id);
 
-    let by_tool =
-        AuditQuery { user: Some(user.clone()), tool: Some("submit_thing".into()), ..AuditQuery::default() };
+    let by_tool = AuditQuery::default().with_user(&user).with_tool("submit_thing");
     assert_eq!(audit.query(&by_tool).await.unwrap().len(), 1);
-    let since = AuditQuery { user: Some(user.clone()), since: Some(before), ..AuditQuery::default() };
+    let since = AuditQuery::default().with_user(&user).with_since(before);
     assert_eq!(audit.query(&since).await.unwrap().len(), 2);
-    let later = AuditQuery {
-        user: Some(user.clone()),
-        since: Some("2999-01-01T00:00:00Z".into()),
-        ..AuditQuery::default()
-    };
+    let later = AuditQuery::default().with_user(&user).with_since("2999-01-01T00:00:00Z");
     assert!(audit.query(&later).await.unwrap().is_empty());
-    let bad = AuditQuery { since: Some("yesterday".into()), ..AuditQuery::default() };
+    let bad = AuditQuery::default().with_since("yesterday");
     assert!(audit.query(&bad).await.unwrap_err().to_string().contains("RFC 3339"));
-    let one = AuditQuery { user: Some(user.clone()), limit: Some(1), ..AuditQuery::default() };
+    let one = AuditQuery::default().with_user(&user).with_limit(1);
     assert_eq!(audit.query(&one).await.unwrap().len(), 1);
 
     // Retention keeps what is younger than the age (the database may be
     // shared with other runs, so only this run's rows are counted)...
     audit.prune_older_than(Duration::from_secs(3600)).await.unwrap();
-    let mine = AuditQuery { user: Some(user.clone()), ..AuditQuery::default() };
+    let mine = AuditQuery::default().with_user(&user);
     assert_eq!(audit.query(&mine).await.unwrap().len(), 2);
     // ...and deletes what is older, on a database of this test's own.
     if url.starts_with("sqlite:") {

@@ -251,7 +251,7 @@ async fn keys_are_listed_made_changed_and_revoked_through_the_admin_api_and_audi
 
     // Each operation is on the trail, under the operator who did it, without the secret.
     let records = trail
-        .query(&toolgate_fleet::AuditQuery { user: Some("ada".into()), ..Default::default() })
+        .query(&toolgate_fleet::AuditQuery::default().with_user("ada"))
         .await
         .unwrap();
     let tools: Vec<&str> = records.iter().map(|r| r.tool.as_str()).collect();

@@ -36,13 +36,12 @@ pub(crate) async fn run(args: Args, config: &Config) -> Result<ExitCode> {
     let audit = toolgate_fleet::SqlAudit::open(db, toolgate::wiring::instance_name(config))
         .await
         .context("opening the audit trail")?;
-    let query = toolgate_fleet::AuditQuery {
-        user: args.user,
-        tool: args.tool,
-        outcome: args.outcome.map(|o| o.to_ascii_uppercase()),
-        since,
-        limit: args.limit,
-    };
+    let mut query = toolgate_fleet::AuditQuery::default();
+    query.user = args.user;
+    query.tool = args.tool;
+    query.outcome = args.outcome.map(|o| o.to_ascii_uppercase());
+    query.since = since;
+    query.limit = args.limit;
     let records = audit.query(&query).await?;
     for r in &records {
         if args.json {
