@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 /// How to reach the database and how to pool connections to it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct DbConfig {
     /// `sqlite:path/to/file.db` (created with mode 0600 when missing),
     /// `sqlite::memory:` or `postgres://user@host:port/db`.
@@ -65,9 +66,22 @@ impl Default for DbConfig {
 }
 
 impl DbConfig {
-    /// The defaults for `url`.
+    /// The defaults (10 connections, 5 s acquire timeout, 10 s of connect
+    /// retries, `synchronous = full`) for `url`.
     pub fn new(url: impl Into<String>) -> Self {
         Self { url: url.into(), ..Self::default() }
+    }
+
+    /// The same settings for another URL (`sqlite:…` or `postgres://…`).
+    pub fn with_url(mut self, url: impl Into<String>) -> Self {
+        self.url = url.into();
+        self
+    }
+
+    /// The same settings with this SQLite `synchronous` level.
+    pub fn with_sqlite_synchronous(mut self, level: Synchronous) -> Self {
+        self.sqlite_synchronous = level;
+        self
     }
 
     /// The same settings with at most `n` connections.
@@ -88,15 +102,52 @@ impl DbConfig {
         self
     }
 
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn acquire_timeout_duration(&self) -> Duration {
         Duration::from_millis(self.acquire_timeout_ms.max(1))
     }
 
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn idle_timeout(&self) -> Option<Duration> {
         (self.idle_timeout_secs > 0).then(|| Duration::from_secs(self.idle_timeout_secs))
     }
 
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn max_lifetime(&self) -> Option<Duration> {
         (self.max_lifetime_secs > 0).then(|| Duration::from_secs(self.max_lifetime_secs))
+    }
+}
+
+/// Which database a [`Db`](crate::Db) talks to (the scheme of its URL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Backend {
+    /// SQLite (`sqlite:` URLs); the pool needs the `sqlite` feature.
+    Sqlite,
+    /// PostgreSQL (`postgres://` URLs); the pool needs the `postgres` feature.
+    Postgres,
+}
+
+impl Backend {
+    /// `"sqlite"` or `"postgres"`, also the name of the cargo feature that builds it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "sqlite",
+            Backend::Postgres => "postgres",
+        }
+    }
+}
+
+/// A database URL without its password, for messages.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{user}:[redacted]{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.to_owned(),
     }
 }

@@ -3,15 +3,20 @@
 //! backoff while the server refuses or is starting up.
 
 use std::fmt;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 use std::io::ErrorKind;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 use std::time::{Duration, Instant};
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 use sqlx::{ConnectOptions, Connection};
 
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 use crate::error::{Error, Result};
 
 /// Why the first connection failed, in words an operator can act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ConnectCause {
     /// Nothing listens there (or a firewall refused).
     Refused,
@@ -40,6 +45,7 @@ impl ConnectCause {
         )
     }
 
+    #[cfg(any(feature = "sqlite", feature = "postgres"))]
     pub(crate) fn of(error: &sqlx::Error) -> Self {
         match error {
             sqlx::Error::Io(io) => match io.kind() {
@@ -84,6 +90,7 @@ impl fmt::Display for ConnectCause {
 /// Open one connection with `options`, retrying transient failures with
 /// backoff (100 ms doubling to 2 s) until `retry_for` has passed. Each try
 /// waits at most `attempt_timeout`.
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub(crate) async fn probe<O: ConnectOptions>(
     options: &O,
     target: &str,

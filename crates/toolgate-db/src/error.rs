@@ -2,10 +2,12 @@
 //! its password, and the cause in words.
 
 use crate::classify::{Classify, ErrorClass, classify};
+use crate::config::Backend;
 use crate::connect::ConnectCause;
 
 /// What connecting, migrating or a query through [`on_pool!`](crate::on_pool) can fail with.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The URL is neither `sqlite:` nor `postgres://` / `postgresql://`, or does not parse.
     #[error(
@@ -15,12 +17,21 @@ pub enum Error {
         /// The URL without its password.
         url: String,
     },
+    /// The URL names a backend this build of the crate leaves out: enable
+    /// toolgate-db's cargo feature of that name (`sqlite` or `postgres`).
+    #[error("{url} needs the {} backend, which this build leaves out (enable toolgate-db's `{}` feature)", backend.as_str(), backend.as_str())]
+    BackendNotEnabled {
+        /// The backend the URL asks for.
+        backend: Backend,
+        /// The URL without its password.
+        url: String,
+    },
     /// The first connection failed; `cause` says why in words.
     #[error("cannot connect to {target}: {cause}")]
     Connect {
         /// The server (or file), without a password.
         target: String,
-        /// Why.
+        /// Why, in words an operator can act on.
         cause: ConnectCause,
         /// The driver's error.
         #[source]
@@ -29,18 +40,18 @@ pub enum Error {
     /// The SQLite file could not be created.
     #[error("cannot create the SQLite file {path}: {source}")]
     CreateFile {
-        /// The file.
+        /// The file's path.
         path: String,
-        /// Why.
+        /// The operating system's error (a missing folder, no permission).
         #[source]
         source: std::io::Error,
     },
     /// Applying a crate's migrations failed.
     #[error("applying the {owner} migrations failed: {source}")]
     Migrate {
-        /// The crate whose migrations failed.
+        /// The crate whose migrations failed (the `owner` of its `MigrationSet`).
         owner: &'static str,
-        /// Why.
+        /// sqlx's migration error (a failed statement, a changed applied migration).
         #[source]
         source: sqlx::migrate::MigrateError,
     },

@@ -1,5 +1,7 @@
 //! SQLite and PostgreSQL pools and migrations, written once for every store
-//! of toolgate (travel, fitness-api, the API keys).
+//! of toolgate (the travel and fitness-api stores, the fleet's audit log, the
+//! API keys). Use it when several stores of one process must share one pool,
+//! one set of settings and one answer to "is this error worth retrying?".
 //!
 //! - [`DbConfig`]: one set of pool settings (busy timeout, WAL,
 //!   `synchronous`, foreign keys, acquire timeout, connection lifetimes, the
@@ -22,32 +24,77 @@
 //! - [`redis_client`]: Redis clients trusting `[tls] ca_file`, and
 //!   [`redis_certificate_problem`] to tell a refused certificate from an outage.
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), toolgate_db::Error> {
-//! let db = toolgate_db::Db::connect(&toolgate_db::DbConfig::new("sqlite:app.db")).await?;
-//! let n: i64 = toolgate_db::on_pool!(db, toolgate_db::Error, |pool| {
-//!     sqlx::query_scalar("SELECT 1").fetch_one(pool).await?
-//! });
-//! # let _ = n; Ok(()) }
+//! # Example
+//!
+//! One query body, written once, run on whichever backend the URL names
+//! (here a SQLite file in a temporary folder):
+//!
 //! ```
+//! use toolgate_db::{Backend, Db, DbConfig};
+//!
+//! async fn add_note(db: &Db, body: &str) -> Result<i64, toolgate_db::Error> {
+//!     Ok(toolgate_db::on_pool!(db, toolgate_db::Error, |pool| {
+//!         sqlx::query("CREATE TABLE IF NOT EXISTS notes (body TEXT NOT NULL)").execute(pool).await?;
+//!         sqlx::query("INSERT INTO notes (body) VALUES ($1)").bind(body).execute(pool).await?;
+//!         sqlx::query_scalar("SELECT count(*) FROM notes").fetch_one(pool).await?
+//!     }))
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let url = format!("sqlite:{}", dir.path().join("app.db").display());
+//! let db = Db::connect(&DbConfig::new(url).max_connections(4)).await?;
+//! assert_eq!(db.backend(), Backend::Sqlite);
+//! assert_eq!(add_note(&db, "first").await?, 1);
+//! assert_eq!(add_note(&db, "second").await?, 2);
+//! # Ok(()) }
+//! ```
+//!
+//! # Cargo features
+//!
+//! - `sqlite` (default): the SQLite backend ([`Pool::Sqlite`]).
+//! - `postgres` (default): the PostgreSQL backend ([`Pool::Postgres`]), TLS
+//!   through rustls with the aws-lc-rs provider.
+//! - `redis` (default): [`redis_client`] and [`redis_certificate_problem`].
+//!
+//! With at least one backend the crate offers the pool: [`Db`], [`Pool`],
+//! [`on_pool!`], [`MigrationSet`], [`NoFlush`]. A URL of a backend left out
+//! fails [`Db::connect`] with [`Error::BackendNotEnabled`]. With neither
+//! backend (`default-features = false`) a pool would have nothing to
+//! connect to, so only the shared types build: [`DbConfig`], [`Error`],
+//! [`ConnectCause`], [`Backend`], [`redact`] and the classifier
+//! ([`classify`], [`Classify`], [`ErrorClass`]), for code that reads
+//! settings or classifies errors without opening a database.
+
+#![deny(missing_docs)]
 
 mod classify;
 mod config;
 mod connect;
 mod error;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod migrate;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod pool;
+#[cfg(feature = "redis")]
 mod redis_tls;
+#[cfg(feature = "sqlite")]
 mod sqlite;
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 mod unflushed;
 
 pub use classify::{Classify, ErrorClass, classify, classify_code};
-pub use config::{DbConfig, Synchronous};
+pub use config::{Backend, DbConfig, Synchronous, redact};
 pub use connect::ConnectCause;
 pub use error::{Error, Result};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use migrate::MigrationSet;
-pub use pool::{Backend, Db, Pool, STALE_ATTEMPTS, redact};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
+pub use pool::{Db, Pool, STALE_ATTEMPTS};
+#[cfg(feature = "redis")]
 pub use redis_tls::{redis_certificate_problem, redis_client};
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 pub use unflushed::{Lowered, NoFlush};
 
 /// Run `$body` with `$pool` bound to the concrete pool behind a [`Db`]
@@ -65,6 +112,7 @@ pub use unflushed::{Lowered, NoFlush};
 /// `From`). The body may therefore run more than once: keep writes
 /// idempotent or inside one transaction (a dead connection fails before
 /// anything commits).
+#[cfg(any(feature = "sqlite", feature = "postgres"))]
 #[macro_export]
 macro_rules! on_pool {
     ($db:expr, $err:ty, |$pool:ident| $body:expr) => {{
@@ -81,10 +129,7 @@ macro_rules! on_pool {
             // inline is copied whole each time it moves (into a tool's box,
             // into a spawned task). On the heap, every caller stays small.
             let __result: ::std::result::Result<_, $err> = ::std::boxed::Box::pin(async {
-                ::std::result::Result::Ok(match __db.pool() {
-                    $crate::Pool::Sqlite($pool) => $body,
-                    $crate::Pool::Postgres($pool) => $body,
-                })
+                ::std::result::Result::Ok($crate::__on_each_pool!(__db.pool(), $pool, $body))
             })
             .await;
             match __result {
@@ -98,4 +143,42 @@ macro_rules! on_pool {
             }
         }
     }};
+}
+
+// `on_pool!` expands in the caller's crate, where `cfg(feature = ...)` would
+// read the caller's features: the match over the built backends is chosen
+// here instead, one definition per combination.
+
+#[cfg(all(feature = "sqlite", feature = "postgres"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __on_each_pool {
+    ($pool_of:expr, $pool:ident, $body:expr) => {
+        match $pool_of {
+            $crate::Pool::Sqlite($pool) => $body,
+            $crate::Pool::Postgres($pool) => $body,
+        }
+    };
+}
+
+#[cfg(all(feature = "sqlite", not(feature = "postgres")))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __on_each_pool {
+    ($pool_of:expr, $pool:ident, $body:expr) => {
+        match $pool_of {
+            $crate::Pool::Sqlite($pool) => $body,
+        }
+    };
+}
+
+#[cfg(all(feature = "postgres", not(feature = "sqlite")))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __on_each_pool {
+    ($pool_of:expr, $pool:ident, $body:expr) => {
+        match $pool_of {
+            $crate::Pool::Postgres($pool) => $body,
+        }
+    };
 }

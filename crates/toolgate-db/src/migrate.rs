@@ -9,7 +9,8 @@ use crate::pool::{Db, Pool};
 
 /// One crate's migrations: `sqlx::migrate!("./migrations/sqlite")` and
 /// `sqlx::migrate!("./migrations/postgres")` (or the same folder twice when
-/// the SQL is portable).
+/// the SQL is portable). Both fields exist whatever backends are built;
+/// only the one matching the [`Db`]'s backend runs.
 #[derive(Debug)]
 pub struct MigrationSet {
     /// The owning crate, for messages.
@@ -27,10 +28,12 @@ impl Db {
     /// lock). Migrations of a newer binary that this one does not know are
     /// tolerated, so an older instance keeps running during a rolling upgrade.
     pub async fn migrate(&self, set: MigrationSet) -> Result<()> {
-        let MigrationSet { owner, table, sqlite, postgres } = set;
+        let (owner, table) = (set.owner, set.table);
         let result = match self.pool() {
-            Pool::Sqlite(pool) => prepare(sqlite, table).run(pool).await,
-            Pool::Postgres(pool) => prepare(postgres, table).run(pool).await,
+            #[cfg(feature = "sqlite")]
+            Pool::Sqlite(pool) => prepare(set.sqlite, table).run(pool).await,
+            #[cfg(feature = "postgres")]
+            Pool::Postgres(pool) => prepare(set.postgres, table).run(pool).await,
         };
         result.map_err(|source| Error::Migrate { owner, source })
     }

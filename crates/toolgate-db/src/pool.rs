@@ -8,13 +8,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use sqlx::pool::PoolConnectionMetadata;
+#[cfg(feature = "postgres")]
 use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
+#[cfg(feature = "sqlite")]
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
 use crate::classify::{Classify, ErrorClass};
-use crate::config::{DbConfig, Synchronous};
+#[cfg(feature = "sqlite")]
+use crate::config::Synchronous;
+use crate::config::{Backend, DbConfig, redact};
 use crate::connect::probe;
 use crate::error::{Error, Result};
 
@@ -24,32 +28,17 @@ use crate::error::{Error, Result};
 /// during the retry itself.
 pub const STALE_ATTEMPTS: u32 = 3;
 
-/// The concrete pool behind a [`Db`].
+/// The concrete pool behind a [`Db`]. Each variant exists only with its
+/// cargo feature (`sqlite`, `postgres`); [`on_pool!`](crate::on_pool) matches
+/// whichever are built, so code written through it compiles either way.
 #[derive(Clone, Debug)]
 pub enum Pool {
     /// A SQLite file (WAL) or in-memory database.
+    #[cfg(feature = "sqlite")]
     Sqlite(SqlitePool),
     /// A PostgreSQL server.
+    #[cfg(feature = "postgres")]
     Postgres(PgPool),
-}
-
-/// Which database a [`Db`] talks to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// SQLite.
-    Sqlite,
-    /// PostgreSQL.
-    Postgres,
-}
-
-impl Backend {
-    /// `"sqlite"` or `"postgres"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Backend::Sqlite => "sqlite",
-            Backend::Postgres => "postgres",
-        }
-    }
 }
 
 /// When a dead connection was last seen, as nanoseconds since `base` (0:
@@ -65,6 +54,7 @@ struct Health {
     down: AtomicBool,
     /// One direct connection attempt at a time while down: a burst of calls
     /// after a saturated pool timed out must not open a connection each.
+    #[cfg(feature = "postgres")]
     probing: tokio::sync::Mutex<()>,
 }
 
@@ -113,61 +103,85 @@ impl Db {
             base: Instant::now(),
             stale_seen_at: AtomicU64::new(0),
             down: AtomicBool::new(false),
+            #[cfg(feature = "postgres")]
             probing: tokio::sync::Mutex::new(()),
         });
-        let retry = Duration::from_secs(config.connect_retry_secs);
-        let attempt_timeout = config.acquire_timeout_duration().max(Duration::from_secs(5));
         if url.starts_with("sqlite:") {
-            let options = SqliteConnectOptions::from_str(url)
-                .map_err(|_| Error::UnsupportedUrl { url: redact(url) })?;
-            let memory = url.contains(":memory:") || url.contains("mode=memory");
-            let options =
-                options.foreign_keys(true).busy_timeout(Duration::from_millis(config.busy_timeout_ms));
-            if memory {
-                // An in-memory database lives in one connection: keep exactly one, forever.
-                let pool = SqlitePoolOptions::new()
-                    .max_connections(1)
-                    .min_connections(1)
-                    .idle_timeout(None)
-                    .max_lifetime(None)
-                    .acquire_timeout(config.acquire_timeout_duration())
-                    .test_before_acquire(false)
-                    .connect_with(options)
-                    .await
-                    .map_err(|source| Error::Connect {
-                        target: redact(url),
-                        cause: crate::ConnectCause::of(&source),
-                        source,
-                    })?;
-                return Ok(Self { pool: Pool::Sqlite(pool), health, max_connections: 1 });
-            }
-            let options = options.create_if_missing(true).journal_mode(SqliteJournalMode::Wal).synchronous(
-                match config.sqlite_synchronous {
-                    Synchronous::Full => SqliteSynchronous::Full,
-                    Synchronous::Normal => SqliteSynchronous::Normal,
-                },
-            );
-            crate::sqlite::create_private(options.get_filename())?;
-            let target = options.get_filename().display().to_string();
-            probe(&options, &target, retry, attempt_timeout).await?;
-            let pool = with_stale_check(SqlitePoolOptions::new(), config, &health).connect_lazy_with(options);
-            Ok(Self { pool: Pool::Sqlite(pool), health, max_connections: config.max_connections.max(1) })
-        } else if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let options =
-                PgConnectOptions::from_str(url).map_err(|_| Error::UnsupportedUrl { url: redact(url) })?;
-            let target = format!(
-                "postgres://{}@{}:{}/{}",
-                options.get_username(),
-                options.get_host(),
-                options.get_port(),
-                options.get_database().unwrap_or_default()
-            );
-            probe(&options, &target, retry, attempt_timeout).await?;
-            let pool = with_stale_check(PgPoolOptions::new(), config, &health).connect_lazy_with(options);
-            Ok(Self { pool: Pool::Postgres(pool), health, max_connections: config.max_connections.max(1) })
-        } else {
-            Err(Error::UnsupportedUrl { url: redact(url) })
+            #[cfg(feature = "sqlite")]
+            return Self::connect_sqlite(config, health).await;
+            #[cfg(not(feature = "sqlite"))]
+            return Err(Error::BackendNotEnabled { backend: Backend::Sqlite, url: redact(url) });
         }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            #[cfg(feature = "postgres")]
+            return Self::connect_postgres(config, health).await;
+            #[cfg(not(feature = "postgres"))]
+            return Err(Error::BackendNotEnabled { backend: Backend::Postgres, url: redact(url) });
+        }
+        Err(Error::UnsupportedUrl { url: redact(url) })
+    }
+
+    /// How long to keep retrying the first connection, and how long each try may take.
+    fn first_connection(config: &DbConfig) -> (Duration, Duration) {
+        let retry = Duration::from_secs(config.connect_retry_secs);
+        (retry, config.acquire_timeout_duration().max(Duration::from_secs(5)))
+    }
+
+    #[cfg(feature = "sqlite")]
+    async fn connect_sqlite(config: &DbConfig, health: Arc<Health>) -> Result<Self> {
+        let url = config.url.as_str();
+        let (retry, attempt_timeout) = Self::first_connection(config);
+        let options =
+            SqliteConnectOptions::from_str(url).map_err(|_| Error::UnsupportedUrl { url: redact(url) })?;
+        let memory = url.contains(":memory:") || url.contains("mode=memory");
+        let options = options.foreign_keys(true).busy_timeout(Duration::from_millis(config.busy_timeout_ms));
+        if memory {
+            // An in-memory database lives in one connection: keep exactly one, forever.
+            let pool = SqlitePoolOptions::new()
+                .max_connections(1)
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None)
+                .acquire_timeout(config.acquire_timeout_duration())
+                .test_before_acquire(false)
+                .connect_with(options)
+                .await
+                .map_err(|source| Error::Connect {
+                    target: redact(url),
+                    cause: crate::ConnectCause::of(&source),
+                    source,
+                })?;
+            return Ok(Self { pool: Pool::Sqlite(pool), health, max_connections: 1 });
+        }
+        let options = options.create_if_missing(true).journal_mode(SqliteJournalMode::Wal).synchronous(
+            match config.sqlite_synchronous {
+                Synchronous::Full => SqliteSynchronous::Full,
+                Synchronous::Normal => SqliteSynchronous::Normal,
+            },
+        );
+        crate::sqlite::create_private(options.get_filename())?;
+        let target = options.get_filename().display().to_string();
+        probe(&options, &target, retry, attempt_timeout).await?;
+        let pool = with_stale_check(SqlitePoolOptions::new(), config, &health).connect_lazy_with(options);
+        Ok(Self { pool: Pool::Sqlite(pool), health, max_connections: config.max_connections.max(1) })
+    }
+
+    #[cfg(feature = "postgres")]
+    async fn connect_postgres(config: &DbConfig, health: Arc<Health>) -> Result<Self> {
+        let url = config.url.as_str();
+        let (retry, attempt_timeout) = Self::first_connection(config);
+        let options =
+            PgConnectOptions::from_str(url).map_err(|_| Error::UnsupportedUrl { url: redact(url) })?;
+        let target = format!(
+            "postgres://{}@{}:{}/{}",
+            options.get_username(),
+            options.get_host(),
+            options.get_port(),
+            options.get_database().unwrap_or_default()
+        );
+        probe(&options, &target, retry, attempt_timeout).await?;
+        let pool = with_stale_check(PgPoolOptions::new(), config, &health).connect_lazy_with(options);
+        Ok(Self { pool: Pool::Postgres(pool), health, max_connections: config.max_connections.max(1) })
     }
 
     /// The concrete pool (for [`on_pool!`](crate::on_pool)).
@@ -178,7 +192,9 @@ impl Db {
     /// Which database this is.
     pub fn backend(&self) -> Backend {
         match self.pool {
+            #[cfg(feature = "sqlite")]
             Pool::Sqlite(_) => Backend::Sqlite,
+            #[cfg(feature = "postgres")]
             Pool::Postgres(_) => Backend::Postgres,
         }
     }
@@ -191,7 +207,9 @@ impl Db {
     /// Connections open right now (idle or in use).
     pub fn size(&self) -> u32 {
         match &self.pool {
+            #[cfg(feature = "sqlite")]
             Pool::Sqlite(p) => p.size(),
+            #[cfg(feature = "postgres")]
             Pool::Postgres(p) => p.size(),
         }
     }
@@ -200,7 +218,9 @@ impl Db {
     /// `PoolClosed`, an UNAVAILABLE error.
     pub async fn close(&self) {
         match &self.pool {
+            #[cfg(feature = "sqlite")]
             Pool::Sqlite(p) => p.close().await,
+            #[cfg(feature = "postgres")]
             Pool::Postgres(p) => p.close().await,
         }
     }
@@ -225,7 +245,15 @@ impl Db {
         Box::pin(self.probe()).await
     }
 
+    /// Only a PostgreSQL pool is ever marked down (see [`Db::retry_after`]).
+    #[cfg(not(feature = "postgres"))]
     async fn probe(&self) -> Result<(), sqlx::Error> {
+        Ok(())
+    }
+
+    #[cfg(feature = "postgres")]
+    async fn probe(&self) -> Result<(), sqlx::Error> {
+        #[allow(irrefutable_let_patterns)]
         let Pool::Postgres(pool) = &self.pool else { return Ok(()) };
         let _one_at_a_time = self.health.probing.lock().await;
         if !self.is_down() {
@@ -255,7 +283,7 @@ impl Db {
         // A saturated pool times out too; then the next call's direct
         // connection opens and clears the mark, at the cost of one handshake.
         if matches!(error.database_error(), Some(sqlx::Error::PoolTimedOut))
-            && matches!(self.pool, Pool::Postgres(_))
+            && self.backend() == Backend::Postgres
         {
             if !self.health.down.swap(true, Ordering::Relaxed) {
                 tracing::warn!(target: "db", "database unreachable; calls fail at once until it answers again");
@@ -291,18 +319,4 @@ fn with_stale_check<DB: sqlx::Database>(
             let keep = !health.predates_failure(meta.age);
             Box::pin(async move { Ok(keep) })
         })
-}
-
-/// A database URL without its password, for messages.
-pub fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &url[scheme + 3..at];
-            match userinfo.split_once(':') {
-                Some((user, _)) => format!("{}{user}:[redacted]{}", &url[..scheme + 3], &url[at..]),
-                None => url.to_owned(),
-            }
-        }
-        _ => url.to_owned(),
-    }
 }

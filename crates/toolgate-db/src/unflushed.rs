@@ -14,8 +14,11 @@
 
 use std::future::Future;
 
+#[cfg(feature = "postgres")]
+use sqlx::Postgres;
+#[cfg(feature = "sqlite")]
+use sqlx::Sqlite;
 use sqlx::pool::PoolConnection;
-use sqlx::{Postgres, Sqlite};
 
 /// What puts a connection's durability back.
 #[must_use = "restore the connection's durability with `restore_flush`"]
@@ -30,6 +33,7 @@ pub trait NoFlush {
     fn restore_flush(&mut self, lowered: Lowered) -> impl Future<Output = sqlx::Result<()>> + Send;
 }
 
+#[cfg(feature = "sqlite")]
 impl NoFlush for PoolConnection<Sqlite> {
     async fn no_flush(&mut self) -> sqlx::Result<Lowered> {
         let level: i64 = sqlx::query_scalar("PRAGMA synchronous").fetch_one(&mut **self).await?;
@@ -49,6 +53,7 @@ impl NoFlush for PoolConnection<Sqlite> {
     }
 }
 
+#[cfg(feature = "postgres")]
 impl NoFlush for PoolConnection<Postgres> {
     async fn no_flush(&mut self) -> sqlx::Result<Lowered> {
         sqlx::query("SET synchronous_commit = off").execute(&mut **self).await?;
