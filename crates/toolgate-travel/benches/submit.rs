@@ -121,11 +121,8 @@ fn sqlite_sync() -> toolgate_db::Synchronous {
 }
 
 async fn setup(name: &'static str, url: String, dir: Option<tempfile::TempDir>) -> Arc<Bench> {
-    let config = toolgate_db::DbConfig {
-        max_connections: POOL,
-        sqlite_synchronous: sqlite_sync(),
-        ..toolgate_db::DbConfig::new(url.clone())
-    };
+    let config =
+        toolgate_db::DbConfig::new(url.clone()).max_connections(POOL).with_sqlite_synchronous(sqlite_sync());
     let store = toolgate_travel::Store::open(toolgate_db::Db::connect(&config).await.unwrap()).await.unwrap();
     eprintln!("{name}: synchronous={:?}", sqlite_sync());
     let tools = toolgate_travel::tools(store, toolgate_travel::TravelConfig::default());

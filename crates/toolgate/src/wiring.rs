@@ -90,10 +90,10 @@ impl App {
             tracing::warn!("{warning}");
         }
         let (ca_pem, oauth) = (plan.ca_pem.clone(), plan.oauth.clone());
-        let database = toolgate_db::DbConfig {
-            url: with_ca(&config.database.url, config.tls.ca_file.as_deref()),
-            ..config.database.clone()
-        };
+        let database = config
+            .database
+            .clone()
+            .with_url(with_ca(&config.database.url, config.tls.ca_file.as_deref()));
         let db = connect_db(&database).await?;
         let travel_store =
             toolgate_travel::Store::open(db.clone()).await.context("opening the travel store")?;
@@ -377,7 +377,7 @@ pub fn load_skills(
 /// created when missing). The error names the cause and the server, never
 /// the password.
 pub async fn connect_db(config: &toolgate_db::DbConfig) -> Result<toolgate_db::Db> {
-    let config = toolgate_db::DbConfig { url: sqlite_create(&config.url), ..config.clone() };
+    let config = config.clone().with_url(sqlite_create(&config.url));
     toolgate_db::Db::connect(&config)
         .await
         .context("connecting to the database ([database] in toolgate.toml)")
