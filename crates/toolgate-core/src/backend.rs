@@ -5,6 +5,7 @@
 
 /// How a backend failed (the `kind` label of `toolgate_backend_errors_total`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
 pub enum FailureKind {
     /// No answer within the time limit.
     Timeout,

@@ -93,6 +93,7 @@ impl fmt::Debug for Credentials {
 /// The identity of whoever makes the call, established by the transport
 /// (an API key, a stdio configuration), never by the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Caller {
     /// The user the call acts for.
     pub user_id: String,
@@ -139,6 +140,12 @@ impl Caller {
     /// Set the id of the API key that authenticated this caller.
     pub fn with_key_id(mut self, key_id: impl Into<String>) -> Self {
         self.key_id = Some(key_id.into());
+        self
+    }
+
+    /// Replace every backend credential with `credentials`.
+    pub fn with_credentials(mut self, credentials: Credentials) -> Self {
+        self.credentials = credentials;
         self
     }
 
@@ -228,6 +235,7 @@ impl ProgressSink for NoProgress {
 
 /// Everything a tool may know about the call besides its parameters.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ToolContext {
     /// Who is calling.
     pub caller: Caller,

@@ -9,6 +9,7 @@ use crate::{ErrorCode, Image, ToolError};
 /// snake_case `kind` tag, e.g. `{"kind": "need_confirm", ...}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Signal {
     /// Nothing was changed: the action needs explicit confirmation.
     NeedConfirm {
@@ -71,6 +72,7 @@ impl Signal {
 
 /// The error part of a failed envelope.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ErrorBody {
     /// The standard code.
     pub code: ErrorCode,
@@ -83,6 +85,7 @@ pub struct ErrorBody {
 
 /// Facts about the call itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Metadata {
     /// The tool that was called (as the caller named it).
     pub tool: String,
@@ -117,6 +120,7 @@ impl Metadata {
 /// {"success": true, "result": {...}, "error": null, "signals": [], "metadata": {...}}
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Envelope {
     /// Whether the call succeeded.
     pub success: bool,

@@ -13,6 +13,7 @@ macro_rules! error_codes {
         /// The standard error codes. Serialized in SCREAMING_SNAKE_CASE, e.g. `INVALID_PARAMS`.
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
         #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+        #[non_exhaustive]
         pub enum ErrorCode {
             $( $(#[doc = $doc])* $variant, )+
         }
@@ -86,6 +87,7 @@ impl std::fmt::Display for ErrorCode {
 /// structured details and any signals that tell the model what to do next.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{code}: {message}")]
+#[non_exhaustive]
 pub struct ToolError {
     /// The standard code.
     pub code: ErrorCode,

@@ -10,6 +10,7 @@ use crate::ToolError;
 
 /// One problem with one parameter.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct FieldError {
     /// JSON pointer to the value (`/departure_date`, `/items/2/qty`; `""` for the whole object).
     pub pointer: String,

@@ -53,6 +53,7 @@ pub struct ToolExample {
 
 /// The contract of one tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolSpec {
     /// verb_noun snake_case, e.g. `query_travel_order`.
     pub name: String,
@@ -93,12 +94,26 @@ pub struct ToolSpec {
 
 /// An icon of a tool: a URI (`https:` or `data:`) and its media type.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ToolIcon {
     /// Where the image is, e.g. `data:image/svg+xml;base64,...`.
     pub src: String,
     /// Its media type, e.g. `image/png`, when the URI does not say.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
+}
+
+impl ToolIcon {
+    /// An icon at `src` (an `https:` or `data:` URI), its media type left to the URI.
+    pub fn new(src: impl Into<String>) -> Self {
+        Self { src: src.into(), mime_type: None }
+    }
+
+    /// Set the media type, e.g. `image/png`.
+    pub fn with_mime_type(mut self, mime_type: impl Into<String>) -> Self {
+        self.mime_type = Some(mime_type.into());
+        self
+    }
 }
 
 mod duration_ms {
@@ -117,6 +132,7 @@ mod duration_ms {
 
 /// Why a spec was refused at registration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum SpecError {
     /// The name is not verb_noun snake_case.
     #[error("tool name `{0}` is not verb_noun snake_case (e.g. `query_travel_order`)")]

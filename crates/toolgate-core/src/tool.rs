@@ -10,6 +10,7 @@ use crate::{Image, Signal, ToolContext, ToolError, ToolSpec};
 
 /// What a tool answers on success.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ToolOutput {
     /// The result itself.
     pub payload: Payload,
