@@ -2,6 +2,58 @@
 //! tool requires (with per-deployment overrides), named toolsets and scoped
 //! domains. [`Policy::decide`] is the one place a yes or no is made; every
 //! surface (catalog, discovery, schema, guide, execute) asks it.
+//!
+//! # Example
+//!
+//! A deployment with four roles raises the role `cancel_order` needs, and gives a
+//! support agent a toolset that sees only the travel domain and never cancels.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolgate_authz::{Denial, Policy, READ_ONLY};
+//! use toolgate_core::{Caller, Effect, ToolSpec};
+//!
+//! let policy = Policy::from_toml(
+//!     r#"
+//!     roles = ["guest", "member", "manager", "admin"]   # lowest first
+//!     [overrides]
+//!     cancel_order = "manager"                           # the tool itself asks for `member`
+//!     [toolsets.support]
+//!     domains = ["travel"]
+//!     exclude = ["cancel_order"]
+//!     "#,
+//! )?;
+//!
+//! let schema = json!({"type": "object", "additionalProperties": false});
+//! let query = ToolSpec::new("query_order", "Read an order.", schema.clone()).with_domain("travel");
+//! let cancel = ToolSpec::new("cancel_order", "Cancel an order.", schema)
+//!     .with_role("member")
+//!     .with_effect(Effect::Write { idempotent: true })
+//!     .with_domain("travel");
+//!
+//! // The role hierarchy: a member reads, but cancelling now needs a manager or above.
+//! let member = Caller::new("u-1", "member");
+//! assert!(policy.decide(&member, &query).is_ok());
+//! let denial = policy.decide(&member, &cancel).unwrap_err();
+//! assert_eq!(denial.required_role(), Some("manager"));
+//! assert!(denial.message("cancel_order").contains("needs role `manager` or above"));
+//! assert!(policy.decide(&Caller::new("u-2", "admin"), &cancel).is_ok());
+//!
+//! // A toolset narrows what a caller sees, whatever its role.
+//! let agent = Caller::new("bot", "admin").with_toolset("support");
+//! assert!(policy.visible(&agent, &query));
+//! assert_eq!(policy.decide(&agent, &cancel), Err(Denial::Toolset("support".into())));
+//!
+//! // `read_only` exists in every deployment: no write tool is visible through it.
+//! let info_agent = Caller::new("bot", "admin").with_toolset(READ_ONLY);
+//! assert!(policy.visible(&info_agent, &query) && !policy.visible(&info_agent, &cancel));
+//! # Ok::<(), toolgate_authz::Error>(())
+//! ```
+//!
+//! # Cargo features
+//!
+//! None.
+#![deny(missing_docs)]
 
 use std::collections::BTreeMap;
 
@@ -10,6 +62,7 @@ use toolgate_core::{Caller, Effect, ToolSpec};
 
 /// Errors in an authorization configuration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The hierarchy is empty.
     #[error("the role hierarchy is empty; list at least one role, lowest first")]
@@ -103,6 +156,7 @@ impl RoleHierarchy {
 /// read-only agent that can neither see nor call any write tool.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Toolset {
     /// Only read tools.
     #[serde(default)]
@@ -119,6 +173,41 @@ pub struct Toolset {
 }
 
 impl Toolset {
+    /// A toolset of read tools only (what the built-in [`READ_ONLY`] is).
+    pub fn read_only() -> Self {
+        Self { read_only: true, ..Self::default() }
+    }
+
+    /// Admit only these tools.
+    pub fn with_tools<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.tools = tools.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Admit only tools of these domains.
+    pub fn with_domains<I, S>(mut self, domains: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.domains = domains.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Never admit these tools.
+    pub fn with_exclude<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.exclude = tools.into_iter().map(Into::into).collect();
+        self
+    }
+
     fn admits(&self, spec: &ToolSpec) -> bool {
         (!self.read_only || spec.effect == Effect::Read)
             && (self.tools.is_empty() || self.tools.contains(&spec.name))
@@ -130,6 +219,7 @@ impl Toolset {
 /// The authorization part of a deployment's configuration (`[authz]` in `toolgate.toml`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct AuthzConfig {
     /// Role names, lowest first; empty means the default hierarchy.
     #[serde(default)]
@@ -144,6 +234,7 @@ pub struct AuthzConfig {
 
 /// Why a caller may not use a tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Denial {
     /// The caller's role is below the role the tool needs.
     Role {
