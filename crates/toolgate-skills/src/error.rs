@@ -39,6 +39,7 @@ pub enum ErrorKind {
 /// skills/Bad/SKILL.md:2: name `Bad-Skill` has capitals; use lowercase letters, digits and hyphens
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SkillError {
     /// The file (or folder) the problem is in, as the loader was given it.
     pub file: PathBuf,

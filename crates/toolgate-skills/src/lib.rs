@@ -2,6 +2,67 @@
 //! model ([`render_guide`]), and run as one tool when they have an
 //! orchestration ([`orchestrate`], [`Skill::tool_spec`]).
 //!
+//! Most services use skills through `toolgate-gateway`, which loads them with
+//! [`SkillSet::load_dir`], checks them against its tools and serves their
+//! guides and `run_<skill>` tools. This crate is the format and its rules,
+//! usable alone: a linter for SKILL.md files, a custom host, or tests.
+//!
+//! # Example
+//!
+//! A SKILL.md parsed from a string and its guide rendered for one caller:
+//!
+//! ```
+//! use serde_json::json;
+//! use toolgate_core::ToolSpec;
+//! use toolgate_skills::{GuideView, NOT_AVAILABLE, Skill, render_guide};
+//!
+//! let text = "---
+//! name: order-lookup
+//! description: Find an order and cancel it. Use when the user asks about an order.
+//! steps:
+//!   - title: Find the order
+//!     tool: query_order
+//!     notes: Ask for the order number if the user did not give it.
+//!   - title: Cancel it
+//!     tool: cancel_order
+//! ---
+//! Confirm with the user before cancelling.
+//! ";
+//! let skill = Skill::parse(text, "skills/order-lookup/SKILL.md").map_err(|errors| errors[0].to_string())?;
+//! assert_eq!((skill.id.as_str(), skill.steps.len()), ("order-lookup", 2));
+//! assert_eq!(skill.required_role, "guest"); // the lowest role of the default hierarchy
+//!
+//! /// The tools as one caller sees them: both exist, only the first is theirs to call.
+//! struct Member;
+//! impl GuideView for Member {
+//!     fn tool(&self, name: &str) -> Option<ToolSpec> {
+//!         let schema = json!({"type": "object", "properties": {"order_id": {"type": "string"}}});
+//!         Some(ToolSpec::new(name, "Find or cancel one order by its id.", schema))
+//!     }
+//!     fn may_call(&self, name: &str) -> bool {
+//!         name == "query_order"
+//!     }
+//! }
+//!
+//! let guide = render_guide(&skill, &Member);
+//! assert!(guide.starts_with("# order-lookup\n"));
+//! assert!(guide.contains("## Step 1: Find the order\n\nCall `query_order`."));
+//! assert!(guide.contains(&format!("## Step 2: Cancel it {NOT_AVAILABLE}")));
+//! println!("{guide}");
+//!
+//! // A broken file says where and how to fix it.
+//! let errors = Skill::parse("---\nname: Order\n---\n", "skills/Order/SKILL.md").unwrap_err();
+//! assert_eq!(errors[0].line, Some(2));
+//! assert!(errors[0].to_string().contains("has capitals"));
+//! # Ok::<(), String>(())
+//! ```
+//!
+//! # Cargo features
+//!
+//! None: the crate always parses, checks, renders and orchestrates. It reads
+//! files with `std::fs` and needs only tokio's timer (`time`) to limit an
+//! orchestration's steps, so any tokio runtime with time enabled runs it.
+//!
 //! # The SKILL.md format
 //!
 //! A skill is a folder `skills/<id>/` holding a `SKILL.md`: YAML front matter
@@ -115,6 +176,8 @@
 //! `<upstream>__<tool>` when that upstream is configured (an unknown prefix
 //! is the same error as any unknown tool), and the gateway looks the tool up
 //! again for each guide and each run.
+
+#![deny(missing_docs)]
 
 mod error;
 mod guide;

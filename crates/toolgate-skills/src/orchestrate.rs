@@ -350,7 +350,7 @@ impl SkillTool {
         Some(Self { skill, spec, runner })
     }
 
-    /// The skill.
+    /// The skill this tool runs.
     pub fn skill(&self) -> &Skill {
         &self.skill
     }

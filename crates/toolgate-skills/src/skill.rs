@@ -15,6 +15,7 @@ use crate::error::{ErrorKind, SkillError};
 /// One skill: a named procedure over registered tools, with a guide for the
 /// model and, optionally, an orchestration that runs the tools in one call.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Skill {
     /// The folder name; equal to `name`. Used to look the skill up.
     pub id: String,
@@ -44,8 +45,9 @@ pub struct Skill {
 /// The optional fields of the Agent Skills convention. toolgate keeps them
 /// but does not act on them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct AgentSkillsFields {
-    /// `license`.
+    /// `license`: the skill's license, e.g. `MIT` or a file name.
     pub license: Option<String>,
     /// `compatibility` (at most 500 characters).
     pub compatibility: Option<String>,
@@ -69,6 +71,7 @@ impl FieldLines {
 
 /// One step of a skill's guide.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Step {
     /// What the step does, e.g. "Find flights".
     pub title: String,
@@ -81,6 +84,7 @@ pub struct Step {
 /// How an orchestration runs its bindings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Mode {
     /// One after the other, in the order written.
     Sequential,
@@ -104,6 +108,7 @@ impl Mode {
 /// What a failed step does to the rest of the run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum OnError {
     /// Start no further step; the run fails with `EXECUTION_ERROR`.
     #[default]
@@ -114,6 +119,7 @@ pub enum OnError {
 
 /// The `orchestration` block: the skill as one tool, `run_<skill>`.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Orchestration {
     /// Sequential, parallel or routing.
     pub mode: Mode,
@@ -143,8 +149,9 @@ const SPEC_TIMEOUT_MARGIN: Duration = Duration::from_secs(1);
 
 /// One tool an orchestration runs.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Binding {
-    /// The tool.
+    /// The tool to call: a registered tool name or `<upstream>__<tool>`.
     pub tool: String,
     /// How to build the tool's parameters from the input: `None` passes the
     /// whole input; otherwise a JSON template whose strings `"$input"` and

@@ -1,4 +1,4 @@
-//! The integration tests of `skills`, one binary (each module links once).
+//! The integration tests of `toolgate-skills`, one binary (each module links once).
 
 mod common;
 mod depth;

@@ -1,4 +1,4 @@
-//! Test support: skill folders in a tempdir, real `tool_core` tools, a
+//! Test support: skill folders in a tempdir, real `toolgate_core` tools, a
 //! small registry that implements the `StepRunner` contract the way the
 //! gateway does (lookup, time limit, envelope), and a `GuideView` over it.
 
