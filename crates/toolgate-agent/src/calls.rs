@@ -123,7 +123,7 @@ pub(crate) async fn run(
         );
         return Envelope::err(error, Metadata::now(name, 0.0, 0));
     }
-    let opts = CallOptions { openai_strict: exposure == Exposure::Direct, ..CallOptions::default() };
+    let opts = CallOptions::default().openai_strict(exposure == Exposure::Direct);
     gateway.execute(ctx, name, args, &opts).await
 }
 

@@ -15,6 +15,51 @@
 //! This is the only crate that knows chat model APIs. Conversations are
 //! stored per user ([`ConversationStore`]); the model never sees who the
 //! user is beyond what the tools' envelopes say.
+//!
+//! # Example
+//!
+//! An agent over a gateway with one tool, configured for a local Ollama
+//! server. Nothing is contacted until a run starts; a message the agent
+//! cannot take is refused before any model call:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//!
+//! use serde_json::json;
+//! use toolgate_agent::{Agent, AgentConfig, ConversationStore, Exposure};
+//! use toolgate_core::{Caller, FnTool, ToolOutput, ToolSpec};
+//! use toolgate_gateway::Gateway;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let schema = json!({"type": "object", "properties": {"city": {"type": "string"}},
+//!                     "required": ["city"], "additionalProperties": false});
+//! let weather = FnTool::new(ToolSpec::new("query_weather", "Today's weather.", schema), |_ctx, p| {
+//!     Box::pin(async move { Ok(ToolOutput::json(json!({"city": p["city"], "sky": "clear"}))) })
+//! });
+//! let gateway = Gateway::builder().tool(Arc::new(weather)).build()?;
+//!
+//! let config = AgentConfig::new("http://127.0.0.1:11434/v1", "qwen3:8b")
+//!     .exposure(Exposure::Direct)
+//!     .max_steps(6)
+//!     .deadline(Duration::from_secs(60));
+//! assert_eq!(config.max_tool_calls, toolgate_agent::DEFAULT_MAX_TOOL_CALLS);
+//!
+//! let store = ConversationStore::connect("sqlite::memory:").await?;
+//! let agent = Agent::new(gateway, config)?.with_store(store);
+//!
+//! // `agent.ask(caller, "What is the weather in Oslo?")` runs the loop against the model;
+//! // an empty message never reaches it:
+//! let refused = agent.ask(Caller::new("ada", "guest"), "   ").await.unwrap_err();
+//! assert_eq!(refused.code(), "INVALID_PARAMS");
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! `examples/embed.rs` runs a whole conversation against any OpenAI-compatible
+//! server and prints its [`Event`]s as they stream.
+#![deny(missing_docs)]
 
 mod ask;
 mod calls;
@@ -42,6 +87,7 @@ pub use tokio_util::sync::CancellationToken;
 
 /// Why a run could not start (errors during a run are events).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum AgentError {
     /// The request is not usable (an empty or oversized message).
     #[error("{0}")]
@@ -114,7 +160,7 @@ impl Agent {
     /// Run one message to its end and return the outcome, without events.
     pub async fn ask(&self, caller: Caller, message: &str) -> Result<Outcome, AgentError> {
         let (events, mut ignored) = event_channel();
-        let request = RunRequest { caller, message: message.to_owned(), conversation_id: None };
+        let request = RunRequest::new(caller, message);
         // The channel is bounded: read it (and drop what is read) while the run works.
         let run = async move { self.run(request, &events, CancellationToken::new()).await };
         let drain = async { while ignored.recv().await.is_some() {} };
