@@ -22,7 +22,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let gateway = Gateway::builder().tool(Arc::new(weather)).build()?;
     let agent = Agent::new(gateway, AgentConfig::new(url, model))?;
     let (tx, mut rx) = toolgate_agent::event_channel();
-    let request = RunRequest { caller: Caller::new("demo", "guest"), message, conversation_id: None };
+    let request = RunRequest::new(Caller::new("demo", "guest"), message);
     let run = tokio::spawn(async move { agent.run(request, &tx, Default::default()).await });
     while let Some(event) = rx.recv().await {
         match event {

@@ -38,6 +38,7 @@ pub const DEFAULT_MAX_TOOL_CALLS: usize = 16;
 
 /// Everything the agent needs to know about its model and its limits.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct AgentConfig {
     /// The OpenAI-compatible base URL, up to and including `/v1`
     /// (e.g. `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`).

@@ -7,6 +7,7 @@ use serde_json::Value;
 /// Why a run stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum StopReason {
     /// The model answered.
     Answer,
@@ -60,6 +61,7 @@ impl Usage {
 /// `elicitation_answered`, `final`, `error`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Event {
     /// A piece of the model's text as it streams.
     Token {

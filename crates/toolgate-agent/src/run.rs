@@ -36,6 +36,7 @@ pub const MAX_MESSAGE_CHARS: usize = 32_000;
 
 /// One run: who asks, what, and in which conversation.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RunRequest {
     /// The caller every tool call runs as.
     pub caller: Caller,
@@ -43,6 +44,20 @@ pub struct RunRequest {
     pub message: String,
     /// A stored conversation to continue (must be the caller's).
     pub conversation_id: Option<String>,
+}
+
+impl RunRequest {
+    /// A run of `message` as `caller`, in a new conversation.
+    pub fn new(caller: Caller, message: impl Into<String>) -> Self {
+        Self { caller, message: message.into(), conversation_id: None }
+    }
+
+    /// Continue the stored conversation `id` (it must be the caller's), or
+    /// start a new one with `None`.
+    pub fn with_conversation_id(mut self, id: Option<String>) -> Self {
+        self.conversation_id = id;
+        self
+    }
 }
 
 /// Asked before each tool call of a run (a turn's reads that run together
@@ -59,11 +74,26 @@ pub trait CallerCheck: Send + Sync {
 /// What a run may do besides its calls: check its caller before each tool
 /// call, and ask its person. The default does neither.
 #[derive(Default)]
+#[non_exhaustive]
 pub struct RunOptions<'a> {
     /// Asked before each tool call whether the caller may still act.
     pub check: Option<&'a dyn CallerCheck>,
     /// Who the tool calls' questions (confirmations, missing values) go to.
     pub asking: Asking,
+}
+
+impl<'a> RunOptions<'a> {
+    /// Ask `check` before each tool call whether the caller may still act.
+    pub fn with_check(mut self, check: &'a dyn CallerCheck) -> Self {
+        self.check = Some(check);
+        self
+    }
+
+    /// Send the tool calls' questions to `asking`.
+    pub fn with_asking(mut self, asking: Asking) -> Self {
+        self.asking = asking;
+        self
+    }
 }
 
 impl std::fmt::Debug for RunOptions<'_> {
@@ -77,6 +107,7 @@ impl std::fmt::Debug for RunOptions<'_> {
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Outcome {
     /// The conversation (stored when the agent has a store).
     pub conversation_id: String,

@@ -20,6 +20,7 @@ pub const MIGRATIONS_TABLE: &str = "_toolgate_agent_migrations";
 
 /// A storage failure.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// No such conversation for this user.
     #[error("there is no conversation `{0}` for this user")]

@@ -13,6 +13,7 @@ pub(crate) const MAX_MESSAGE_CHARS: usize = 500;
 
 /// What kind of failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ModelErrorKind {
     /// 401/403: the key is missing, wrong or lacks access.
     Unauthorized,

@@ -103,8 +103,8 @@ async fn model() -> ModelServer {
 /// Run one message with `asking`; every event in order.
 async fn run_asking(agent: &Agent, asking: Asking) -> (Result<Outcome, AgentError>, Vec<Event>) {
     let (tx, mut rx) = toolgate_agent::event_channel();
-    let request = RunRequest { caller: member(), message: "Cancel order 7".into(), conversation_id: None };
-    let options = RunOptions { check: None, asking };
+    let request = RunRequest::new(member(), "Cancel order 7");
+    let options = RunOptions::default().with_asking(asking);
     let run = async move { agent.run_with(request, &tx, CancellationToken::new(), options).await };
     let read = async {
         let mut events = Vec::new();
@@ -200,8 +200,8 @@ async fn the_runs_owner_answers_through_the_agent_and_nobody_else_can() {
     let (gateway, cancelled) = orders(10_000);
     let agent = Agent::new(gateway, direct(&server)).unwrap();
     let (tx, mut rx) = toolgate_agent::event_channel();
-    let request = RunRequest { caller: member(), message: "Cancel order 7".into(), conversation_id: None };
-    let options = RunOptions { check: None, asking: Asking::Events { owner: "key_mia".into() } };
+    let request = RunRequest::new(member(), "Cancel order 7");
+    let options = RunOptions::default().with_asking(Asking::Events { owner: "key_mia".into() });
     let runner = agent.clone();
     let run =
         tokio::spawn(async move { runner.run_with(request, &tx, CancellationToken::new(), options).await });
@@ -287,8 +287,8 @@ async fn missing_values_are_asked_then_the_write_is_confirmed() {
         orders_with(Limits { confirm_timeout_ms: 10_000, ask_for_missing: true, ..Limits::default() });
     let agent = Agent::new(gateway, direct(&server)).unwrap();
     let (tx, mut rx) = toolgate_agent::event_channel();
-    let request = RunRequest { caller: member(), message: "Cancel my order".into(), conversation_id: None };
-    let options = RunOptions { check: None, asking: Asking::Events { owner: "key_mia".into() } };
+    let request = RunRequest::new(member(), "Cancel my order");
+    let options = RunOptions::default().with_asking(Asking::Events { owner: "key_mia".into() });
     let runner = agent.clone();
     let run =
         tokio::spawn(async move { runner.run_with(request, &tx, CancellationToken::new(), options).await });

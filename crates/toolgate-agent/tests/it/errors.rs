@@ -83,7 +83,7 @@ async fn a_client_that_goes_away_cancels_the_run() {
         ModelServer::start_with(Vec::new(), Some(Reply::Endless { every: Duration::from_millis(20) })).await;
     let agent = Agent::new(test_gateway(1), config(&server)).unwrap();
     let (tx, mut rx) = toolgate_agent::event_channel();
-    let request = RunRequest { caller: member(), message: "Hi".into(), conversation_id: None };
+    let request = RunRequest::new(member(), "Hi");
     let run = tokio::spawn(async move { agent.run(request, &tx, CancellationToken::new()).await });
     // Read the first token, then go away.
     assert!(matches!(rx.recv().await, Some(Event::Token { .. })));

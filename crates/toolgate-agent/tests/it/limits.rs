@@ -149,8 +149,7 @@ async fn a_consumer_that_does_not_read_stalls_the_model_stream() {
     config.max_turn_bytes = usize::MAX / 2;
     let agent = Agent::new(test_gateway(1), config).unwrap();
     let (tx, rx) = toolgate_agent::event_channel();
-    let request =
-        toolgate_agent::RunRequest { caller: member(), message: "Talk".into(), conversation_id: None };
+    let request = toolgate_agent::RunRequest::new(member(), "Talk");
     let run =
         tokio::spawn(async move { agent.run(request, &tx, toolgate_agent::CancellationToken::new()).await });
     // Nobody reads `rx`: the run fills the channel, then stops reading the

@@ -104,7 +104,7 @@ pub async fn run_in(
     conversation_id: Option<String>,
 ) -> (Result<Outcome, AgentError>, Vec<Event>) {
     let (tx, mut rx) = toolgate_agent::event_channel();
-    let request = RunRequest { caller, message: message.to_owned(), conversation_id };
+    let request = RunRequest::new(caller, message).with_conversation_id(conversation_id);
     // The channel is bounded: read it while the run works.
     let run = async move { agent.run(request, &tx, CancellationToken::new()).await };
     let read = async {

@@ -109,14 +109,16 @@ pub(super) async fn chat(
     // Only the caller who started the run may answer its questions.
     let asking =
         if body.elicitation { Asking::Events { owner: auth.principal.clone() } } else { Asking::Nobody };
-    let request = RunRequest { caller, message: body.message, conversation_id: body.conversation_id };
+    let request = RunRequest::new(caller, body.message).with_conversation_id(body.conversation_id);
     tokio::spawn(async move {
         let check = match (&key, &expiry) {
             (Some(key), _) => Some(key as &dyn CallerCheck),
             (None, Some(expiry)) => Some(expiry as &dyn CallerCheck),
             (None, None) => None,
         };
-        let run = agent.run_with(request, &tx, cancel.clone(), RunOptions { check, asking });
+        let mut options = RunOptions::default().with_asking(asking);
+        options.check = check;
+        let run = agent.run_with(request, &tx, cancel.clone(), options);
         let mut run = std::pin::pin!(run);
         let ended = tokio::select! {
             ended = &mut run => ended,

@@ -41,7 +41,7 @@ pub(crate) async fn run(args: Args, app: &App, config: &Config) -> Result<ExitCo
     check_role(app.gateway.policy().hierarchy(), &args.role, "")?;
     let agent = app.agent(config).await?;
     let caller = app.with_fitness_credential(Caller::new(args.user, args.role)).await?;
-    let request = RunRequest { caller, message: args.message, conversation_id: args.conversation };
+    let request = RunRequest::new(caller, args.message).with_conversation_id(args.conversation);
     let (tx, mut rx) = toolgate_agent::event_channel();
     let cancel = CancellationToken::new();
     let ctrl_c = cancel.clone();
@@ -53,7 +53,7 @@ pub(crate) async fn run(args: Args, app: &App, config: &Config) -> Result<ExitCo
     // The spinner and the questions share stderr: a question holds it while it is open.
     let screen = Arc::new(Mutex::new(false));
     let asker = TerminalAsker::new(std::io::stdin().is_terminal(), screen.clone());
-    let options = RunOptions { check: None, asking: Asking::Asker(Arc::new(asker)) };
+    let options = RunOptions::default().with_asking(Asking::Asker(Arc::new(asker)));
     let task = tokio::spawn(async move { agent.run_with(request, &tx, cancel, options).await });
     let mut out = Printer::new(screen);
     let mut tick = tokio::time::interval(Duration::from_millis(120));
@@ -195,6 +195,8 @@ impl Printer {
                     usage.total_tokens
                 );
             }
+            // An event kind newer than this CLI: nothing to show.
+            _ => {}
         }
     }
 }
