@@ -1,7 +1,7 @@
 //! `cargo run --release -p toolgate-openapi --example budget -- FILE...`: per document, the
 //! generated tools without a per-tool limit and with the default one
 //! ([`toolgate_openapi::budget::DEFAULT_TOOL_TOKENS`]): how many, their tokens in all (what
-//! direct mode lists) and the largest, in tokens of the `tokens` crate's estimate.
+//! direct mode lists) and the largest, in tokens of the `toolgate-tokens` crate's estimate.
 
 use toolgate_openapi::Options;
 use toolgate_openapi::budget::table_tokens;
@@ -11,7 +11,10 @@ fn main() {
         let path = std::path::Path::new(&arg);
         println!("{arg}:");
         for (label, limit) in [("no limit", Some(usize::MAX)), ("default limit", None)] {
-            let options = Options { max_tool_tokens: limit, ..Options::default() };
+            let options = match limit {
+                Some(tokens) => Options::default().with_max_tool_tokens(tokens),
+                None => Options::default(),
+            };
             match toolgate_openapi::import_file(path, &options) {
                 Err(e) => println!("  {label}: error: {e}"),
                 Ok(import) => {

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 /// The `auth` a declared domain should use, read from the document's security schemes.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum AuthHint {
     /// Bearer tokens (HTTP bearer, OAuth 2, OpenID Connect): each caller's own token.
     BearerFromCaller,

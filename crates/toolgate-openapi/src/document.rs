@@ -14,6 +14,7 @@ use crate::{Error, Result};
 
 /// What names a domain.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum DomainBy {
     /// The operation's first tag (the first path segment when it has none).
     #[default]
@@ -22,8 +23,10 @@ pub enum DomainBy {
     Path,
 }
 
-/// How to import.
+/// How to import: [`Options::default`] (domains by tag, role `member`, the default token
+/// limit) and the `with_*` methods.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Options {
     /// What names a domain.
     pub domain_by: DomainBy,
@@ -35,8 +38,29 @@ pub struct Options {
     pub max_tool_tokens: Option<usize>,
 }
 
+impl Options {
+    /// The same options naming domains by `domain_by`.
+    pub fn with_domain_by(mut self, domain_by: DomainBy) -> Self {
+        self.domain_by = domain_by;
+        self
+    }
+
+    /// The same options with the tools requiring `role`.
+    pub fn with_required_role(mut self, role: impl Into<String>) -> Self {
+        self.required_role = Some(role.into());
+        self
+    }
+
+    /// The same options with at most `tokens` per generated tool (`usize::MAX`: no limit).
+    pub fn with_max_tool_tokens(mut self, tokens: usize) -> Self {
+        self.max_tool_tokens = Some(tokens);
+        self
+    }
+}
+
 /// An operation left out, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Skipped {
     /// `GET`, `POST`, ...
     pub method: String,
@@ -71,6 +95,7 @@ pub(crate) fn one_line(text: &str) -> String {
 
 /// The result of an import.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Import {
     /// The API's title.
     pub title: String,

@@ -23,14 +23,57 @@
 //! [`Skipped`] line, and the rest is still imported; every table returned passes
 //! [`toolgate_schema::RouteTable::check`].
 //!
+//! Use it to turn an existing HTTP API into toolgate tools without writing route tables by
+//! hand (the `toolgate import openapi` command is this crate), or to check what an OpenAPI
+//! document would give before serving it.
+//!
+//! # Example
+//!
+//! A tiny OpenAPI 3.1 document with one tag, `pets`: its GET becomes an operation of the read
+//! tool `query_pets`, its POST one of the write tool `update_pets`.
+//!
 //! ```
-//! let spec = r#"{"openapi": "3.0.3", "info": {"title": "Pets", "version": "1"},
-//!   "paths": {"/pets/{id}": {"get": {"operationId": "getPet", "tags": ["pets"],
-//!     "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "integer"}}]}}}}"#;
-//! let import = toolgate_openapi::import(spec, &toolgate_openapi::Options::default()).unwrap();
-//! assert_eq!(import.tables[0].tool, "query_pets");
+//! use toolgate_openapi::{AuthHint, Options, import};
+//!
+//! let spec = r#"
+//! openapi: 3.1.0
+//! info: {title: Pet store, version: "1"}
+//! servers: [{url: "https://pets.example/v1"}]
+//! paths:
+//!   /pets/{id}:
+//!     get:
+//!       operationId: getPet
+//!       tags: [pets]
+//!       summary: One pet by id
+//!       parameters:
+//!         - {name: id, in: path, required: true, schema: {type: integer}}
+//!   /pets:
+//!     post:
+//!       operationId: addPet
+//!       tags: [pets]
+//!       requestBody:
+//!         content:
+//!           application/json:
+//!             schema:
+//!               type: object
+//!               required: [name]
+//!               properties: {name: {type: string}}
+//! "#;
+//! let import = import(spec, &Options::default()).unwrap();
+//! let tools: Vec<&str> = import.tables.iter().map(|t| t.tool.as_str()).collect();
+//! assert_eq!(tools, ["query_pets", "update_pets"]);
 //! assert_eq!(import.tables[0].routes[0].op, "get_pet");
+//! assert_eq!(import.tables[1].routes[0].op, "add_pet");
+//! assert_eq!(import.base_url.as_deref(), Some("https://pets.example/v1"));
+//! assert_eq!(import.auth, AuthHint::None { note: None });
+//! assert!(import.skipped.is_empty());
 //! ```
+//!
+//! # Cargo features
+//!
+//! None: the importer is plain synchronous code over `serde_json` and `serde_norway` (YAML).
+
+#![deny(missing_docs)]
 
 mod auth;
 pub mod budget;

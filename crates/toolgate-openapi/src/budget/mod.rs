@@ -1,14 +1,14 @@
 //! The per-tool budget: no generated tool may cost a model more than a limit (default
 //! [`DEFAULT_TOOL_TOKENS`]) of tokens of its name, description and input schema, measured
-//! with the [`tokens`] crate's estimate (the one `toolgate budget` reports).
+//! with the [`toolgate_tokens`] crate's estimate (the one `toolgate budget` reports).
 //!
 //! Applied after the import grouped the operations into one read and one write table per
 //! domain. A table within the limit is left as it is. One over it is
-//! 1. split by sub-resource ([`split`]): the operations are grouped by the path segment after
+//! 1. split by sub-resource: the operations are grouped by the path segment after
 //!    the resource (`/databases/{id}/users/...` → `update_databases_users`), recursively for a
 //!    group still too large; sub-resources small enough go back into the table that keeps
 //!    the original name, so a table only slightly over the limit does not become many tools;
-//! 2. a part still over the limit gets its long texts clipped ([`trim`]): each operation's
+//! 2. a part still over the limit gets its long texts clipped: each operation's
 //!    summary is kept first and cut at a sentence or word, field descriptions likewise, each
 //!    with a note saying so;
 //! 3. a part still over the limit with several operations is cut into consecutive parts
@@ -36,6 +36,7 @@ pub fn table_tokens(table: &RouteTable) -> usize {
 
 /// What the budget changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Report {
     /// The limit applied, in tokens per tool.
     pub limit: usize,
@@ -45,6 +46,7 @@ pub struct Report {
 
 /// A table that was over the limit, and what it became.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Change {
     /// The table's tool name as grouped.
     pub tool: String,
@@ -56,6 +58,7 @@ pub struct Change {
 
 /// One tool made from a table that was over the limit.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Part {
     /// The tool name.
     pub tool: String,

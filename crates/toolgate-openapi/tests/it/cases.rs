@@ -87,8 +87,7 @@ fn domains_come_from_tags_or_the_first_path_segment() {
     let by_tag = run(&text);
     assert_eq!(by_tag.tables.iter().map(|t| t.tool.as_str()).collect::<Vec<_>>(), ["query_people"]);
     let by_path =
-        toolgate_openapi::import(&text, &Options { domain_by: DomainBy::Path, ..Options::default() })
-            .unwrap();
+        toolgate_openapi::import(&text, &Options::default().with_domain_by(DomainBy::Path)).unwrap();
     let tools: Vec<&str> = by_path.tables.iter().map(|t| t.tool.as_str()).collect();
     assert_eq!(tools, ["query_teams", "query_users"]);
 }

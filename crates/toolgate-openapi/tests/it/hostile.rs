@@ -212,16 +212,12 @@ fn printed_lines_of_document_text_stay_one_line() {
 #[test]
 fn the_entry_is_serialized_even_for_values_no_check_refused() {
     // The checks above refuse these; the serializer alone must still keep them strings.
-    let import = toolgate_openapi::Import {
-        title: "t".into(),
-        name: format!("shop{INJECT}"),
-        base_url: Some(format!("https://shop.example{INJECT}")),
-        base_url_refused: None,
-        tables: Vec::new(),
-        skipped: Vec::new(),
-        auth: AuthHint::Static { header: format!("X{INJECT}"), env: format!("E{INJECT}"), note: None },
-        budget: Default::default(),
-    };
+    let doc = r#"{"openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+      "paths": {"/items": {"get": {"operationId": "listItems"}}}}"#;
+    let mut import = toolgate_openapi::import(doc, &Options::default()).unwrap();
+    import.name = format!("shop{INJECT}");
+    import.base_url = Some(format!("https://shop.example{INJECT}"));
+    import.auth = AuthHint::Static { header: format!("X{INJECT}"), env: format!("E{INJECT}"), note: None };
     let entry = entry(&import.domain_snippet("routes/shop"));
     assert_eq!(entry["name"].as_str(), Some(import.name.as_str()));
     assert_eq!(entry["base_url"].as_str(), import.base_url.as_deref());

@@ -84,8 +84,7 @@ async fn the_fitness_api_document_imports_to_the_shipped_tables() {
     }
     // By path, the domains are the same here (each tag is the first path segment).
     let by_path =
-        toolgate_openapi::import(&text, &Options { domain_by: DomainBy::Path, ..Options::default() })
-            .unwrap();
+        toolgate_openapi::import(&text, &Options::default().with_domain_by(DomainBy::Path)).unwrap();
     assert_eq!(by_op(&by_path.tables), ours);
     server.shutdown().await.unwrap();
 }
