@@ -34,11 +34,10 @@ pub(crate) struct OpenapiArgs {
 
 pub(crate) fn run(kind: Kind) -> Result<ExitCode> {
     let Kind::Openapi(args) = kind;
-    let options = Options {
-        domain_by: if args.domain_by == "path" { DomainBy::Path } else { DomainBy::Tag },
-        required_role: Some(args.role),
-        max_tool_tokens: Some(args.max_tool_tokens),
-    };
+    let options = Options::default()
+        .with_domain_by(if args.domain_by == "path" { DomainBy::Path } else { DomainBy::Tag })
+        .with_required_role(args.role)
+        .with_max_tool_tokens(args.max_tool_tokens);
     // From the file: the files its relative `$ref`s name are read from its folder.
     let import = match toolgate_openapi::import_file(&args.spec, &options) {
         Ok(import) => import,
