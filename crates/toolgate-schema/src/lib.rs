@@ -7,6 +7,70 @@
 //! The schema that is published is the schema that validates: exports only
 //! reshape it within each provider's limits, and [`export::unwrap`] undoes
 //! the one structural change (a root union moved under a wrapper property).
+//!
+//! # Example
+//!
+//! A route table (one tool, one `op` per backend route) becomes the tool's JSON Schema;
+//! a [`Validator`] compiled from it lets a good call through and answers a bad one with
+//! every problem, in words the model can act on.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolgate_core::ToolError;
+//! use toolgate_schema::{RouteTable, Validator};
+//!
+//! let table = RouteTable::from_toml_str(
+//!     r#"
+//!     tool = "query_nutrition"
+//!     description = "Read the caller's nutrition log. Dates are written YYYY-MM-DD."
+//!     domain = "nutrition"
+//!
+//!     [[routes]]
+//!     op = "list_meals"
+//!     method = "GET"
+//!     path = "/days/{date}/meals"
+//!     summary = "The meals logged on one day"
+//!
+//!     [[routes.fields]]
+//!     name = "date"
+//!     type = "string"
+//!     format = "date"
+//!     description = "The day, YYYY-MM-DD"
+//!
+//!     [[routes.fields]]
+//!     name = "meal_type"
+//!     type = "string"
+//!     enum = ["breakfast", "lunch", "dinner"]
+//!     "#,
+//! )?;
+//! let spec = table.spec()?; // the ToolSpec, its contract checked
+//! assert_eq!(spec.name, "query_nutrition");
+//! let schema = table.schema(); // JSON Schema 2020-12, `op` first
+//! assert_eq!(schema["type"], "object");
+//!
+//! let validator = Validator::new(&schema).expect("a route table's schema compiles");
+//! assert!(validator.validate(&json!({"op": "list_meals", "date": "2026-07-15"})).is_ok());
+//!
+//! let errors = validator
+//!     .validate(&json!({"op": "list_meals", "date": "2026-02-30", "meal_type": "brunch"}))
+//!     .unwrap_err();
+//! let pointers: Vec<&str> = errors.iter().map(|e| e.pointer.as_str()).collect();
+//! assert_eq!(pointers, ["/date", "/meal_type"]);
+//! // What the model reads: one INVALID_PARAMS answer listing both problems.
+//! let answer = ToolError::invalid_params(errors);
+//! // 2 invalid parameters: /date: `date` "2026-02-30" is not a real calendar date; check the
+//! // month and the day; /meal_type: `meal_type` must be one of "breakfast", "lunch", "dinner";
+//! // got "brunch"; did you mean "lunch"?. Fix all of them and call again.
+//! assert!(answer.message.starts_with("2 invalid parameters"));
+//! assert!(answer.message.contains("not a real calendar date"));
+//! assert!(answer.message.contains(r#"did you mean "lunch"?"#));
+//! # Ok::<(), toolgate_schema::Error>(())
+//! ```
+//!
+//! # Cargo features
+//!
+//! None.
+#![deny(missing_docs)]
 
 use std::path::PathBuf;
 

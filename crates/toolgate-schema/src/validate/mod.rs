@@ -26,6 +26,7 @@ mod report;
 /// A schema that does not compile (bad regex, unresolvable `$ref`, not a schema).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the schema does not compile: {message}")]
+#[non_exhaustive]
 pub struct SchemaError {
     /// What the compiler said.
     pub message: String,

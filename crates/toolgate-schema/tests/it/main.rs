@@ -1,4 +1,4 @@
-//! Integration tests of schema-gen, one binary: route tables, typed schemas,
+//! Integration tests of toolgate-schema, one binary: route tables, typed schemas,
 //! validation errors and provider exports.
 
 mod export;

@@ -91,7 +91,7 @@ fn effect_follows_the_methods() {
 }
 
 #[test]
-fn spec_passes_the_tool_core_check() {
+fn spec_passes_the_toolgate_core_check() {
     for table in [nutrition(), measurements(), big_table(50)] {
         let spec = table.spec().unwrap();
         spec.check().unwrap();
