@@ -50,14 +50,12 @@ fn bench_execute(c: &mut Criterion) {
     // concurrency limits counted in the in-memory store, the size and depth
     // limits, validation, the run, metrics and the envelope, with an audit
     // sink configured (a read is not recorded) and no trace subscriber.
-    let limits = toolgate_gateway::RateLimits {
-        per_key: toolgate_gateway::RateRule {
-            requests: Some(u64::MAX / 2),
-            interval_s: Some(3600),
-            concurrent: Some(1_000),
-        },
-        tools: Default::default(),
-    };
+    let limits = toolgate_gateway::RateLimits::default().with_per_key(
+        toolgate_gateway::RateRule::default()
+            .with_requests(u64::MAX / 2)
+            .with_interval_s(3600)
+            .with_concurrent(1_000),
+    );
     let layered = Gateway::builder()
         .tool(tool.clone())
         .rate_limits(limits, Arc::new(toolgate_gateway::MemoryRateStore::new()))

@@ -1,4 +1,4 @@
-//! An agent builder's service: `tool-core` + `gateway` (with `serde` and
+//! An agent builder's service: `toolgate-core` + `toolgate-gateway` (with `serde` and
 //! `schemars` for the typed input). It registers a typed tool and a route table, prints the catalog a model would get, and
 //! runs the three meta-tools the way a model would call them.
 //!

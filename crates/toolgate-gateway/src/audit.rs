@@ -1,6 +1,6 @@
 //! The audit trail's contract: what one record holds and where the gateway
 //! hands it. Every write call and every denied call becomes one
-//! [`AuditRecord`]; an [`AuditSink`] stores it (append-only, in an I/O crate).
+//! [`AuditRecord`]; an [`AuditSink`] stores it (append-only, in an I/O crate such as toolgate-fleet).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

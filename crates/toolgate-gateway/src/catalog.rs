@@ -109,7 +109,7 @@ impl Gateway {
 
     /// The tools this caller may use that match the filter, ranked by
     /// relevance to its `text` as `get_tool_schema`'s `query` ranks them
-    /// ([`crate::rank`]: BM25 over name, description, domain, tags and a
+    /// (BM25 over name, description, domain, tags and a
     /// route table's operations; a tool sharing any word is found, the best
     /// first). `name`, `domain`, `tag` and `effect` filter as in
     /// [`Gateway::discover`], which this is without `text`, or when no tool
@@ -154,11 +154,11 @@ impl Gateway {
         ] {
             let _ = writeln!(out, "- {rule}");
         }
-        let skills = self.visible_skills(caller);
+        let skills = self.visible_skill_briefs(caller);
         if !skills.is_empty() {
             out.push_str("\n## Skills\n\n");
-            for skill in skills {
-                let _ = writeln!(out, "- `{}`: {}", skill.id, brief(&skill.description, 50));
+            for (id, description) in skills {
+                let _ = writeln!(out, "- `{id}`: {}", brief(&description, 50));
             }
         }
         let tools = self.discover(caller, &Filter::default());

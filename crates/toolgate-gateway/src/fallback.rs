@@ -21,6 +21,7 @@ pub struct ParsedCall {
 
 /// Why no call was taken from the text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum FallbackError {
     /// Nothing in the text looks like a tool call.
     #[error(

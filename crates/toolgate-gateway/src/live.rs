@@ -4,12 +4,17 @@
 //! (a reloaded configuration) is checked whole against everything served and swapped in
 //! one store, or refused with every problem and nothing changed.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Arc, OnceLock};
+#[cfg(feature = "skills")]
+use std::collections::BTreeMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+#[cfg(feature = "skills")]
+use std::sync::OnceLock;
 
 use toolgate_authz::Policy;
 use toolgate_core::{Tool, ToolSpec};
 use toolgate_schema::Validator;
+#[cfg(feature = "skills")]
 use toolgate_skills::{SkillError, SkillSet};
 
 use crate::dynamic::Table;
@@ -17,7 +22,8 @@ use crate::registry::{BuildError, Entry};
 use crate::render::Templates;
 use crate::{Gateway, Limits, meta};
 
-/// The source of the `run_<skill>` tools: rebuilt by every [`Gateway::apply`].
+/// The source of the `run_<skill>` tools: rebuilt by every [`Gateway::apply`] (no tool has
+/// it without the `skills` feature).
 pub const SKILLS_SOURCE: &str = "gateway:skills";
 
 /// The policy, limits and skills of one snapshot.
@@ -25,7 +31,9 @@ pub const SKILLS_SOURCE: &str = "gateway:skills";
 pub(crate) struct Settings {
     pub(crate) policy: Arc<Policy>,
     pub(crate) limits: Arc<Limits>,
+    #[cfg(feature = "skills")]
     pub(crate) skills: Arc<SkillSet>,
+    #[cfg(feature = "skills")]
     pub(crate) skill_problems: Arc<Vec<SkillError>>,
     /// The meta-tools' argument validators (their limits are these).
     pub(crate) meta_validators: Vec<(String, Validator)>,
@@ -34,19 +42,16 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
-    pub(crate) fn new(
-        policy: Policy,
-        limits: Limits,
-        skills: SkillSet,
-        skill_problems: Vec<SkillError>,
-        later: Vec<String>,
-    ) -> Self {
+    /// Settings without skills (the builder adds them once checked).
+    pub(crate) fn new(policy: Policy, limits: Limits, later: Vec<String>) -> Self {
         let meta_validators = meta::validators(&limits);
         Self {
             policy: Arc::new(policy),
             limits: Arc::new(limits),
-            skills: Arc::new(skills),
-            skill_problems: Arc::new(skill_problems),
+            #[cfg(feature = "skills")]
+            skills: Arc::default(),
+            #[cfg(feature = "skills")]
+            skill_problems: Arc::default(),
             meta_validators,
             later,
         }
@@ -54,8 +59,10 @@ impl Settings {
 }
 
 /// One change of what the gateway serves, taken whole or not at all ([`Gateway::apply`]).
-/// A field left `None` keeps what is served now.
+/// A field left `None` keeps what is served now. Build one with [`Change::new`] and the
+/// `with_*` methods (more fields may come).
 #[derive(Default)]
+#[non_exhaustive]
 pub struct Change {
     /// Sources whose tools are replaced as a whole (an empty list removes them).
     pub sources: Vec<(String, Vec<Arc<dyn Tool>>)>,
@@ -64,43 +71,88 @@ pub struct Change {
     /// The next limits.
     pub limits: Option<Limits>,
     /// The next skills (a skill folder read again).
+    #[cfg(feature = "skills")]
     pub skills: Option<SkillSet>,
     /// The namespaces whose tools are registered later (upstreams) that skills may name.
     pub later: Option<Vec<String>>,
 }
 
+impl Change {
+    /// A change that replaces nothing: every field keeps what is served now.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Replace the tools of these sources as a whole (an empty list removes a source's tools).
+    pub fn with_sources(mut self, sources: Vec<(String, Vec<Arc<dyn Tool>>)>) -> Self {
+        self.sources = sources;
+        self
+    }
+
+    /// Serve this policy next.
+    pub fn with_policy(mut self, policy: Policy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// Serve these limits next.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// Serve these skills next (their `run_<skill>` tools are rebuilt).
+    #[cfg(feature = "skills")]
+    pub fn with_skills(mut self, skills: SkillSet) -> Self {
+        self.skills = Some(skills);
+        self
+    }
+
+    /// The namespaces whose tools are registered later (upstreams) that skills may name.
+    pub fn with_later(mut self, namespaces: Vec<String>) -> Self {
+        self.later = Some(namespaces);
+        self
+    }
+}
+
 impl std::fmt::Debug for Change {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Change")
-            .field("sources", &self.sources.iter().map(|(s, t)| (s, t.len())).collect::<Vec<_>>())
+        let mut f = f.debug_struct("Change");
+        f.field("sources", &self.sources.iter().map(|(s, t)| (s, t.len())).collect::<Vec<_>>())
             .field("policy", &self.policy.is_some())
-            .field("limits", &self.limits.is_some())
-            .field("skills", &self.skills.as_ref().map(SkillSet::len))
-            .finish_non_exhaustive()
+            .field("limits", &self.limits.is_some());
+        #[cfg(feature = "skills")]
+        f.field("skills", &self.skills.as_ref().map(SkillSet::len));
+        f.finish_non_exhaustive()
     }
 }
 
 /// What [`Gateway::apply`] refused.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Problem {
     /// A tool cannot be served (its contract, its name, its role under the next policy).
     #[error(transparent)]
     Tool(#[from] BuildError),
     /// A skill names a tool that is not there, or runs beyond its role.
+    #[cfg(feature = "skills")]
     #[error("{0}")]
     Skill(SkillError),
 }
 
 /// What [`Gateway::apply`] did.
 #[derive(Debug, Default)]
+#[non_exhaustive]
 pub struct Applied {
     /// The policy differs from the one served before.
     pub policy_changed: bool,
     /// The limits differ.
     pub limits_changed: bool,
     /// The skills differ.
+    #[cfg(feature = "skills")]
     pub skills_changed: bool,
     /// The skills' warnings (not refused).
+    #[cfg(feature = "skills")]
     pub warnings: Vec<SkillError>,
 }
 
@@ -116,6 +168,7 @@ impl Gateway {
         let was = &old.settings;
         let policy = change.policy.map_or_else(|| was.policy.clone(), Arc::new);
         let limits = change.limits.map_or_else(|| was.limits.clone(), Arc::new);
+        #[cfg(feature = "skills")]
         let skills = change.skills.unwrap_or_else(|| (*was.skills).clone());
         let later = change.later.unwrap_or_else(|| was.later.clone());
         let mut problems: Vec<Problem> = Vec::new();
@@ -137,7 +190,7 @@ impl Gateway {
             }
             map.insert(name.clone(), entry.clone());
         }
-        let mut added: Vec<(String, Arc<dyn Tool>, Validator)> = Vec::new();
+        let mut added: Vec<Added> = Vec::new();
         let mut names = HashSet::new();
         for (source, tools) in change.sources {
             for tool in tools {
@@ -154,32 +207,14 @@ impl Gateway {
         }
 
         // The skills against the next tools, as at the build.
-        let lookup: BTreeMap<String, ToolSpec> = map
-            .iter()
-            .map(|(n, e)| (n.clone(), e.tool.spec().clone()))
-            .chain(added.iter().map(|(_, t, _)| (t.spec().name.clone(), t.spec().clone())))
-            .collect();
-        let is_later = |name: &str| {
-            name.split_once(toolgate_core::names::NAMESPACE_SEPARATOR)
-                .is_some_and(|(namespace, _)| later.iter().any(|n| n == namespace))
+        #[cfg(feature = "skills")]
+        let warnings = {
+            let (warnings, more_problems, skill_tools) =
+                next_skills(&self.inner, &skills, &map, &added, &mut names, &policy, &later);
+            problems.extend(more_problems);
+            added.extend(skill_tools);
+            warnings
         };
-        let skill_report = skills.check_tools_with(&|name| lookup.get(name).cloned(), &is_later, &policy);
-        let (errors, warnings): (Vec<_>, Vec<_>) = skill_report.into_iter().partition(SkillError::is_error);
-        problems.extend(errors.into_iter().map(Problem::Skill));
-        let slot = Arc::new(OnceLock::from(Arc::downgrade(&self.inner)));
-        for skill in skills.iter() {
-            if let Some(tool) = crate::skill_tool::SkillTool::new(skill, &lookup, slot.clone()) {
-                let tool: Arc<dyn Tool> = Arc::new(tool);
-                let name = tool.spec().name.clone();
-                match checked(&policy, &tool) {
-                    Ok(_) if map.contains_key(&name) || !names.insert(name.clone()) => {
-                        problems.push(BuildError::Duplicate(name).into());
-                    }
-                    Ok(validator) => added.push((SKILLS_SOURCE.to_owned(), tool, validator)),
-                    Err(error) => problems.push(error.into()),
-                }
-            }
-        }
         if !problems.is_empty() {
             return Err(problems);
         }
@@ -187,7 +222,9 @@ impl Gateway {
         let applied = Applied {
             policy_changed: *policy != *was.policy,
             limits_changed: *limits != *was.limits,
+            #[cfg(feature = "skills")]
             skills_changed: skills != *was.skills,
+            #[cfg(feature = "skills")]
             warnings: warnings.clone(),
         };
         for (source, tool, validator) in added {
@@ -203,7 +240,9 @@ impl Gateway {
         let settings = Settings {
             policy,
             limits,
+            #[cfg(feature = "skills")]
             skills: Arc::new(skills),
+            #[cfg(feature = "skills")]
             skill_problems: Arc::new(warnings),
             meta_validators,
             later,
@@ -214,6 +253,53 @@ impl Gateway {
         self.inner.changes.send_modify(|version| *version += 1);
         Ok(applied)
     }
+}
+
+/// A tool checked for the next snapshot: its source, the tool, its compiled validator.
+type Added = (String, Arc<dyn Tool>, Validator);
+
+/// The next skills against the next tools (those kept, `map`, and those `added`), as at the
+/// build: their warnings, their problems (errors, and `run_<skill>` tools that cannot be
+/// served), and the `run_<skill>` tools to add under [`SKILLS_SOURCE`].
+#[cfg(feature = "skills")]
+fn next_skills(
+    inner: &Arc<crate::registry::Inner>,
+    skills: &SkillSet,
+    map: &HashMap<String, Arc<Entry>>,
+    added: &[Added],
+    names: &mut HashSet<String>,
+    policy: &Policy,
+    later: &[String],
+) -> (Vec<SkillError>, Vec<Problem>, Vec<Added>) {
+    let mut problems = Vec::new();
+    let mut skill_tools = Vec::new();
+    let lookup: BTreeMap<String, ToolSpec> = map
+        .iter()
+        .map(|(n, e)| (n.clone(), e.tool.spec().clone()))
+        .chain(added.iter().map(|(_, t, _)| (t.spec().name.clone(), t.spec().clone())))
+        .collect();
+    let is_later = |name: &str| {
+        name.split_once(toolgate_core::names::NAMESPACE_SEPARATOR)
+            .is_some_and(|(namespace, _)| later.iter().any(|n| n == namespace))
+    };
+    let skill_report = skills.check_tools_with(&|name| lookup.get(name).cloned(), &is_later, policy);
+    let (errors, warnings): (Vec<_>, Vec<_>) = skill_report.into_iter().partition(SkillError::is_error);
+    problems.extend(errors.into_iter().map(Problem::Skill));
+    let slot = Arc::new(OnceLock::from(Arc::downgrade(inner)));
+    for skill in skills.iter() {
+        if let Some(tool) = crate::skill_tool::SkillTool::new(skill, &lookup, slot.clone()) {
+            let tool: Arc<dyn Tool> = Arc::new(tool);
+            let name = tool.spec().name.clone();
+            match checked(policy, &tool) {
+                Ok(_) if map.contains_key(&name) || !names.insert(name.clone()) => {
+                    problems.push(BuildError::Duplicate(name).into());
+                }
+                Ok(validator) => skill_tools.push((SKILLS_SOURCE.to_owned(), tool, validator)),
+                Err(error) => problems.push(error.into()),
+            }
+        }
+    }
+    (warnings, problems, skill_tools)
 }
 
 /// `spec`'s role is one of `policy`'s.

@@ -293,32 +293,42 @@ impl Gateway {
         })
     }
 
-    /// A skill's guide as the caller may read it.
+    /// A skill's guide as the caller may read it (markdown, see
+    /// `toolgate_skills::render_guide`): `SKILL_NOT_FOUND` (with close ids the caller may read)
+    /// when there is no such skill, `PERMISSION_DENIED` when the caller's role is below the
+    /// skill's. Without the `skills` feature the gateway has no skills: always `SKILL_NOT_FOUND`.
     pub fn skill_guide(&self, caller: &Caller, id: &str) -> Result<String, ToolError> {
-        let settings = self.inner.settings();
-        let Some(skill) = settings.skills.get(id) else {
-            return Err(self.skill_not_found(caller, id));
-        };
-        if !settings.policy.role_satisfies(&caller.role, &skill.required_role) {
-            return Err(ToolError::new(
-                ErrorCode::PermissionDenied,
-                format!(
-                    "skill `{id}` needs role `{}` or above; this caller is `{}`.",
-                    skill.required_role, caller.role
-                ),
-            )
-            .with_details(json!({ "required_role": skill.required_role })));
+        #[cfg(not(feature = "skills"))]
+        return Err(self.skill_not_found(caller, id));
+        #[cfg(feature = "skills")]
+        {
+            let settings = self.inner.settings();
+            let Some(skill) = settings.skills.get(id) else {
+                return Err(self.skill_not_found(caller, id));
+            };
+            if !settings.policy.role_satisfies(&caller.role, &skill.required_role) {
+                return Err(ToolError::new(
+                    ErrorCode::PermissionDenied,
+                    format!(
+                        "skill `{id}` needs role `{}` or above; this caller is `{}`.",
+                        skill.required_role, caller.role
+                    ),
+                )
+                .with_details(json!({ "required_role": skill.required_role })));
+            }
+            Ok(toolgate_skills::render_guide(skill, &CallerView { gateway: self, caller }))
         }
-        Ok(toolgate_skills::render_guide(skill, &CallerView { gateway: self, caller }))
     }
 }
 
 /// What a guide may show to one caller.
+#[cfg(feature = "skills")]
 struct CallerView<'a> {
     gateway: &'a Gateway,
     caller: &'a Caller,
 }
 
+#[cfg(feature = "skills")]
 impl toolgate_skills::GuideView for CallerView<'_> {
     fn tool(&self, name: &str) -> Option<ToolSpec> {
         self.gateway.inner.tools().tools.get(name).map(|e| {

@@ -24,6 +24,7 @@ pub const MAX_DYNAMIC_TOOLS: usize = 128;
 /// One tool's calls since the gateway was built, as `/metrics` counts them
 /// (for status pages that want numbers, not the text format).
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ToolStats {
     /// The tool (or `(other)` / `(unknown)`, as on `/metrics`).
     pub tool: String,

@@ -32,8 +32,11 @@ pub enum SchemaFormat {
 /// tool's or the gateway's defaults. `execute_tool` also accepts the
 /// spellings of other tool-calling conventions: `timeout` for `timeout_ms`
 /// and `retryDelay` for `retry_delay_ms` (both in milliseconds).
+///
+/// Build one with `CallOptions::default()` and the setters (more options may come).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct CallOptions {
     /// The total time of the call in milliseconds: every attempt and every
     /// pause between them (capped by [`Limits::max_timeout_ms`]). Default:
@@ -81,6 +84,12 @@ impl CallOptions {
     /// Set the format.
     pub fn format(mut self, format: Format) -> Self {
         self.format = format;
+        self
+    }
+
+    /// Say whether the parameters come wrapped as the OpenAI strict export asks.
+    pub fn openai_strict(mut self, wrapped: bool) -> Self {
+        self.openai_strict = wrapped;
         self
     }
 }

@@ -4,7 +4,7 @@
 //! The gateway decides (which counters, which limits, what the model is
 //! told); a [`RateStore`] only counts. [`MemoryRateStore`] counts in this
 //! process; a store shared by several instances (Redis) lives in an I/O
-//! crate and implements the same trait, so the fleet shares one budget.
+//! crate (toolgate-fleet's) and implements the same trait, so the fleet shares one budget.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -37,9 +37,11 @@ pub trait RateStore: Send + Sync + std::fmt::Debug + 'static {
 }
 
 /// One limit: requests (weighted by cost) per interval, and concurrent calls.
-/// An unset field is no limit.
+/// An unset field is no limit. Read from configuration, or built with
+/// `RateRule::default()` and the `with_*` methods.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct RateRule {
     /// Requests per interval (each call counts its tool's cost).
     pub requests: Option<u64>,
@@ -50,15 +52,35 @@ pub struct RateRule {
 }
 
 impl RateRule {
+    /// Limit the requests per interval (each call counts its tool's cost).
+    pub fn with_requests(mut self, requests: u64) -> Self {
+        self.requests = Some(requests);
+        self
+    }
+
+    /// Set the interval, in seconds (at least 1).
+    pub fn with_interval_s(mut self, seconds: u64) -> Self {
+        self.interval_s = Some(seconds);
+        self
+    }
+
+    /// Limit the calls running at once.
+    pub fn with_concurrent(mut self, calls: u64) -> Self {
+        self.concurrent = Some(calls);
+        self
+    }
+
     fn interval(&self) -> Duration {
         Duration::from_secs(self.interval_s.unwrap_or(60).max(1))
     }
 }
 
 /// A tool's own limit (counted per key and tool) and its cost weight in the
-/// key-wide budget.
+/// key-wide budget. Read from configuration, or built with `ToolRate::default()` and the
+/// `with_*` methods.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct ToolRate {
     /// Requests per interval of this tool, per key (each call counts 1).
     pub requests: Option<u64>,
@@ -71,9 +93,11 @@ pub struct ToolRate {
     pub cost: Option<u64>,
 }
 
-/// Every limit of a deployment. The default limits nothing.
+/// Every limit of a deployment. The default limits nothing; add limits with
+/// [`RateLimits::with_per_key`] and [`RateLimits::with_tool`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
+#[non_exhaustive]
 pub struct RateLimits {
     /// Per API key (per user without a key), over all tools.
     pub per_key: RateRule,
@@ -81,7 +105,46 @@ pub struct RateLimits {
     pub tools: HashMap<String, ToolRate>,
 }
 
+impl ToolRate {
+    /// Limit this tool's requests per interval, per key (each call counts 1).
+    pub fn with_requests(mut self, requests: u64) -> Self {
+        self.requests = Some(requests);
+        self
+    }
+
+    /// Set the interval, in seconds (at least 1).
+    pub fn with_interval_s(mut self, seconds: u64) -> Self {
+        self.interval_s = Some(seconds);
+        self
+    }
+
+    /// Limit this tool's calls running at once, per key.
+    pub fn with_concurrent(mut self, calls: u64) -> Self {
+        self.concurrent = Some(calls);
+        self
+    }
+
+    /// Count each call of this tool as `cost` in the key-wide budget.
+    pub fn with_cost(mut self, cost: u64) -> Self {
+        self.cost = Some(cost);
+        self
+    }
+}
+
 impl RateLimits {
+    /// Limit each API key (each user without a key) over all tools.
+    pub fn with_per_key(mut self, rule: RateRule) -> Self {
+        self.per_key = rule;
+        self
+    }
+
+    /// Limit one tool per key, or weigh it in the key-wide budget; replaces an earlier rate
+    /// of the same tool.
+    pub fn with_tool(mut self, tool: impl Into<String>, rate: ToolRate) -> Self {
+        self.tools.insert(tool.into(), rate);
+        self
+    }
+
     /// Whether any limit is set (when none is, the gateway skips the store).
     pub fn is_empty(&self) -> bool {
         self.per_key == RateRule::default() && self.tools.is_empty()

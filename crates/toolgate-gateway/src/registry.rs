@@ -2,26 +2,32 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock};
+#[cfg(feature = "skills")]
+use std::sync::{OnceLock, Weak};
 
 use tokio::sync::{broadcast, watch};
 use toolgate_authz::Policy;
 use toolgate_core::{SpecError, Tool, ToolSpec};
 use toolgate_schema::Validator;
+#[cfg(feature = "skills")]
 use toolgate_skills::{Skill, SkillSet};
 
 use crate::audit::AuditSink;
 use crate::backend_errors::BackendErrors;
 use crate::dynamic::Table;
-use crate::live::{SKILLS_SOURCE, Settings};
+#[cfg(feature = "skills")]
+use crate::live::SKILLS_SOURCE;
+use crate::live::Settings;
 use crate::metrics::CallMetrics;
 use crate::observe::CallObserver;
 use crate::ratelimit::{Limiter, RateLimits, RateStore};
 use crate::trace::TraceEvent;
 use crate::{Limits, meta};
 
-/// Why a gateway could not be built.
+/// Why a gateway could not be built (or a tool could not be added while serving).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// A tool's contract is broken.
     #[error(transparent)]
@@ -35,27 +41,28 @@ pub enum BuildError {
     /// A tool's schema does not compile.
     #[error("tool `{tool}`: schema does not compile: {message}")]
     Schema {
-        /// The tool.
+        /// The name of the tool whose `input_schema` is broken.
         tool: String,
-        /// Why.
+        /// The schema compiler's explanation.
         message: String,
     },
-    /// A tool's result template does not compile.
+    /// A tool's result template does not compile (only with the `templates` feature, which
+    /// compiles templates).
     #[error("tool `{tool}`: result template: {message}")]
     Template {
-        /// The tool.
+        /// The name of the tool whose `result_template` is broken.
         tool: String,
-        /// Why.
+        /// The template engine's explanation (with the line, when known).
         message: String,
     },
     /// A tool requires a role the hierarchy does not have.
     #[error("tool `{tool}` requires role `{role}`, which is not in the hierarchy ({known})")]
     UnknownRole {
-        /// The tool.
+        /// The name of the tool.
         tool: String,
-        /// The role.
+        /// The role the tool's spec requires.
         role: String,
-        /// The roles that exist.
+        /// The roles that exist, lowest first, joined by ` < `.
         known: String,
     },
 }
@@ -95,10 +102,11 @@ pub struct Gateway {
 
 impl fmt::Debug for Gateway {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Gateway")
-            .field("tools", &self.inner.tools().order)
-            .field("skills", &self.inner.settings().skills.iter().map(|s| &s.id).collect::<Vec<_>>())
-            .finish_non_exhaustive()
+        let mut f = f.debug_struct("Gateway");
+        f.field("tools", &self.inner.tools().order);
+        #[cfg(feature = "skills")]
+        f.field("skills", &self.inner.settings().skills.iter().map(|s| &s.id).collect::<Vec<_>>());
+        f.finish_non_exhaustive()
     }
 }
 
@@ -106,6 +114,7 @@ impl fmt::Debug for Gateway {
 #[derive(Default)]
 pub struct GatewayBuilder {
     tools: Vec<Arc<dyn Tool>>,
+    #[cfg(feature = "skills")]
     skills: Option<SkillSet>,
     policy: Policy,
     limits: Limits,
@@ -188,6 +197,9 @@ impl GatewayBuilder {
     }
 
     /// Serve these skills; skills with an orchestration block also become `run_<skill>` tools.
+    /// Skills that name a missing tool, or whose run needs a role above their own, are left out
+    /// and reported by [`Gateway::skill_problems`] (feature `skills`).
+    #[cfg(feature = "skills")]
     pub fn skills(mut self, skills: SkillSet) -> Self {
         self.skills = Some(skills);
         self
@@ -195,46 +207,71 @@ impl GatewayBuilder {
 
     /// Check every contract and build the gateway.
     pub fn build(self) -> Result<Gateway, BuildError> {
-        let mut skills = self.skills.unwrap_or_default();
         let (trace, _) = broadcast::channel(1024);
+        #[cfg_attr(not(feature = "skills"), allow(unused_mut))]
         let mut tools: Vec<Arc<dyn Tool>> = self.tools;
+        #[cfg_attr(not(feature = "skills"), allow(unused_mut))]
         let mut sources: HashMap<String, String> =
             self.sourced.iter().map(|(source, tool)| (tool.spec().name.clone(), source.clone())).collect();
         tools.extend(self.sourced.into_iter().map(|(_, tool)| tool));
-        let lookup: BTreeMap<String, ToolSpec> =
-            tools.iter().map(|t| (t.spec().name.clone(), t.spec().clone())).collect();
-        // A skill whose steps name missing tools (or whose run would exceed its
-        // role) is left out; every problem is kept for the operator to read.
-        let later = |name: &str| {
-            name.split_once(toolgate_core::names::NAMESPACE_SEPARATOR)
-                .is_some_and(|(namespace, _)| self.later.iter().any(|n| n == namespace))
-        };
-        let skill_problems =
-            skills.check_tools_with(&|name: &str| lookup.get(name).cloned(), &later, &self.policy);
-        for problem in skill_problems.iter().filter(|p| p.is_error()) {
-            if let Some(id) = &problem.skill {
-                skills.remove(id);
-            }
-        }
+        #[cfg_attr(not(feature = "skills"), allow(unused_mut))]
+        let mut settings = Settings::new(self.policy, self.limits, self.later);
         // Skill tools run their steps through the gateway that owns them; they
         // learn where it is once it exists.
+        #[cfg(feature = "skills")]
         let slot: Arc<OnceLock<Weak<Inner>>> = Arc::new(OnceLock::new());
-        for skill in skills.iter() {
-            if let Some(tool) = crate::skill_tool::SkillTool::new(skill, &lookup, slot.clone()) {
+        #[cfg(feature = "skills")]
+        {
+            let (skills, problems, skill_tools) =
+                checked_skills(self.skills.unwrap_or_default(), &tools, &settings, &slot);
+            for tool in skill_tools {
                 // Under their own source, so that a change of the skills replaces them.
                 sources.insert(tool.spec().name.clone(), SKILLS_SOURCE.to_owned());
-                tools.push(Arc::new(tool));
+                tools.push(tool);
             }
+            settings.skills = Arc::new(skills);
+            settings.skill_problems = Arc::new(problems);
         }
-        let settings = Settings::new(self.policy, self.limits, skills, skill_problems, self.later);
         let mut inner = assemble(tools, sources, settings, trace)?;
         inner.limiter = self.limiter;
         inner.audit = self.audit;
         inner.observer = self.observer;
         let inner = Arc::new(inner);
+        #[cfg(feature = "skills")]
         let _ = slot.set(Arc::downgrade(&inner));
         Ok(Gateway { inner })
     }
+}
+
+/// The skills checked against the tools (those with errors left out), every problem found,
+/// and the `run_<skill>` tools of the skills kept.
+#[cfg(feature = "skills")]
+fn checked_skills(
+    mut skills: SkillSet,
+    tools: &[Arc<dyn Tool>],
+    settings: &Settings,
+    slot: &Arc<OnceLock<Weak<Inner>>>,
+) -> (SkillSet, Vec<toolgate_skills::SkillError>, Vec<Arc<dyn Tool>>) {
+    let lookup: BTreeMap<String, ToolSpec> =
+        tools.iter().map(|t| (t.spec().name.clone(), t.spec().clone())).collect();
+    // A skill whose steps name missing tools (or whose run would exceed its
+    // role) is left out; every problem is kept for the operator to read.
+    let later = |name: &str| {
+        name.split_once(toolgate_core::names::NAMESPACE_SEPARATOR)
+            .is_some_and(|(namespace, _)| settings.later.iter().any(|n| n == namespace))
+    };
+    let problems = skills.check_tools_with(&|name: &str| lookup.get(name).cloned(), &later, &settings.policy);
+    for problem in problems.iter().filter(|p| p.is_error()) {
+        if let Some(id) = &problem.skill {
+            skills.remove(id);
+        }
+    }
+    let skill_tools = skills
+        .iter()
+        .filter_map(|skill| crate::skill_tool::SkillTool::new(skill, &lookup, slot.clone()))
+        .map(|tool| Arc::new(tool) as Arc<dyn Tool>)
+        .collect();
+    (skills, problems, skill_tools)
 }
 
 fn assemble(
@@ -327,6 +364,7 @@ impl Gateway {
     }
 
     /// Every skill served now, for codegen.
+    #[cfg(feature = "skills")]
     pub fn skill_set(&self) -> Arc<SkillSet> {
         self.inner.settings().skills.clone()
     }
@@ -334,6 +372,7 @@ impl Gateway {
     /// Problems found when checking the skills against the tools at build
     /// time (or at the last [`Gateway::apply`]). Skills with errors were left out at the
     /// build; warnings are kept here too.
+    #[cfg(feature = "skills")]
     pub fn skill_problems(&self) -> Arc<Vec<toolgate_skills::SkillError>> {
         self.inner.settings().skill_problems.clone()
     }
@@ -369,7 +408,8 @@ impl Gateway {
         self.inner.trace.subscribe()
     }
 
-    /// The skills this caller may read.
+    /// The skills this caller may read (its role satisfies the skill's `required_role`), in id order.
+    #[cfg(feature = "skills")]
     pub fn visible_skills(&self, caller: &toolgate_core::Caller) -> Vec<Skill> {
         let settings = self.inner.settings();
         settings
@@ -378,5 +418,17 @@ impl Gateway {
             .filter(|s| settings.policy.role_satisfies(&caller.role, &s.required_role))
             .cloned()
             .collect()
+    }
+
+    /// The id and description of each skill this caller may read; none without the `skills`
+    /// feature, as for a gateway given no skills.
+    pub(crate) fn visible_skill_briefs(&self, caller: &toolgate_core::Caller) -> Vec<(String, String)> {
+        #[cfg(feature = "skills")]
+        return self.visible_skills(caller).into_iter().map(|s| (s.id, s.description)).collect();
+        #[cfg(not(feature = "skills"))]
+        {
+            let _ = caller;
+            Vec::new()
+        }
     }
 }

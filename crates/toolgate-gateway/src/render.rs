@@ -1,25 +1,30 @@
 //! Result text: a tool's minijinja template renders its result as short
 //! markdown for the model. The envelope stays the structured truth.
+//!
+//! Without the `templates` feature there is no template engine: a tool's
+//! `result_template` is neither compiled nor checked, and a successful result
+//! is always rendered as pretty JSON.
 
-use minijinja::Environment;
-use serde_json::json;
 use toolgate_core::Envelope;
 
 use crate::Gateway;
 
 /// The compiled result templates, one per tool that has one.
+#[cfg(feature = "templates")]
 pub(crate) struct Templates {
-    env: Environment<'static>,
+    env: minijinja::Environment<'static>,
 }
 
+#[cfg(feature = "templates")]
 impl Default for Templates {
     fn default() -> Self {
         // `Environment::new()` has the builtin filters and tests (`length`,
         // `join`, `default`, ...); `Environment::default()` is empty.
-        Self { env: Environment::new() }
+        Self { env: minijinja::Environment::new() }
     }
 }
 
+#[cfg(feature = "templates")]
 impl Templates {
     /// Compile a tool's template; a syntax error is reported at registration.
     pub(crate) fn add(&mut self, tool: &str, source: &str) -> Result<(), String> {
@@ -28,7 +33,7 @@ impl Templates {
 
     fn render(&self, tool: &str, envelope: &Envelope) -> Option<String> {
         let template = self.env.get_template(tool).ok()?;
-        let ctx = json!({
+        let ctx = serde_json::json!({
             "result": envelope.result,
             "signals": envelope.signals,
             "metadata": envelope.metadata,
@@ -43,9 +48,28 @@ impl Templates {
     }
 }
 
+/// Without the `templates` feature: no engine, so no template is compiled
+/// and every result renders as JSON.
+#[cfg(not(feature = "templates"))]
+#[derive(Default)]
+pub(crate) struct Templates {}
+
+#[cfg(not(feature = "templates"))]
+impl Templates {
+    /// Templates are ignored without the engine: nothing to compile, nothing to refuse.
+    pub(crate) fn add(&mut self, _tool: &str, _source: &str) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn render(&self, _tool: &str, _envelope: &Envelope) -> Option<String> {
+        None
+    }
+}
+
 impl Gateway {
     /// The text a model reads for an envelope: on success the tool's template
-    /// (or pretty JSON when it has none); on failure the code, the message and
+    /// (or pretty JSON when it has none, or when the `templates` feature is
+    /// off); on failure the code, the message and
     /// what the signals ask. Signals are always spelled out.
     pub fn render_result(&self, envelope: &Envelope) -> String {
         let mut out = if envelope.success {

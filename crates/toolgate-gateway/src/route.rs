@@ -43,7 +43,7 @@ impl RouteTool {
         self
     }
 
-    /// The table.
+    /// The route table whose routes this tool dispatches to.
     pub fn table(&self) -> &RouteTable {
         &self.table
     }

@@ -48,7 +48,7 @@ impl Tool for SkillTool {
 #[async_trait::async_trait]
 impl StepRunner for Gateway {
     async fn run_step(&self, ctx: &ToolContext, tool: &str, params: Value, timeout: Duration) -> Envelope {
-        let opts = CallOptions { timeout_ms: Some(timeout.as_millis() as u64), ..CallOptions::default() };
+        let opts = CallOptions::default().timeout_ms(timeout.as_millis() as u64);
         self.execute(ctx, tool, params, &opts).await
     }
 }

@@ -31,8 +31,8 @@ impl Gateway {
 
     /// `SKILL_NOT_FOUND` with up to three close skill ids the caller may read.
     pub(crate) fn skill_not_found(&self, caller: &Caller, id: &str) -> ToolError {
-        let visible = self.visible_skills(caller);
-        let suggestions = toolgate_schema::suggest(id, visible.iter().map(|s| s.id.as_str()));
+        let visible = self.visible_skill_briefs(caller);
+        let suggestions = toolgate_schema::suggest(id, visible.iter().map(|(id, _)| id.as_str()));
         let mut message = format!("there is no skill `{}`.", clip_str(id));
         if !suggestions.is_empty() {
             message.push_str(&format!(" Did you mean {}?", quoted(&suggestions)));

@@ -14,6 +14,7 @@ use crate::echo;
 /// Which moment of a call an event reports.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum TraceKind {
     /// The call was received (before lookup and validation).
     Start,
@@ -31,8 +32,9 @@ pub enum TraceKind {
 
 /// What one moment of one execution looked like, for logs and the live trace stream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct TraceEvent {
-    /// `start`, `end` or `cancelled`.
+    /// `start`, `end`, `cancelled` or `asked`.
     #[serde(default)]
     pub kind: TraceKind,
     /// The call's trace id.

@@ -64,12 +64,9 @@ async fn a_role_override_and_a_toolset_change_live_and_calls_in_flight_keep_thei
     };
     tokio::time::sleep(Duration::from_millis(50)).await;
     let applied = gateway
-        .apply(Change {
-            policy: Some(policy(
-                "[overrides]\nupdate_ledger = \"manager\"\nquery_ledger = \"manager\"\n[toolsets.auditors]\ntools = [\"query_ledger\"]\n",
-            )),
-            ..Change::default()
-        })
+        .apply(Change::new().with_policy(policy(
+            "[overrides]\nupdate_ledger = \"manager\"\nquery_ledger = \"manager\"\n[toolsets.auditors]\ntools = [\"query_ledger\"]\n",
+        )))
         .unwrap();
     assert!(applied.policy_changed && !applied.limits_changed && !applied.skills_changed);
     assert!(changes.has_changed().unwrap(), "direct-mode sessions are told");
@@ -96,11 +93,11 @@ fn a_policy_that_leaves_a_served_tool_without_its_role_is_refused_and_changes_no
     let mut changes = gateway.tools_changed();
     changes.mark_unchanged();
     let problems = gateway
-        .apply(Change {
-            policy: Some(policy("roles = [\"reader\", \"writer\"]\n")),
-            limits: Some(Limits { max_param_bytes: 10, ..Limits::default() }),
-            ..Change::default()
-        })
+        .apply(
+            Change::new()
+                .with_policy(policy("roles = [\"reader\", \"writer\"]\n"))
+                .with_limits(Limits { max_param_bytes: 10, ..Limits::default() }),
+        )
         .unwrap_err();
     assert_eq!(problems.len(), 2, "{problems:?}");
     assert!(
@@ -118,12 +115,7 @@ async fn limits_change_live() {
     let mia = Caller::new("mia", "member");
     let long = json!({"text": "x".repeat(200)});
     assert!(call(&gateway, &mia, "update_ledger", long.clone()).await.success);
-    gateway
-        .apply(Change {
-            limits: Some(Limits { max_param_bytes: 64, ..Limits::default() }),
-            ..Change::default()
-        })
-        .unwrap();
+    gateway.apply(Change::new().with_limits(Limits { max_param_bytes: 64, ..Limits::default() })).unwrap();
     let refused = call(&gateway, &mia, "update_ledger", long).await;
     assert_eq!(refused.code(), Some(ErrorCode::InvalidParams), "{refused:?}");
     assert_eq!(gateway.limits().max_param_bytes, 64);
@@ -154,9 +146,7 @@ async fn skills_change_live_with_their_run_tools_and_a_skill_naming_a_missing_to
     let mia = Caller::new("mia", "member");
     assert!(gateway.skill_guide(&mia, "ledger-check").is_err());
     let skill = Skill::parse(SKILL, "skills/ledger-check/SKILL.md").unwrap();
-    let applied = gateway
-        .apply(Change { skills: Some(SkillSet::from_skills(vec![skill])), ..Change::default() })
-        .unwrap();
+    let applied = gateway.apply(Change::new().with_skills(SkillSet::from_skills(vec![skill]))).unwrap();
     assert!(applied.skills_changed);
     assert!(gateway.skill_guide(&mia, "ledger-check").unwrap().contains("Read first."));
     assert_eq!(gateway.source_of("run_ledger_check").as_deref(), Some(toolgate_gateway::SKILLS_SOURCE));
@@ -169,14 +159,12 @@ async fn skills_change_live_with_their_run_tools_and_a_skill_naming_a_missing_to
         "skills/ledger-check/SKILL.md",
     )
     .unwrap();
-    let problems = gateway
-        .apply(Change { skills: Some(SkillSet::from_skills(vec![broken])), ..Change::default() })
-        .unwrap_err();
+    let problems = gateway.apply(Change::new().with_skills(SkillSet::from_skills(vec![broken]))).unwrap_err();
     assert!(problems.iter().any(|p| matches!(p, Problem::Skill(_))), "{problems:?}");
     assert!(problems.iter().any(|p| p.to_string().contains("query_nothing")), "{problems:?}");
     assert!(gateway.skill_guide(&mia, "ledger-check").is_ok());
 
-    gateway.apply(Change { skills: Some(SkillSet::default()), ..Change::default() }).unwrap();
+    gateway.apply(Change::new().with_skills(SkillSet::default())).unwrap();
     assert!(gateway.spec("run_ledger_check").is_none());
     assert_eq!(
         call(&gateway, &mia, "run_ledger_check", json!({})).await.code(),
@@ -204,7 +192,7 @@ async fn calls_never_fail_while_the_policy_is_swapped_over_and_over() {
     for n in 0..200 {
         let role = if n % 2 == 0 { "manager" } else { "member" };
         let text = format!("[overrides]\nupdate_ledger = \"{role}\"\n");
-        gateway.apply(Change { policy: Some(policy(&text)), ..Change::default() }).unwrap();
+        gateway.apply(Change::new().with_policy(policy(&text))).unwrap();
         tokio::task::yield_now().await;
     }
     stop.store(true, Ordering::Relaxed);

@@ -1,4 +1,4 @@
-//! The integration tests of `gateway`, one binary (each module links once).
+//! The integration tests of `toolgate-gateway`, one binary (each module links once).
 
 mod acceptance;
 mod bad_input;

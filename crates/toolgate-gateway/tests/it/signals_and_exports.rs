@@ -107,7 +107,7 @@ async fn openai_strict_calls_are_unwrapped_before_validation() {
     assert_eq!(params["required"], json!(["request"]), "{exported}");
     // What a strict-mode model sends: the wrapper, and null for an optional field.
     let wrapped = json!({"request": {"op": "list_meals", "date": "2026-07-15", "limit": null}});
-    let opts = CallOptions { openai_strict: true, ..CallOptions::default() };
+    let opts = CallOptions::default().openai_strict(true);
     let env = gw.execute(&caller, "query_meals", wrapped.clone(), &opts).await;
     assert!(env.success, "{env:?}");
     assert_eq!(env.result.unwrap()["params"], json!({"op": "list_meals", "date": "2026-07-15"}));
