@@ -5,11 +5,32 @@
 //! context per exposure mode and per domain) and the OpenAPI importer's limit on one
 //! generated tool ([`tool`]).
 //!
+//! # Example
+//!
 //! ```
-//! assert!(toolgate_tokens::count("Read pets in Petstore.") > 3);
-//! let schema = serde_json::json!({"type": "object"});
-//! assert!(toolgate_tokens::tool("query_pets", "Read pets.", &schema) > toolgate_tokens::count("Read pets."));
+//! use serde_json::json;
+//!
+//! // A text: what a description or a result costs the model.
+//! let description = "Read pets in Petstore.";
+//! let text = toolgate_tokens::count(description);
+//! assert!(text > 3);
+//! assert_eq!(toolgate_tokens::count(""), 0);
+//!
+//! // A tool as a tool list shows it: name, description and input schema together.
+//! let schema = json!({
+//!     "type": "object",
+//!     "properties": {"species": {"type": "string", "enum": ["cat", "dog"]}},
+//!     "additionalProperties": false
+//! });
+//! let whole = toolgate_tokens::tool("query_pets", description, &schema);
+//! assert!(whole > text, "the schema and the name count too");
+//! println!("{whole} tokens ({})", toolgate_tokens::TOKENIZER);
 //! ```
+//!
+//! # Cargo features
+//!
+//! None. The tokenizer's data is compiled in: counting needs no network and no files.
+#![deny(missing_docs)]
 
 use serde_json::{Value, json};
 
