@@ -1,4 +1,4 @@
-//! Integration tests of the db crate against real databases: SQLite files,
+//! Integration tests of the toolgate-db crate against real databases: SQLite files,
 //! the machine's PostgreSQL, and a throwaway PostgreSQL that the tests start,
 //! restart and stop.
 
