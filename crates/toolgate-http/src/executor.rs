@@ -19,6 +19,7 @@ pub const PROGRESS_STEP_BYTES: usize = 64 * 1024;
 
 /// How an [`HttpExecutor`] talks to its backend.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HttpOptions {
     /// Limit of one request, from connecting until the whole body is read. The tools built by
     /// [`HttpExecutor::tools`] get a slightly larger gateway timeout, so this one answers first.

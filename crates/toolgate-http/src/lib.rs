@@ -16,10 +16,30 @@
 //! FastAPI's) in `details.reasons` as `{at, message}`, at most ten, each clipped, and names the
 //! first ones in its message, so the model can fix its call.
 //!
-//! ```no_run
-//! # fn demo() -> toolgate_http::Result<()> {
+//! Use it to serve an HTTP API as tools: the gateway validates, the executor calls.
+//!
+//! # Example
+//!
+//! A tiny backend (axum, in-process on `127.0.0.1:0`), one route table, and one call of its
+//! operation through the gateway:
+//!
+//! ```
 //! use std::sync::Arc;
-//! use toolgate_http::{HttpExecutor, HttpOptions};
+//! use serde_json::json;
+//! use toolgate_core::{Caller, ToolContext};
+//! use toolgate_gateway::{CallOptions, Gateway};
+//! use toolgate_http::{Auth, HttpExecutor, HttpOptions};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! // The backend: the weight of one day.
+//! let weight = |axum::extract::Path(date): axum::extract::Path<String>| async move {
+//!     axum::Json(json!({"date": date, "kg": 71.4}))
+//! };
+//! let app = axum::Router::new().route("/body/measurements/{date}", axum::routing::get(weight));
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! let base_url = format!("http://{}", listener.local_addr()?);
+//! tokio::spawn(async move { axum::serve(listener, app).await });
 //!
 //! let table = toolgate_schema::RouteTable::from_toml_str(r#"
 //! tool = "query_weight"
@@ -30,12 +50,21 @@
 //! method = "GET"
 //! path = "/body/measurements/{date}"
 //! summary = "The measurement of one day"
+//! fields = [{ name = "date", type = "string", required = true }]
 //! "#)?;
-//! let options = HttpOptions::default().backend_id("body");
-//! let executor = Arc::new(HttpExecutor::new("http://127.0.0.1:8080", options)?);
-//! let tools = executor.tools([table])?;
-//! let gateway = toolgate_gateway::Gateway::builder().tools(tools).build();
-//! # let _ = gateway; Ok(()) }
+//! let options = HttpOptions::default().backend_id("body").auth(Auth::None);
+//! let executor = Arc::new(HttpExecutor::new(&base_url, options)?);
+//! let gateway = Gateway::builder().tools(executor.tools([table])?).build()?;
+//!
+//! let ctx = ToolContext::new(Caller::new("alice", "member"));
+//! let params = json!({"op": "get_weight", "date": "2026-03-01"});
+//! let answer = gateway.execute(&ctx, "query_weight", params, &CallOptions::default()).await;
+//! assert!(answer.success, "{answer:?}");
+//! let result = answer.result.unwrap();
+//! assert_eq!(result["status"], 200);
+//! assert_eq!(result["path"], "/body/measurements/2026-03-01");
+//! assert_eq!(result["payload"]["kg"], 71.4);
+//! # Ok(()) }
 //! ```
 //!
 //! The token is the caller's credential made for this backend: [`toolgate_core::Caller::credentials`]
@@ -46,7 +75,7 @@
 //! backend that wants one fixed credential instead gets [`Auth::Static`] (the binary reads it
 //! from the environment and hands it over as a [`toolgate_core::Secret`]); an open backend gets
 //! [`Auth::None`]. A backend that takes tokens from the company's identity provider gets
-//! [`Auth::Token`]: a [`toolgate_core::TokenSource`] (e.g. the `oauth` crate's token exchange, which
+//! [`Auth::Token`]: a [`toolgate_core::TokenSource`] (e.g. the `toolgate-oauth` crate's token exchange, which
 //! trades the caller's sign-in for a token made for this backend alone, or its client-credentials
 //! grant) mints the token sent as `Authorization: Bearer`, fetched per call before any I/O to the
 //! backend; a source that cannot give one fails the call with its error and nothing is sent, and
@@ -57,6 +86,13 @@
 //! [`HttpOptions::ca_bundle_pem`] for private CAs. A certificate the client cannot trust is
 //! answered `UNAVAILABLE` with a message that names the certificate problem and its fix, and
 //! is never retried.
+//!
+//! # Cargo features
+//!
+//! None. TLS is always rustls with the aws-lc-rs provider (the workspace's one provider), so
+//! [`parse_ca_bundle`] and [`certificate_problem`] are always there.
+
+#![deny(missing_docs)]
 
 mod auth;
 mod encode;

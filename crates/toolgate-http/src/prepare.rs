@@ -14,6 +14,7 @@ use crate::encode::{fill_path, form_body, query_string, scalar_text};
 /// A request ready to send: what [`HttpExecutor`] derives from an operation and its parameters
 /// before any I/O.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Prepared {
     /// The HTTP method.
     pub method: Method,

@@ -74,7 +74,7 @@ impl Media {
     }
 }
 
-/// Standard base64 with padding (tool_core's, the encoding MCP carries images in).
+/// Standard base64 with padding (toolgate_core's, the encoding MCP carries images in).
 pub(super) fn base64(bytes: &[u8]) -> String {
     Image::png(bytes).data
 }

@@ -1,4 +1,4 @@
-//! `Auth::Token`: a backend that gets a token minted for it, by the `oauth` crate's token
+//! `Auth::Token`: a backend that gets a token minted for it, by the `toolgate-oauth` crate's token
 //! exchange (RFC 8693) or client-credentials grant against a real token endpoint (axum on
 //! 127.0.0.1:0), sent to a real backend (axum on 127.0.0.1:0) that records the
 //! `Authorization` header of every request. The backend sees only the minted token, never the
