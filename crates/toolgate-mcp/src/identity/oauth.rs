@@ -63,6 +63,15 @@ impl Authenticator for OAuthAuthenticator {
                 Err(Refusal::Forbidden { message: why, insufficient_scope: true })
             }
             Err(Rejection::Unavailable(why)) => Err(Refusal::Unavailable(why)),
+            // A kind of rejection added later: by the HTTP status it maps to.
+            Err(other) => Err(match other.status() {
+                403 => Refusal::Forbidden {
+                    message: other.message().to_owned(),
+                    insufficient_scope: other.error_code() == Some("insufficient_scope"),
+                },
+                503 => Refusal::Unavailable(other.message().to_owned()),
+                _ => Refusal::Unauthorized(other.message().to_owned()),
+            }),
         })
     }
 
