@@ -15,6 +15,7 @@ const MAX_LEEWAY: Duration = Duration::from_secs(300);
 /// gives the defaults; [`ResourceConfig::check`] (which [`super::Verifier::new`]
 /// runs too) refuses what cannot work.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ResourceConfig {
     /// The authorization server's issuer identifier, e.g.
     /// `https://login.example.com/realms/acme`. Used byte for byte: the

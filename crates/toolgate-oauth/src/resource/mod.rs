@@ -58,6 +58,7 @@ const MAX_TOKEN_LEN: usize = 16 * 1024;
 
 /// Who a verified token's caller is.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Verified {
     /// The token's `sub`. For an introspected token without `sub`, the user id.
     pub subject: String,
@@ -82,6 +83,7 @@ pub struct Verified {
 /// Why a token was refused. The messages say what is wrong (for logs and the
 /// `error_description`); they never contain the token.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Rejection {
     /// 401 `invalid_token`: malformed, bad signature, unknown key (after a
     /// refetch), wrong `iss`, `aud`, `typ` or `alg`, expired, not yet valid,
