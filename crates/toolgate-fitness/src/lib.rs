@@ -1,5 +1,5 @@
 //! The fitness domain: body, nutrition and training, each as one read tool and one write tool
-//! over the fitness REST API (the reference backend is the `fitness-api` crate).
+//! over the fitness REST API (the reference backend is the `toolgate-fitness-api` crate).
 //!
 //! | domain | read (GET only) | write |
 //! |---|---|---|
@@ -14,13 +14,39 @@
 //! one filed under [`BACKEND_ID`] (`Caller::with_credential("fitness", token)`), which no other
 //! backend's tools are given.
 //!
-//! ```no_run
-//! # fn demo() -> Result<(), toolgate_fitness::Error> {
-//! let tools = toolgate_fitness::tools("http://127.0.0.1:8080", toolgate_fitness::HttpOptions::default())?;
-//! let gateway = toolgate_gateway::Gateway::builder().tools(tools).build();
-//! # let _ = gateway; Ok(()) }
+//! Building the tools sends nothing, so they can be listed (names, effects, schemas) with no
+//! API running; a call goes to `base_url`:
+//!
 //! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use toolgate_core::Effect;
+//!
+//! let tools = toolgate_fitness::tools("http://127.0.0.1:8080", toolgate_fitness::HttpOptions::default())?;
+//! let names: Vec<String> = tools.iter().map(|t| t.spec().name.clone()).collect();
+//! assert_eq!(names[..2], ["query_body_data", "update_body_data"]);
+//! # #[cfg(feature = "charts")]
+//! assert_eq!(names.last().map(String::as_str), Some("render_weight_chart"));
+//!
+//! let query = tools[0].spec();
+//! assert_eq!(query.effect, Effect::Read);
+//! // one `oneOf` branch per operation, chosen by `op`
+//! let ops = query.input_schema["oneOf"].as_array().expect("a oneOf schema");
+//! assert!(ops.iter().any(|op| op["properties"]["op"]["const"] == "list_measurements"));
+//!
+//! // registered with a gateway like any other tools
+//! let gateway = toolgate_gateway::Gateway::builder().tools(tools).build()?;
+//! # let _ = gateway;
+//! # Ok(()) }
+//! ```
+//!
+//! # Cargo features
+//!
+//! - `charts` (default): the `render_weight_chart` tool, the caller's weight trend as a PNG
+//!   (plotters into an RGB buffer, no fonts or system libraries, encoded with png). Without it,
+//!   [`tools`] and [`tools_with`] give the six route-table tools and [`with_chart`] adds nothing.
+#![deny(missing_docs)]
 
+#[cfg(feature = "charts")]
 mod chart;
 
 use std::sync::Arc;
@@ -123,8 +149,10 @@ fn examples() -> Vec<(&'static str, &'static str, serde_json::Value)> {
     ]
 }
 
-/// The six fitness tools, calling the fitness API at `base_url` (e.g. `http://127.0.0.1:8080`)
-/// through one shared [`HttpExecutor`]. Messages name the backend "the fitness API" unless
+/// The fitness tools (the six route-table tools, then `render_weight_chart` with the `charts`
+/// feature), calling the fitness API at `base_url` (e.g. `http://127.0.0.1:8080`) through one
+/// shared [`HttpExecutor`]. Nothing is sent until a tool is called; an `Err` means `base_url`
+/// or `options` were refused by [`HttpExecutor::new`]. Messages name the backend "the fitness API" unless
 /// `options.backend_name` was changed from its default; the callers' credentials are those
 /// filed under [`BACKEND_ID`] unless `options.backend_id` names another.
 pub fn tools(base_url: &str, mut options: HttpOptions) -> Result<Vec<Arc<dyn Tool>>, Error> {
@@ -139,8 +167,8 @@ pub fn tools(base_url: &str, mut options: HttpOptions) -> Result<Vec<Arc<dyn Too
 }
 
 /// The fitness tools run by an executor the caller built (to share its
-/// connection pool): the six route-table tools, then `render_weight_chart`,
-/// which reads through `query_body_data`.
+/// connection pool): the six route-table tools, then (with the `charts`
+/// feature) `render_weight_chart`, which reads through `query_body_data`.
 pub fn tools_with(executor: &Arc<HttpExecutor>) -> Result<Vec<Arc<dyn Tool>>, Error> {
     let mut tools = route_tools(executor)?;
     tools = with_chart(tools);
@@ -149,11 +177,17 @@ pub fn tools_with(executor: &Arc<HttpExecutor>) -> Result<Vec<Arc<dyn Tool>>, Er
 
 /// `tools` plus `render_weight_chart` when `query_body_data` is among them
 /// (the chart reads through it): used for the compiled-in and the declared
-/// fitness domain alike.
-pub fn with_chart(mut tools: Vec<Arc<dyn Tool>>) -> Vec<Arc<dyn Tool>> {
-    if let Some(query) = tools.iter().find(|t| t.spec().name == "query_body_data").cloned() {
-        tools.push(chart::tool(query));
+/// fitness domain alike. Without the `charts` feature it returns `tools` unchanged.
+pub fn with_chart(tools: Vec<Arc<dyn Tool>>) -> Vec<Arc<dyn Tool>> {
+    #[cfg(feature = "charts")]
+    {
+        let mut tools = tools;
+        if let Some(query) = tools.iter().find(|t| t.spec().name == "query_body_data").cloned() {
+            tools.push(chart::tool(query));
+        }
+        tools
     }
+    #[cfg(not(feature = "charts"))]
     tools
 }
 

@@ -1,28 +1,61 @@
 //! Travel domain tools for toolgate, on sqlx.
 //!
-//! - [`read`]: `query_travel_order`, `query_booking_record`,
+//! - read: `query_travel_order`, `query_booking_record`,
 //!   `check_travel_order_conflicts`, `query_travel_policy`, `query_weather`.
-//! - [`write`]: `submit_travel_approval` (idempotent by a database unique
+//! - write: `submit_travel_approval` (idempotent by a database unique
 //!   index, verified by reading back), `cancel_travel_order`,
 //!   `cancel_booking`, `save_flight_api_key` (AEAD at rest).
-//! - [`plan`]: `plan_itinerary` and `review_planner_result`, with the full
+//! - plan: `plan_itinerary` and `review_planner_result`, with the full
 //!   plan kept in a plan store (SQL table or Redis) and only a compact
-//!   summary sent to the model.
+//!   summary sent to the model ([`PlanResources`] serves the full plan
+//!   as an MCP resource).
+//!
+//! All of them come from [`tools`] in one list; [`Store`] (module [`store`])
+//! is the repository underneath, [`TravelConfig`] what they need from the
+//! deployment (weather provider, secret key, plan store).
 //!
 //! Every tool takes the user from `ctx.caller.user_id`, never from its
 //! parameters, and every query is scoped by it.
 //!
-//! ```no_run
-//! # async fn demo() -> Result<(), toolgate_travel::StoreError> {
-//! let store = toolgate_travel::connect("sqlite:travel.db").await?;
+//! Open a store (SQLite here, in a temporary directory; a `postgres://` URL works the same),
+//! seed the policies and demo orders, register the tools with a gateway, and call one as a
+//! demo user:
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use serde_json::json;
+//! use toolgate_core::{Caller, ToolContext};
+//! use toolgate_gateway::{CallOptions, Gateway};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let url = format!("sqlite:{}", dir.path().join("travel.db").display());
+//! let store = toolgate_travel::connect(&url).await?; // creates the file, runs the migrations
 //! toolgate_travel::seed_demo(&store).await?;
-//! let config = toolgate_travel::TravelConfig::default().with_weather_url("http://127.0.0.1:9100/weather");
-//! let tools = toolgate_travel::tools(store, config);
-//! assert_eq!(tools.len(), 11);
+//!
+//! let tools = toolgate_travel::tools(store, toolgate_travel::TravelConfig::default());
+//! let gateway = Gateway::builder().tools(tools).build()?;
+//! for name in toolgate_travel::TOOL_NAMES {
+//!     assert_eq!(gateway.spec(name).map(|s| s.domain), Some(toolgate_travel::DOMAIN.to_owned()));
+//! }
+//!
+//! // The user comes from the caller, never from the parameters.
+//! let alice = ToolContext::new(Caller::new("alice", "member"));
+//! let answer = gateway
+//!     .execute(&alice, "query_travel_policy", json!({"city": "Shanghai"}), &CallOptions::default())
+//!     .await;
+//! assert!(answer.success, "{:?}", answer.error);
+//! let policy = answer.result.expect("a policy");
+//! assert_eq!((policy["level"].as_str(), policy["tier"].as_i64()), (Some("staff"), Some(1)));
 //! # Ok(()) }
 //! ```
-
-// ToolError is the contract's error type (tool-core); every tool answers it by
+//!
+//! # Cargo features
+//!
+//! None: both backends (SQLite and PostgreSQL, through `toolgate-db`) and the Redis plan store
+//! are always built.
+#![deny(missing_docs)]
+// ToolError is the contract's error type (toolgate-core); every tool answers it by
 // value, so its size is not ours to shrink here.
 #![allow(clippy::result_large_err)]
 

@@ -7,15 +7,17 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Derives shared by every vocabulary enum. Variants carry `//` comments, not
-/// doc comments: documented variants would make schemars publish a `oneOf`
-/// of constants instead of a plain `enum`.
+/// Derives shared by every vocabulary enum. Variants carry no doc comments
+/// (hence the `allow(missing_docs)`): documented variants would make schemars
+/// publish a `oneOf` of constants instead of a plain `enum`, so each enum's
+/// own doc names what every value means.
 macro_rules! vocabulary {
     ($(#[$meta:meta])* $name:ident, $case:literal { $($variant:ident => $text:literal,)+ }) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema, sqlx::Type)]
         #[serde(rename_all = $case)]
         #[sqlx(type_name = "text", rename_all = $case)]
+        #[allow(missing_docs)]
         pub enum $name { $($variant,)+ }
 
         impl $name {
@@ -77,7 +79,7 @@ impl BookingStatus {
 }
 
 vocabulary! {
-    /// What a booking is for.
+    /// What a booking is for: a flight, a hotel stay or a train ride.
     BookingKind, "lowercase" {
         Flight => "flight",
         Hotel => "hotel",
@@ -86,7 +88,8 @@ vocabulary! {
 }
 
 vocabulary! {
-    /// The approval bound to an order.
+    /// The approval bound to an order: PENDING (awaiting the approver),
+    /// APPROVED, REJECTED, or WITHDRAWN (the order was cancelled first).
     ApprovalStatus, "SCREAMING_SNAKE_CASE" {
         Pending => "PENDING",
         Approved => "APPROVED",

@@ -2,6 +2,7 @@
 //! skills, and end to end through the gateway, the HTTP executor and a real fitness-api.
 
 mod bad_input;
+#[cfg(feature = "charts")]
 mod chart;
 mod common;
 mod e2e;

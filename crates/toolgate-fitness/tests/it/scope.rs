@@ -17,7 +17,8 @@ async fn a_nutrition_session_sees_and_calls_only_nutrition_tools() {
     // Discovery, catalog and schemas.
     let everything: Vec<String> =
         env.gateway.discover(&full.caller, &Filter::default()).into_iter().map(|s| s.name).collect();
-    assert_eq!(everything.len(), 7);
+    // six route tables, and render_weight_chart with the `charts` feature
+    assert_eq!(everything.len(), 6 + usize::from(cfg!(feature = "charts")));
     let visible: Vec<String> =
         env.gateway.discover(&scoped.caller, &Filter::default()).into_iter().map(|s| s.name).collect();
     assert_eq!(visible, ["query_nutrition", "update_nutrition"]);

@@ -131,7 +131,7 @@ total price | minutes | preference | breaches |\n|---|---|---|---|---|---|---|--
 {{ p.preference }} | {{ p.breaches | join(\", \") }} |{% endfor %}{% endif %}\n\nNext: {{ result.next }}";
 
 pub(crate) fn plan_tool(shared: &Arc<Shared>) -> Arc<dyn Tool> {
-    // `long_running`: a 2026-07-28 client that asks may run it as a task (mcp-server's tasks).
+    // `long_running`: a 2026-07-28 client that asks may run it as a task (toolgate-mcp's tasks).
     let spec = ToolSpec::new("plan_itinerary", PLAN_DESCRIPTION, json!({}))
         .with_effect(Effect::Read)
         .with_role("member")

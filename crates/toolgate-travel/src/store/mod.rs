@@ -1,9 +1,9 @@
 //! The repository layer: one [`Store`] over SQLite (WAL, the embedded
 //! default) or PostgreSQL (several gateway instances), on the pool of the
-//! `db` crate (shared with the other stores of the process).
+//! `toolgate-db` crate (shared with the other stores of the process).
 //!
 //! Both backends run the same SQL text (`$1` placeholders work on both) through
-//! the [`dispatch!`] macro, which expands the body once per pool type and runs
+//! the crate-private `dispatch!` macro, which expands the body once per pool type and runs
 //! it again on a fresh connection when the one it got was dead. Only the
 //! table definitions differ, in `migrations/sqlite` and `migrations/postgres`.
 

@@ -1,5 +1,5 @@
 //! Test harness shared by the travel integration tests: the backends to run
-//! on (a SQLite file always, PostgreSQL when TOOLGATE_TEST_PG_URL is set, see test-support),
+//! on (a SQLite file always, PostgreSQL when TOOLGATE_TEST_PG_URL is set, see toolgate-test-support),
 //! unique users, and calls through the tools as `Arc<dyn Tool>`.
 
 use std::sync::Arc;
