@@ -8,6 +8,7 @@ use serde::Serialize;
 
 /// What the library functions (`connect`, `create_user`, `seed_demo`, ...) can fail with.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// Connecting or migrating failed; the message names the cause (an unsupported URL,
     /// refused, authentication, unknown database), never a password.

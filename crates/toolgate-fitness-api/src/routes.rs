@@ -47,6 +47,7 @@ pub(crate) fn range_bounds(q: &RangeQuery) -> Result<(NaiveDate, NaiveDate), Api
 
 /// One route of the API as published: what a client (or a route table) needs to call it.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct RouteSpec {
     /// HTTP method.
     pub method: Method,

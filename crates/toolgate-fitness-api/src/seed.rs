@@ -10,6 +10,7 @@ use crate::training::{self, NewSet, NewWorkout};
 
 /// What [`seed_demo`] added (rows already there are left alone and not counted).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SeedSummary {
     /// Body measurements written (upserted).
     pub measurements: usize,

@@ -26,6 +26,7 @@ pub const WEATHER_TIMEOUT: Duration = Duration::from_secs(8);
 
 /// Where `plan_itinerary` keeps full plans for `review_planner_result`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum PlanStoreConfig {
     /// The `travel_plans` table of the travel store (the default).
     Sql {
@@ -63,6 +64,7 @@ impl PlanStoreConfig {
 /// environment or a file: the `toolgate` binary builds this from
 /// `toolgate.toml` and the `ENV_*` variables named here.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TravelConfig {
     /// Base URL of the weather provider (`GET {url}?city=..&date=YYYY-MM-DD`).
     /// `None`: `query_weather` answers an `unavailable` signal.

@@ -5,6 +5,7 @@ use toolgate_core::{ErrorCode, FailureKind, ToolError};
 
 /// What went wrong in the travel store.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StoreError {
     /// Connecting or migrating failed (the message names the cause, never a password).
     #[error(transparent)]

@@ -81,6 +81,7 @@ pub struct NewOrder {
 
 /// What a submit did.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum SubmitOutcome {
     /// A new order was committed.
     Created {
@@ -95,6 +96,7 @@ pub enum SubmitOutcome {
 
 /// What a cancellation found or did.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum CancelOutcome<T> {
     /// No such record for this user.
     NotFound,
@@ -144,7 +146,7 @@ impl Store {
     /// `ON CONFLICT DO NOTHING`, and a conflict returns the existing order.
     /// Never check-then-insert, so racing submits create one order.
     ///
-    /// The order and approval ids are opaque ([`ids::time_ordered`]); a
+    /// The order and approval ids are opaque (time-ordered with random low bits); a
     /// collision on either primary key rolls the write back and tries
     /// fresh ids. It is told apart from the idempotency conflict, which the
     /// `ON CONFLICT` target absorbs and which never raises.
