@@ -10,6 +10,7 @@ use toolgate_http::TokenProvider;
 
 /// How to reach an upstream server.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum Transport {
     /// A child process speaking MCP over its stdin/stdout; restarted when it dies.
     Stdio {
@@ -31,6 +32,7 @@ pub enum Transport {
 
 /// What the upstream learns about our caller.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum IdentityMode {
     /// Nothing: every call reaches the upstream as toolgate itself (the default).
     #[default]
@@ -55,6 +57,7 @@ pub const CALLER_META_KEY: &str = "io.toolgate/caller";
 
 /// One upstream MCP server.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct UpstreamConfig {
     /// Namespace of its tools (`<name>__<tool>`) and prompts, and their domain.
     pub name: String,

@@ -58,6 +58,52 @@
 //! toolgate's service token, renewed by the source before it expires. The
 //! caller's own sign-in is never sent, and an `Authorization` in `headers`
 //! beside a token source is refused ([`UpstreamConfig::check`]).
+//!
+//! # Example
+//!
+//! Upstreams are configured in code (the `toolgate` binary builds these from
+//! `[[upstreams]]`) and checked before anything is spawned or connected:
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! use toolgate_mcp_upstream::{IdentityMode, UpstreamConfig, local_name};
+//!
+//! let mut files = UpstreamConfig::stdio("files", vec!["mcp-server-files".into(), "/srv/docs".into()]);
+//! files.read_only_tools = vec!["read_file".into(), "list_dir".into()];
+//! files.timeout = Duration::from_secs(10);
+//! assert!(files.check().is_ok());
+//!
+//! // Its tools reach the gateway's clients under the upstream's name:
+//! assert_eq!(local_name("files", "read_file").as_deref(), Some("files__read_file"));
+//!
+//! // Who calls, as a header on each call's POST: fine over HTTP...
+//! let mut crm = UpstreamConfig::http("crm", "https://crm.example.com/mcp");
+//! crm.identity = IdentityMode::Header { user: "X-Toolgate-User".into(), role: None };
+//! assert!(crm.check().is_ok());
+//!
+//! // ...but never in a credential header.
+//! crm.identity = IdentityMode::Header { user: "Authorization".into(), role: None };
+//! let refused = crm.check().unwrap_err();
+//! assert!(refused.contains("crm"), "{refused}");
+//! ```
+//!
+//! Starting them needs the servers (a child process, a URL), so this part
+//! does not run here:
+//!
+//! ```no_run
+//! # async fn start(gateway: toolgate_gateway::Gateway) {
+//! use toolgate_mcp_upstream::{UpstreamConfig, Upstreams};
+//!
+//! let configs = vec![UpstreamConfig::http("crm", "https://crm.example.com/mcp")];
+//! let upstreams = Upstreams::start(&gateway, configs).await;
+//! for status in upstreams.status() {
+//!     println!("{}: connected = {} {:?}", status.name, status.connected, status.reason);
+//! }
+//! // Keep `upstreams` alive while serving: dropping it stops the supervisors.
+//! # }
+//! ```
+#![deny(missing_docs)]
 
 mod config;
 // Sampling, roots, logging and `resources/subscribe` are deprecated at 2026-07-28
@@ -93,6 +139,7 @@ pub struct Upstreams {
 
 /// One upstream's state, for status pages and tests.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct UpstreamStatus {
     /// The upstream's name.
     pub name: String,

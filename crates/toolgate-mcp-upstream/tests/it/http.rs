@@ -157,7 +157,7 @@ async fn a_toolgate_over_http_is_an_upstream_like_any_other() {
         recorder.reports.lock().unwrap().iter().map(|r| r.2.clone()).collect();
     assert_eq!(messages, [Some("step 1".into()), Some("step 2".into()), Some("step 3".into())]);
 
-    let opts = CallOptions { timeout_ms: Some(300), ..CallOptions::default() };
+    let opts = CallOptions::default().timeout_ms(300);
     let timed_out = gateway.execute(&member(), "stock__hang_forever", json!({}), &opts).await;
     assert_eq!(timed_out.code(), Some(ErrorCode::Timeout), "{timed_out:?}");
     toolgate_test_support::eventually(Duration::from_secs(5), "the upstream's tool was cancelled", || {
@@ -239,7 +239,7 @@ async fn a_killed_http_upstream_answers_unavailable_then_recovers_after_its_rest
     let pending = {
         let gateway = gateway.clone();
         tokio::spawn(async move {
-            let opts = CallOptions { timeout_ms: Some(20_000), ..CallOptions::default() };
+            let opts = CallOptions::default().timeout_ms(20_000);
             gateway.execute(&member(), "stock__hang_forever", json!({}), &opts).await
         })
     };

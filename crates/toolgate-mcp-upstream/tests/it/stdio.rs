@@ -111,7 +111,7 @@ async fn progress_comes_back_and_cancellation_goes_up(gateway: &Gateway, dir: &P
     );
 
     // Our deadline drops the call; the upstream is told and stops its work.
-    let opts = CallOptions { timeout_ms: Some(300), ..CallOptions::default() };
+    let opts = CallOptions::default().timeout_ms(300);
     let timed_out = gateway.execute(&member(), "weather__wait_forever", json!({"label": "t1"}), &opts).await;
     assert_eq!(timed_out.code(), Some(ErrorCode::Timeout), "{timed_out:?}");
     let dir_path = dir.to_owned();
