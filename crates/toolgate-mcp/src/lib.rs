@@ -34,6 +34,75 @@
 //! # Ok(()) }
 //! ```
 //!
+//! A running example: a gateway with one tool served over MCP on an
+//! in-memory pipe (as `toolgate serve --stdio` serves stdin/stdout), spoken
+//! to line by line as a stdio client would: `initialize`, then `tools/list`.
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use serde_json::{Value, json};
+//! use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+//! use toolgate_core::{Caller, FnTool, ToolOutput, ToolSpec};
+//! use toolgate_gateway::Gateway;
+//! use toolgate_mcp::{Exposure, serve_io};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let schema = json!({"type": "object", "properties": {"city": {"type": "string"}},
+//!                     "required": ["city"], "additionalProperties": false});
+//! let weather = FnTool::new(ToolSpec::new("query_weather", "Today's weather.", schema), |_ctx, p| {
+//!     Box::pin(async move { Ok(ToolOutput::json(json!({"city": p["city"], "sky": "clear"}))) })
+//! });
+//! let gateway = Gateway::builder().tool(Arc::new(weather)).build()?;
+//!
+//! let (client, server) = tokio::io::duplex(64 * 1024);
+//! let serving =
+//!     tokio::spawn(serve_io(gateway, Caller::new("ada", "member"), Exposure::Direct, tokio::io::split(server)));
+//! let (read, mut write) = tokio::io::split(client);
+//! let mut lines = BufReader::new(read).lines();
+//!
+//! for message in [
+//!     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+//!         "protocolVersion": "2025-06-18", "capabilities": {},
+//!         "clientInfo": {"name": "doctest", "version": "0"}}}),
+//!     json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+//!     json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+//! ] {
+//!     write.write_all(format!("{message}\n").as_bytes()).await?;
+//! }
+//! let mut tools = Value::Null;
+//! while let Some(line) = lines.next_line().await? {
+//!     let answer: Value = serde_json::from_str(&line)?;
+//!     if answer["id"] == 2 {
+//!         tools = answer["result"]["tools"].clone();
+//!         break;
+//!     }
+//! }
+//! assert_eq!(tools[0]["name"], "query_weather");
+//! assert_eq!(tools[0]["annotations"]["readOnlyHint"], true);
+//!
+//! drop((write, lines)); // the client hangs up: the server ends cleanly
+//! serving.await??;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Cargo features
+//!
+//! All on by default (the `toolgate` binary uses them all); an embedder
+//! serving only its own gateway may turn them off with `default-features = false`:
+//!
+//! | Feature | What it adds |
+//! |---|---|
+//! | `agent` | `POST /api/chat` and `/api/chat/answer` (the `toolgate-agent` runtime over SSE), `HttpState::with_agent` |
+//! | `audit` | `GET /api/audit` and key operations on the audit trail (`toolgate-fleet`'s `SqlAudit`), `HttpState::with_audit` |
+//! | `oauth` | `identity::OAuthAuthenticator` (access tokens of an identity provider, `toolgate-oauth`) |
+//!
+//! Federation of upstream MCP servers (`toolgate-mcp-upstream`) is always
+//! built: its prompts, resources, completions and logging are woven into
+//! [`McpServer`]'s handler.
+//!
 //! # HTTP surface
 //!
 //! | Route | Who | What |
@@ -104,6 +173,8 @@
 //! the subject of a token exchange ([`toolgate_core::Caller::subject_token`]). Over stdio the
 //! caller is fixed by whoever starts the process: see [`serve_stdio`] for
 //! why that is a local trust boundary.
+
+#![deny(missing_docs)]
 
 mod ask;
 mod error;

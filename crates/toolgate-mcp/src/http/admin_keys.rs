@@ -129,6 +129,7 @@ fn not_own(auth: &Authenticated, id: &str, what: &str) -> Result<(), Response> {
 }
 
 /// Put a key operation on the audit trail, when there is one; whether it was.
+#[cfg(feature = "audit")]
 async fn audit(shared: &Shared, auth: &Authenticated, tool: &str, key_id: &str, params: Value) -> bool {
     let Some(trail) = &shared.state.audit else { return false };
     let record = toolgate_gateway::AuditRecord {
@@ -267,4 +268,10 @@ pub(super) async fn update(
         Ok(None) => no_active_key(&id),
         Err(error) => store_error(error),
     }
+}
+
+/// Built without the audit trail (feature `audit`): no key operation is recorded.
+#[cfg(not(feature = "audit"))]
+async fn audit(_: &Shared, _: &Authenticated, _: &str, _: &str, _: Value) -> bool {
+    false
 }

@@ -55,7 +55,7 @@ pub(super) async fn whoami(State(shared): State<Arc<Shared>>, auth: Extension<Au
         // the last two this server has (the page asks only for those).
         "admin": admin,
         "admin_sections": admin.then(|| json!({
-            "audit": shared.state.audit.is_some(),
+            "audit": has_audit(&shared),
             "reload": shared.state.reloader.is_some(),
         })),
     }))
@@ -115,4 +115,15 @@ pub(super) async fn skills(State(shared): State<Arc<Shared>>, auth: Extension<Au
         })
         .collect();
     Json(json!({ "skills": skills })).into_response()
+}
+
+/// Whether this server keeps an audit trail (never without the feature `audit`).
+fn has_audit(shared: &Shared) -> bool {
+    #[cfg(feature = "audit")]
+    return shared.state.audit.is_some();
+    #[cfg(not(feature = "audit"))]
+    {
+        let _ = shared;
+        false
+    }
 }

@@ -80,10 +80,12 @@ mod admin;
 mod admin_keys;
 mod admission;
 mod api;
+#[cfg(feature = "audit")]
 mod audit;
 mod auth;
 mod batch;
 mod cancel;
+#[cfg(feature = "agent")]
 mod chat;
 mod console;
 mod limits;
@@ -231,11 +233,13 @@ pub struct HttpState {
     pub probes: Vec<Arc<dyn Probe>>,
     /// More metrics for `/metrics`.
     pub metrics_sources: Vec<Arc<dyn MetricsSource>>,
-    /// The audit trail behind `/api/audit`.
+    /// The audit trail behind `/api/audit` (feature `audit`).
+    #[cfg(feature = "audit")]
     pub audit: Option<toolgate_fleet::SqlAudit>,
     /// Where the transport's request counters live.
     pub rate_store: Option<Arc<dyn toolgate_gateway::RateStore>>,
-    /// The agent behind `POST /api/chat`; without one that route is `503`.
+    /// The agent behind `POST /api/chat`; without one that route is `503` (feature `agent`).
+    #[cfg(feature = "agent")]
     pub agent: Option<toolgate_agent::Agent>,
     /// Ways to prove who a request is, asked after the API keys and before
     /// the anonymous caller (e.g. [`crate::identity::OAuthAuthenticator`]).
@@ -285,8 +289,10 @@ impl HttpState {
             credentials: None,
             probes: Vec::new(),
             metrics_sources: Vec::new(),
+            #[cfg(feature = "audit")]
             audit: None,
             rate_store: None,
+            #[cfg(feature = "agent")]
             agent: None,
             authenticators: Vec::new(),
             reloader: None,
@@ -349,7 +355,8 @@ impl HttpState {
         self
     }
 
-    /// Serve this audit trail at `/api/audit`.
+    /// Serve this audit trail at `/api/audit`, and put key operations on it.
+    #[cfg(feature = "audit")]
     pub fn with_audit(mut self, audit: toolgate_fleet::SqlAudit) -> Self {
         self.audit = Some(audit);
         self
@@ -362,6 +369,7 @@ impl HttpState {
     }
 
     /// Serve `POST /api/chat` with this agent (its gateway should be this state's).
+    #[cfg(feature = "agent")]
     pub fn with_agent(mut self, agent: toolgate_agent::Agent) -> Self {
         self.agent = Some(agent);
         self
@@ -498,16 +506,18 @@ pub fn http_router(mut state: HttpState) -> Router {
         auth: chain,
     });
 
-    let protected = Router::new()
-        .route("/api/whoami", get(api::whoami))
+    let protected = Router::new().route("/api/whoami", get(api::whoami));
+    #[cfg(feature = "agent")]
+    let protected =
+        protected.route("/api/chat", post(chat::chat)).route("/api/chat/answer", post(chat::answer));
+    #[cfg(feature = "audit")]
+    let protected = protected.route("/api/audit", get(audit::audit));
+    let protected = protected
         .route("/api/tools", get(api::tools))
         .route("/api/skills", get(api::skills))
         .route("/api/tool", get(console::tool))
         .route("/api/call", post(console::call))
-        .route("/api/chat", post(chat::chat))
-        .route("/api/chat/answer", post(chat::answer))
         .route("/trace", get(trace::trace))
-        .route("/api/audit", get(audit::audit))
         .route("/api/admin/reload", post(reload::reload).get(reload::last))
         .route("/api/admin/sources", get(admin::sources))
         .route("/api/admin/keys", get(admin_keys::list).post(admin_keys::create))

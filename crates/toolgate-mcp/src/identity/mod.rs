@@ -21,10 +21,12 @@ use toolgate_core::Caller;
 
 mod anonymous;
 mod key;
+#[cfg(feature = "oauth")]
 mod oauth;
 
 pub use anonymous::Anonymous;
 pub use key::KeyAuthenticator;
+#[cfg(feature = "oauth")]
 pub use oauth::OAuthAuthenticator;
 
 /// Who a request proved to be.
