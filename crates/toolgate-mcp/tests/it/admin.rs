@@ -250,10 +250,7 @@ async fn keys_are_listed_made_changed_and_revoked_through_the_admin_api_and_audi
     assert_eq!(row["active"], false, "{row}");
 
     // Each operation is on the trail, under the operator who did it, without the secret.
-    let records = trail
-        .query(&toolgate_fleet::AuditQuery::default().with_user("ada"))
-        .await
-        .unwrap();
+    let records = trail.query(&toolgate_fleet::AuditQuery::default().with_user("ada")).await.unwrap();
     let tools: Vec<&str> = records.iter().map(|r| r.tool.as_str()).collect();
     assert_eq!(tools, ["keys.revoke", "keys.update", "keys.create"], "{records:?}");
     assert!(records.iter().all(|r| r.ids["key_id"] == id.as_str() && r.role == "admin"), "{records:?}");
