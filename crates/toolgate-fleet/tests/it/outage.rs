@@ -91,10 +91,8 @@ async fn a_redis_outage_is_logged_once_counted_per_call_and_its_end_logged_once(
     // A port nobody listens on yet: Redis, as far as the store knows, is down.
     let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     let store = RedisRateStore::new(&format!("redis://{addr}/0")).unwrap().with_prefix(unique("tg-outage"));
-    let limits = RateLimits {
-        per_key: RateRule { requests: Some(1000), interval_s: Some(60), concurrent: None },
-        ..RateLimits::default()
-    };
+    let limits =
+        RateLimits::default().with_per_key(RateRule::default().with_requests(1000).with_interval_s(60));
     let gateway = builder().rate_limits(limits, Arc::new(store)).build().unwrap();
     assert_eq!(metric(&gateway), "toolgate_rate_store_errors_total 0");
     let frank = Caller::new("frank", "member").with_key_id("k-frank");

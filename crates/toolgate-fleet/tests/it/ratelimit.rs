@@ -13,16 +13,10 @@ use toolgate_test_support::unique;
 use crate::common::{builder, call};
 
 fn limits(requests: u64) -> RateLimits {
-    let mut limits = RateLimits {
-        per_key: RateRule { requests: Some(requests), interval_s: Some(60), concurrent: None },
-        ..RateLimits::default()
-    };
-    limits.tools.insert("plan_big_thing".into(), ToolRate { cost: Some(5), ..ToolRate::default() });
-    limits.tools.insert(
-        "wait_a_moment".into(),
-        ToolRate { concurrent: Some(2), requests: Some(100), ..ToolRate::default() },
-    );
-    limits
+    RateLimits::default()
+        .with_per_key(RateRule::default().with_requests(requests).with_interval_s(60))
+        .with_tool("plan_big_thing", ToolRate::default().with_cost(5))
+        .with_tool("wait_a_moment", ToolRate::default().with_concurrent(2).with_requests(100))
 }
 
 #[tokio::test]

@@ -134,7 +134,8 @@ pub struct RateLimitsConfig {
 impl RateLimitsConfig {
     /// The gateway's share.
     pub fn gateway(&self) -> toolgate_gateway::RateLimits {
-        toolgate_gateway::RateLimits { per_key: self.per_key.clone(), tools: self.tools.clone() }
+        let limits = toolgate_gateway::RateLimits::default().with_per_key(self.per_key.clone());
+        self.tools.iter().fold(limits, |limits, (tool, rate)| limits.with_tool(tool.clone(), rate.clone()))
     }
 
     /// The transport's share.

@@ -37,13 +37,12 @@ pub fn reload(
     let before = domain_tools(gateway);
     let after = prepared.tools_of(DOMAINS_SOURCE);
     let (replaced, later) = prepared.into_change();
-    let change = toolgate_gateway::Change {
-        sources: replaced,
-        policy: Some(plan.policy.clone()),
-        limits: Some(next.limits.clone()),
-        skills: Some(skills),
-        later: Some(later),
-    };
+    let change = toolgate_gateway::Change::new()
+        .with_sources(replaced)
+        .with_policy(plan.policy.clone())
+        .with_limits(next.limits.clone())
+        .with_skills(skills)
+        .with_later(later);
     let applied = gateway
         .apply(change)
         .map_err(|refused| refused.iter().map(ToString::to_string).collect::<Vec<_>>())?;

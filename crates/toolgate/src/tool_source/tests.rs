@@ -82,7 +82,7 @@ async fn a_new_kind_of_source_is_one_impl_and_one_registration() {
 
     let (replaced, later) = sources.prepare(&config, &plan, Phase::Reload).unwrap().into_change();
     assert_eq!(later, ["later"]);
-    gateway.apply(Change { sources: replaced, later: Some(later), ..Change::default() }).unwrap();
+    gateway.apply(Change::new().with_sources(replaced).with_later(later)).unwrap();
     assert!(gateway.spec("query_echo_twice").is_some() && gateway.spec("query_echo").is_some());
     let mut report = Reloaded::default();
     sources.reload(&gateway, &config, &plan, &mut report).await;
