@@ -269,7 +269,7 @@ impl KeyStore {
     pub async fn migrate(&self) -> Result<()> {
         self.db
             .migrate(MigrationSet {
-                owner: "mcp-server keys",
+                owner: "toolgate-mcp keys",
                 table: MIGRATIONS_TABLE,
                 sqlite: sqlx::migrate!("./migrations"),
                 postgres: sqlx::migrate!("./migrations"),

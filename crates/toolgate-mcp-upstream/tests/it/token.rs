@@ -1,6 +1,6 @@
 //! Minted tokens for an HTTP upstream: a Rust rmcp server (in process, streamable HTTP on
 //! 127.0.0.1:0) that records the `Authorization` header of every request it gets, and a real
-//! OAuth token endpoint (axum on 127.0.0.1:0) behind the `oauth` crate's token exchange and
+//! OAuth token endpoint (axum on 127.0.0.1:0) behind `toolgate-oauth`'s token exchange and
 //! client-credentials grant. Each caller's tool call reaches the upstream with that caller's
 //! own exchanged token; nothing else carries it; the caller's sign-in never leaves.
 

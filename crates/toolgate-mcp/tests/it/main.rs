@@ -1,4 +1,4 @@
-//! The integration tests of mcp-server, one binary (one link of sqlx, axum
+//! The integration tests of toolgate-mcp, one binary (one link of sqlx, axum
 //! and rmcp): a real server on 127.0.0.1:0, real key stores, real clients.
 
 mod admin;
