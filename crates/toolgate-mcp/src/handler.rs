@@ -393,7 +393,7 @@ impl ServerHandler for McpServer {
     }
 
     /// `subscriptions/listen` (2026-07-28), the way a modern client hears
-    /// what `on_initialized`'s watcher tells a legacy session ([`listen`]).
+    /// what `on_initialized`'s watcher tells a legacy session (the `listen` module).
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
         Some(self.accepted_filter(requested))
     }
