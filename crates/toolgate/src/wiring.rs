@@ -90,10 +90,8 @@ impl App {
             tracing::warn!("{warning}");
         }
         let (ca_pem, oauth) = (plan.ca_pem.clone(), plan.oauth.clone());
-        let database = config
-            .database
-            .clone()
-            .with_url(with_ca(&config.database.url, config.tls.ca_file.as_deref()));
+        let database =
+            config.database.clone().with_url(with_ca(&config.database.url, config.tls.ca_file.as_deref()));
         let db = connect_db(&database).await?;
         let travel_store =
             toolgate_travel::Store::open(db.clone()).await.context("opening the travel store")?;

@@ -288,8 +288,8 @@ async fn run_into(
         }
         agent_config.deadline = left;
         let agent = Agent::new(app.gateway.clone(), agent_config.clone())?.with_store(store.clone());
-        let request =
-            RunRequest::new(caller.clone(), dates(&turn.say, prep.today)).with_conversation_id(conversation.clone());
+        let request = RunRequest::new(caller.clone(), dates(&turn.say, prep.today))
+            .with_conversation_id(conversation.clone());
         let (events, mut rx) = toolgate_agent::event_channel();
         let run = async move { agent.run(request, &events, toolgate_agent::CancellationToken::new()).await };
         let drain = async { while rx.recv().await.is_some() {} };
