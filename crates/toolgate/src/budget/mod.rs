@@ -1,7 +1,7 @@
 //! The token budget: what a model must read before its first call in each
 //! exposure mode — the server's instructions (the catalog) plus the
 //! `tools/list` answer — in bytes and in tokens of a real tokenizer that
-//! works offline (tiktoken's `o200k_base`, the [`tokens`] crate's estimate,
+//! works offline (tiktoken's `o200k_base`, the [`toolgate_tokens`] crate's estimate,
 //! which the OpenAPI importer's per-tool limit uses too).
 //!
 //! Besides the shipped tools it measures a generated set of

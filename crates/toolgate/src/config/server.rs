@@ -18,7 +18,7 @@ pub struct ServerConfig {
     pub listen: SocketAddr,
     /// `meta` (default), `direct`, or `scoped:DOMAIN[,DOMAIN...]`.
     pub expose: Exposure,
-    /// Host names accepted in `Host` and `Origin` (besides localhost, 127.0.0.1 and [::1]).
+    /// Host names accepted in `Host` and `Origin` (besides localhost, 127.0.0.1 and `[::1]`).
     pub allowed_hosts: Vec<String>,
     /// Largest request body, in bytes.
     pub max_body_bytes: usize,

@@ -2,7 +2,7 @@
 //! `POST /api/admin/reload`, or a reload announced by another instance), builds the new
 //! [`crate::plan::Plan`] and, only when it is good as a whole, swaps in one step the
 //! `[[domains]]` tools (their route tables, base URLs, credentials, TLS roots), the roles,
-//! overrides and toolsets (`[authz]`), the `[limits]` and the skills folder ([`apply`]). Calls
+//! overrides and toolsets (`[authz]`), the `[limits]` and the skills folder (`apply`). Calls
 //! in flight finish on the snapshot they started with; new calls see the new one; direct-mode
 //! sessions are told (`notifications/tools/list_changed`). `[[upstreams]]` entries that are new
 //! or changed are connected and ones that are gone or changed are stopped, while unchanged ones
