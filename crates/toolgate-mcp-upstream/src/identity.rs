@@ -146,11 +146,13 @@ impl std::fmt::Debug for CallToken {
 /// An HTTP client that adds the [`CallerHeaders`] and [`CallToken`] of a
 /// message to the POST that carries it, and toolgate's own token from
 /// `service` (a source whose tokens are not the caller's) to every request;
-/// otherwise it is `C`.
+/// otherwise it is `C`. The events of its answers are shown to `tasks` on the way
+/// ([`crate::task_support`]).
 #[derive(Clone)]
 pub(crate) struct HeaderClient<C> {
     pub(crate) inner: C,
     pub(crate) service: Option<TokenProvider>,
+    pub(crate) tasks: Arc<crate::task_support::TaskTools>,
 }
 
 impl<C: StreamableHttpClient> HeaderClient<C> {
@@ -194,6 +196,17 @@ impl<C: StreamableHttpClient> HeaderClient<C> {
         };
         Ok((auth, headers))
     }
+
+    /// An answer whose event stream is tapped for tool listings.
+    fn tapped(&self, response: StreamableHttpPostResponse) -> StreamableHttpPostResponse {
+        match response {
+            StreamableHttpPostResponse::Sse(events, session) => StreamableHttpPostResponse::Sse(
+                crate::task_support::tap_events(events, self.tasks.clone()),
+                session,
+            ),
+            other => other,
+        }
+    }
 }
 
 impl<C: StreamableHttpClient + Sync> StreamableHttpClient for HeaderClient<C> {
@@ -208,7 +221,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for HeaderClient<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let (auth_header, headers) = self.for_message(&message, auth_header, custom_headers).await?;
-        self.inner.post_message(uri, message, session_id, auth_header, headers).await
+        self.inner.post_message(uri, message, session_id, auth_header, headers).await.map(|r| self.tapped(r))
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -231,6 +244,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for HeaderClient<C> {
                 max_sse_event_size,
             )
             .await
+            .map(|r| self.tapped(r))
     }
 
     async fn post_message_with_response_limits(
@@ -246,6 +260,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for HeaderClient<C> {
         self.inner
             .post_message_with_response_limits(uri, message, session_id, auth_header, headers, limits)
             .await
+            .map(|r| self.tapped(r))
     }
 
     async fn delete_session(

@@ -116,6 +116,7 @@ mod link;
 mod spec;
 mod supervisor;
 mod surface;
+mod task_support;
 mod tool;
 
 use std::sync::Arc;

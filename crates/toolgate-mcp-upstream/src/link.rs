@@ -36,6 +36,8 @@ pub(crate) struct Link {
     /// Its tools that could not be registered because another source has the name
     /// (`prefix = false`), in words.
     pub(crate) collisions: Mutex<Vec<String>>,
+    /// Its tools that may run as tasks, as its listings say ([`crate::task_support`]).
+    pub(crate) task_tools: Arc<crate::task_support::TaskTools>,
     state: RwLock<State>,
     progress: Mutex<HashMap<String, Arc<Throttle>>>,
     /// The calls in flight, by request id: whom to ask when the upstream
@@ -75,6 +77,7 @@ impl Link {
             surface: RwLock::default(),
             signals,
             collisions: Mutex::default(),
+            task_tools: Arc::default(),
             state: RwLock::new(State::Down("not connected yet".into())),
             progress: Mutex::new(HashMap::new()),
             calls: Mutex::new(HashMap::new()),

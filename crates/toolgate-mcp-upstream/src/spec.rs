@@ -31,8 +31,13 @@ const NAME_IN_LOG: usize = 80;
 /// The spec of an upstream tool, or why it is left out (a sentence that quotes at most
 /// [`NAME_IN_LOG`] characters of the name). A description past
 /// [`MAX_DESCRIPTION_BYTES`] is clipped with a note; a schema past [`MAX_SCHEMA_BYTES`]
-/// leaves the tool out.
-pub(crate) fn spec_for(config: &UpstreamConfig, tool: &rmcp::model::Tool) -> Result<ToolSpec, String> {
+/// leaves the tool out. A tool that supports tasks (`tasks`: its listing's
+/// `execution.taskSupport`) is tagged so ([`crate::task_support::TASK_TAG`]).
+pub(crate) fn spec_for(
+    config: &UpstreamConfig,
+    tool: &rmcp::model::Tool,
+    tasks: bool,
+) -> Result<ToolSpec, String> {
     let shown = || {
         let head: String = tool.name.chars().take(NAME_IN_LOG).collect();
         if head.len() < tool.name.len() { format!("{head}…") } else { head }
@@ -88,7 +93,7 @@ pub(crate) fn spec_for(config: &UpstreamConfig, tool: &rmcp::model::Tool) -> Res
         .with_effect(effect(config, tool))
         .with_role(config.required_role.clone())
         .with_domain(config.name.clone())
-        .with_tags(["upstream"])
+        .with_tags(["upstream"].into_iter().chain(tasks.then_some(crate::task_support::TASK_TAG)))
         .with_timeout(config.timeout))
 }
 

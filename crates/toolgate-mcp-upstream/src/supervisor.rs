@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::service::{ClientInitializeError, QuitReason, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{RoleClient, ServiceExt};
 use tokio::sync::{mpsc, oneshot};
 use toolgate_core::Tool;
@@ -19,6 +19,7 @@ use toolgate_gateway::Gateway;
 
 use crate::identity::{self, HeaderClient};
 use crate::link::{Handler, Link, Refresh, State};
+use crate::task_support::ChildTransport;
 use crate::tool::UpstreamTool;
 use crate::{Transport, UpstreamConfig, spec};
 
@@ -180,7 +181,7 @@ async fn refresh_peer(
     }
     let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(listed.len().min(spec::MAX_TOOLS));
     for tool in listed.iter().take(spec::MAX_TOOLS) {
-        match spec::spec_for(config, tool) {
+        match spec::spec_for(config, tool, link.task_tools.supports(&tool.name)) {
             Ok(spec) => tools.push(Arc::new(UpstreamTool {
                 spec,
                 remote: tool.name.to_string(),
@@ -236,9 +237,9 @@ async fn connect(config: &UpstreamConfig, handler: Handler) -> Result<Service, S
             if let Some(cwd) = cwd {
                 cmd.current_dir(cwd);
             }
-            let (transport, _stderr) = TokioChildProcess::builder(cmd)
-                .stderr(std::process::Stdio::inherit())
-                .spawn()
+            // Not rmcp's TokioChildProcess: the output is tapped for what rmcp drops of the
+            // tool listing (`execution.taskSupport`).
+            let transport = ChildTransport::spawn(cmd, handler.link.task_tools.clone())
                 .map_err(|e| format!("could not start `{program}`: {e}"))?;
             handler.serve(transport).await.map_err(|e| handshake_problem(&config.name, &e))
         }
@@ -258,17 +259,15 @@ async fn connect(config: &UpstreamConfig, handler: Handler) -> Result<Service, S
             let failed = |e: ClientInitializeError| {
                 certificate_problem(&e, &config.name).unwrap_or_else(|| handshake_problem(&config.name, &e))
             };
-            if identity::header_names(&config.identity, headers)?.is_empty() && config.auth.is_none() {
-                let transport = StreamableHttpClientTransport::with_client(client, transport_config);
-                return handler.serve(transport).await.map_err(failed);
-            }
+            identity::header_names(&config.identity, headers)?;
             // The caller's headers and token are added per call, and toolgate's own token
-            // to every request, by the client under the transport. The client follows no
-            // redirect (`http_client`), so neither reaches another address than the
-            // configured one.
+            // to every request, by the client under the transport (which also reads the
+            // tool listings for what rmcp drops). The client follows no redirect
+            // (`http_client`), so neither reaches another address than the configured one.
             let service = config.auth.clone().filter(|auth| !auth.is_callers());
+            let tasks = handler.link.task_tools.clone();
             let transport = StreamableHttpClientTransport::with_client(
-                HeaderClient { inner: client, service },
+                HeaderClient { inner: client, service, tasks },
                 transport_config,
             );
             handler.serve(transport).await.map_err(failed)

@@ -24,6 +24,8 @@ pub struct Plan {
     pub upstreams: Vec<UpstreamConfig>,
     /// The `[auth.oauth]` verifier.
     pub oauth: Option<toolgate_oauth::resource::Verifier>,
+    /// The `[tasks]` limits, each within its bounds.
+    pub tasks: toolgate_mcp::TaskLimits,
     /// What will work but not as the operator may think (a domain whose every call will be
     /// refused, a resource host the Host check refuses).
     pub warnings: Vec<String>,
@@ -50,6 +52,7 @@ impl Plan {
         let policy = Policy::from_config(config.authz.clone())
             .map_err(|e| problems.push(format!("[authz]: {e}")))
             .ok();
+        let tasks = config.tasks.limits().map_err(|found| problems.extend(found)).unwrap_or_default();
         let mut upstreams = Vec::with_capacity(config.upstreams.len());
         for entry in &config.upstreams {
             match entry.resolve_with(ca_pem.as_deref(), var) {
@@ -91,7 +94,7 @@ impl Plan {
             .extend(config.auth.oauth.as_ref().and_then(|s| s.host_warning(&config.server.allowed_hosts)));
         match policy {
             Some(policy) if problems.is_empty() => {
-                Ok(Self { ca_pem, domains, policy, upstreams, oauth, warnings })
+                Ok(Self { ca_pem, domains, policy, upstreams, oauth, tasks, warnings })
             }
             _ => Err(problems),
         }

@@ -64,6 +64,8 @@ pub struct App {
     pub telemetry: Option<crate::telemetry::Telemetry>,
     /// The verifier of `[auth.oauth]` access tokens, when sign-in is configured.
     pub oauth: Option<toolgate_oauth::resource::Verifier>,
+    /// The `[tasks]` limits, checked by the plan, for every MCP server of the process.
+    pub task_limits: toolgate_mcp::TaskLimits,
 }
 
 /// This instance's name in audit records: the configured one, else host name and process id.
@@ -220,6 +222,7 @@ impl App {
             redis_rates,
             telemetry,
             oauth,
+            task_limits: plan.tasks,
         })
     }
 

@@ -188,6 +188,8 @@ pub struct HttpConfig {
     /// Trace events a `/trace` reader may fall behind before it is dropped
     /// (it reconnects and gets a fresh stream). Default 256.
     pub trace_buffer: usize,
+    /// How many tasks are kept and for how long ([`crate::McpServer::with_task_limits`]).
+    pub tasks: crate::TaskLimits,
 }
 
 impl Default for HttpConfig {
@@ -212,6 +214,7 @@ impl Default for HttpConfig {
             session_idle: Duration::from_secs(300),
             drain_grace: Duration::from_secs(10),
             trace_buffer: 256,
+            tasks: crate::TaskLimits::default(),
         }
     }
 }
@@ -436,7 +439,8 @@ pub fn http_router(mut state: HttpState) -> Router {
         .trace_role
         .clone()
         .unwrap_or_else(|| state.gateway.policy().hierarchy().highest().to_owned());
-    let mut server = McpServer::new(state.gateway.clone(), state.exposure.clone());
+    let mut server =
+        McpServer::new(state.gateway.clone(), state.exposure.clone()).with_task_limits(state.config.tasks);
     if let Some(federation) = &state.federation {
         server = server.with_federation(federation.clone());
     }

@@ -58,6 +58,7 @@ pub(crate) async fn run(
         let caller = app.with_fitness_credential(Caller::new(user, role)).await?;
         let server = toolgate_mcp::McpServer::new(app.gateway.clone(), exposure)
             .with_caller(caller)
+            .with_task_limits(app.task_limits)
             .with_federation(app.federation.clone())
             .with_resources(app.resources.clone());
         toolgate_mcp::serve_stdio_with(server).await?;
@@ -73,6 +74,7 @@ pub(crate) async fn run(
         http.sessions = toolgate_mcp::SessionMode::Stateless;
     }
     http.metrics_token = config.server.metrics_token.clone();
+    http.tasks = app.task_limits;
     http.http_rate = config.rate_limits.http();
     if let (Some(audit), Some(days)) = (&app.audit, config.audit.retention_days) {
         toolgate::serve::spawn_audit_retention(audit.clone(), days);

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 pub use agent::{AgentSection, EnvRef};
 pub use backends::{DatabaseConfig, FitnessConfig, RedisConfig, SkillsConfig, TlsConfig, WeatherConfig};
+pub use server::TasksConfig;
 pub use server::{AuditConfig, RateLimitsConfig, ServerConfig, parse_listen};
 pub use signin::{
     AuthSection, ClientCredentialsSection, GrantSection, IntrospectionSection, OAuthSection,
@@ -49,6 +50,8 @@ pub struct Config {
     pub rate_limits: RateLimitsConfig,
     /// The audit trail.
     pub audit: AuditConfig,
+    /// How many tasks (long-running calls run as tasks) are kept, and for how long.
+    pub tasks: TasksConfig,
     /// OpenTelemetry span export (off unless an OTLP endpoint is set).
     pub telemetry: crate::telemetry::TelemetryConfig,
     /// The agent's model (`toolgate agent`, `POST /api/chat`).

@@ -1,5 +1,5 @@
 //! The serving sections: `[server]` (address, exposure, HTTP defences),
-//! `[rate_limits]` and `[audit]`.
+//! `[rate_limits]`, `[audit]` and `[tasks]`.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -168,9 +168,104 @@ impl Default for AuditConfig {
     }
 }
 
+/// `[tasks]`: how many tasks (long-running calls a client asked to run as a task) are kept,
+/// and for how long. The defaults are the library's ([`toolgate_mcp::TaskLimits`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TasksConfig {
+    /// The most tasks one principal (API key, token subject) holds at a time.
+    pub per_owner: usize,
+    /// The most tasks the server holds in all.
+    pub total: usize,
+    /// Seconds a task is kept after it was created (a task still running then is cancelled).
+    pub retention_s: u64,
+    /// The polling interval suggested to clients, in milliseconds.
+    pub poll_interval_ms: u64,
+}
+
+impl Default for TasksConfig {
+    fn default() -> Self {
+        let limits = toolgate_mcp::TaskLimits::default();
+        Self {
+            per_owner: limits.per_owner,
+            total: limits.total,
+            retention_s: limits.retention.as_secs(),
+            poll_interval_ms: limits.poll_interval.as_millis() as u64,
+        }
+    }
+}
+
+/// The bounds of each `[tasks]` key: below the least, tasks cannot work (0) or clients
+/// would poll in a busy loop; above the most, the store would hold more than memory should.
+const TASK_BOUNDS: [(&str, u64, u64, &str); 4] = [
+    ("per_owner", 1, 100_000, "tasks"),
+    ("total", 1, 1_000_000, "tasks"),
+    ("retention_s", 1, 7 * 24 * 3600, "seconds (a week)"),
+    ("poll_interval_ms", 10, 600_000, "milliseconds (ten minutes)"),
+];
+
+impl TasksConfig {
+    /// The limits these stand for, or every key whose value is out of its bounds.
+    pub fn limits(&self) -> Result<toolgate_mcp::TaskLimits, Vec<String>> {
+        let values = [self.per_owner as u64, self.total as u64, self.retention_s, self.poll_interval_ms];
+        let mut problems: Vec<String> = TASK_BOUNDS
+            .iter()
+            .zip(values)
+            .filter(|((_, least, most, _), value)| value < least || value > most)
+            .map(|((key, least, most, unit), value)| {
+                format!("[tasks] {key} = {value}: must be from {least} to {most} {unit}")
+            })
+            .collect();
+        if problems.is_empty() && self.per_owner > self.total {
+            problems.push(format!(
+                "[tasks] per_owner = {} is more than total = {}: one caller can never hold more tasks than the server keeps; lower per_owner or raise total",
+                self.per_owner, self.total
+            ));
+        }
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        Ok(toolgate_mcp::TaskLimits {
+            per_owner: self.per_owner,
+            total: self.total,
+            retention: Duration::from_secs(self.retention_s),
+            poll_interval: Duration::from_millis(self.poll_interval_ms),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::Config;
+
+    #[test]
+    fn task_limits_are_read_and_bounded_by_key() {
+        assert_eq!(Config::default().tasks.limits().unwrap(), toolgate_mcp::TaskLimits::default());
+        let example = Config::from_toml(include_str!("../../../../toolgate.example.toml")).unwrap();
+        assert_eq!(example.tasks, super::TasksConfig::default(), "the example file says the defaults");
+        let config = Config::from_toml(
+            "[tasks]\nper_owner = 2\ntotal = 10\nretention_s = 60\npoll_interval_ms = 250\n",
+        )
+        .unwrap();
+        let limits = config.tasks.limits().unwrap();
+        assert_eq!((limits.per_owner, limits.total), (2, 10));
+        assert_eq!((limits.retention.as_secs(), limits.poll_interval.as_millis()), (60, 250));
+        let config = Config::from_toml("[tasks]\nper_owner = 0\nretention_s = 99999999\n").unwrap();
+        let problems = config.tasks.limits().unwrap_err();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].starts_with("[tasks] per_owner = 0: must be from 1"), "{problems:?}");
+        assert!(
+            problems[1].starts_with("[tasks] retention_s = 99999999: must be from 1 to 604800"),
+            "{problems:?}"
+        );
+        let problems =
+            Config::from_toml("[tasks]\nper_owner = 50\ntotal = 5\n").unwrap().tasks.limits().unwrap_err();
+        assert!(problems[0].contains("per_owner = 50 is more than total = 5"), "{problems:?}");
+        let err = Config::from_toml("[tasks]\nper_user = 3\n").unwrap_err().to_string();
+        assert!(err.contains("per_user"), "{err}");
+        let err = Config::from_toml("[tasks]\ntotal = -1\n").unwrap_err().to_string();
+        assert!(err.contains("total"), "{err}");
+    }
 
     #[test]
     fn rate_limits_and_audit_parse() {

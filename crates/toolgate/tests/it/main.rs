@@ -26,4 +26,5 @@ mod serve;
 mod signin;
 mod tls;
 mod upstream_elicit;
+mod upstream_tasks;
 mod upstreams;
