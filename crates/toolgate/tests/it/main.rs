@@ -24,6 +24,7 @@ mod prism;
 mod reload;
 mod serve;
 mod signin;
+mod stdio_upstream;
 mod tls;
 mod upstream_elicit;
 mod upstream_tasks;
