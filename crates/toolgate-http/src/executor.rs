@@ -130,7 +130,8 @@ impl HttpOptions {
 /// | 2xx, `image/png`, `image/jpeg`, `image/gif`, `image/webp` | success, the image as image content beside `{content: "image", media_type, bytes}` | |
 /// | 2xx, another binary type (`application/pdf`, `application/octet-stream`, `image/svg+xml`, `audio/*`, ...) | success, `{content: "binary", media_type, bytes, base64}` | |
 /// | 2xx binary over [`HttpOptions::max_binary_bytes`] | `EXECUTION_ERROR` with its size and the limit | no |
-/// | 2xx text (JSON, text or no type) that is not JSON | `PARSE_ERROR` | no |
+/// | 2xx text that is not JSON (`text/html`, `text/plain`, `text/csv`, XML, ...) | success, `{content: "text", media_type, chars, text}`, clipped (`truncated`, `note`) past 50,000 characters | |
+/// | 2xx said to be JSON (or no type) that is not JSON | `PARSE_ERROR` | no |
 /// | 400, 422 | `INVALID_PARAMS` with the backend's message and its reasons (`details.reasons`: `errors[]`, `invalid-params`, validation lists; the first ones in the message) | no |
 /// | 401, 403 | `PERMISSION_DENIED` (credentials refused) | no |
 /// | 404 | `NOT_FOUND` | no |

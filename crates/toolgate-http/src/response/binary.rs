@@ -1,5 +1,6 @@
-//! Answers that are files: how a body is returned by its `Content-Type` (JSON or text, an
-//! image as image content, another binary as base64), and the size limit.
+//! How a successful answer's body is returned by its `Content-Type`: JSON parsed, other text
+//! as text (clipped), an image as image content, another binary as base64 (within a size
+//! limit).
 
 use serde_json::{Value, json};
 use toolgate_core::{ErrorCode, Image, ToolError, ToolOutput};
@@ -11,8 +12,13 @@ use super::{Sent, answered};
 /// How a successful answer's body is returned, by its `Content-Type`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Media {
-    /// JSON, text, or no type given: parsed as JSON (`PARSE_ERROR` when it is not).
-    Text,
+    /// JSON (`application/json`, `*+json`), or no usable type given: parsed as JSON
+    /// (`PARSE_ERROR` when it is not).
+    Json,
+    /// Text that is not JSON (`text/html`, `text/plain`, `text/csv`, `application/xml`,
+    /// `*+xml`, YAML, ...): returned as text, clipped at [`TEXT_ANSWER_CHARS`] (a JSON object
+    /// or array in it, mislabelled, is read as JSON).
+    Text(String),
     /// A picture MCP clients show (`image/png`, `image/jpeg`, `image/gif`, `image/webp`):
     /// returned as image content beside the result.
     Image(String),
@@ -24,8 +30,11 @@ pub(crate) enum Media {
 /// Images MCP clients render as image content.
 pub(super) const SHOWN_IMAGES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 
-/// `application/*` subtypes that are text (read as JSON when they are JSON), besides the
-/// `+json`, `+xml` and `+yaml` suffixes.
+/// Most characters of a text answer ([`Media::Text`]) returned; the rest is cut, said so.
+pub(crate) const TEXT_ANSWER_CHARS: usize = 50_000;
+
+/// `application/*` subtypes that are text (JSON when `json`), besides the `+json`, `+xml` and
+/// `+yaml` suffixes.
 pub(super) const TEXT_APPLICATION: [&str; 14] = [
     "json",
     "xml",
@@ -49,27 +58,31 @@ impl Media {
         let Some(media) =
             content_type.map(|c| c.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
         else {
-            return Media::Text;
+            return Media::Json;
         };
-        let Some((kind, subtype)) = media.split_once('/') else { return Media::Text };
-        let textual_suffix = ["+json", "+xml", "+yaml"].iter().any(|s| subtype.ends_with(s));
+        let Some((kind, subtype)) = media.split_once('/') else { return Media::Json };
+        let json = subtype == "json" || subtype.ends_with("+json");
+        let textual_suffix = ["+xml", "+yaml"].iter().any(|s| subtype.ends_with(s));
         match kind {
+            _ if json => Media::Json,
             _ if SHOWN_IMAGES.contains(&media.as_str()) => Media::Image(media),
             "image" | "audio" | "video" | "font" | "model" | "multipart" => Media::Binary(media),
             "application" if !textual_suffix && !TEXT_APPLICATION.contains(&subtype) => Media::Binary(media),
-            _ => Media::Text,
+            "application" | "text" => Media::Text(media),
+            // A type of no kind known (`nonsense/x`, `*/*`): read as JSON, as without a type.
+            _ => Media::Json,
         }
     }
 
     /// Whether the body is returned as bytes (and so limited by `max_binary_bytes`).
     pub(crate) fn is_binary(&self) -> bool {
-        !matches!(self, Media::Text)
+        matches!(self, Media::Image(_) | Media::Binary(_))
     }
 
     fn media_type(&self) -> &str {
         match self {
-            Media::Text => "text",
-            Media::Image(m) | Media::Binary(m) => m,
+            Media::Json => "application/json",
+            Media::Text(m) | Media::Image(m) | Media::Binary(m) => m,
         }
     }
 }
@@ -154,4 +167,23 @@ pub(super) fn binary_answer(
         }
     };
     Ok(output)
+}
+
+/// A successful answer in text that is not JSON (an HTML page, plain text, CSV, XML): the text
+/// as the backend sent it (already scrubbed of the request's credentials), its first
+/// [`TEXT_ANSWER_CHARS`] characters when longer, said so.
+pub(super) fn text_answer(sent: &Sent<'_>, status: StatusCode, media: &Media, text: &str) -> ToolOutput {
+    let chars = text.chars().count();
+    let mut payload = json!({"content": "text", "media_type": media.media_type(), "chars": chars});
+    if chars > TEXT_ANSWER_CHARS {
+        let head: String = text.chars().take(TEXT_ANSWER_CHARS).collect();
+        payload["text"] = json!(head);
+        payload["truncated"] = json!(true);
+        payload["note"] = json!(format!(
+            "the answer is {chars} characters long; only the first {TEXT_ANSWER_CHARS} are here. Ask for less if the operation offers a way (a filter, a page, a range)."
+        ));
+    } else {
+        payload["text"] = json!(text);
+    }
+    ToolOutput::json(answered(sent, status, payload))
 }

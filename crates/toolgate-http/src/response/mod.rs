@@ -10,7 +10,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use toolgate_core::{ErrorCode, FailureKind, ToolError, ToolOutput};
 
-use self::binary::binary_answer;
+use self::binary::{binary_answer, text_answer};
 pub(crate) use self::binary::{Media, binary_too_large};
 use self::reasons::{REASON_CHARS, REASONS_IN_MESSAGE, Reason, backend_message, field_errors, reasons};
 
@@ -139,8 +139,10 @@ fn answered(sent: &Sent<'_>, status: StatusCode, payload: Value) -> Value {
 
 /// Maps the answer of a request that got one. `body` is the raw response body.
 ///
-/// A successful answer is read by its `Content-Type` ([`Media::of`]): JSON (or text) into the
-/// payload, an image as image content, another binary base64 in the payload.
+/// A successful answer is read by its `Content-Type` ([`Media::of`]): JSON into the payload,
+/// other text (HTML, plain, CSV, XML) as `{content: "text", media_type, chars, text}` (clipped,
+/// said so) unless it is a JSON object or array, an image as image content, another binary
+/// base64 in the payload.
 pub(crate) fn map_answer(
     sent: &Sent<'_>,
     status: StatusCode,
@@ -166,6 +168,15 @@ pub(crate) fn map_answer(
         (parsed, Cow::Owned(text))
     };
     // Removed first, then clipped: a secret across the cut leaves no part of itself.
+    // Text that is not JSON is the answer as text; a JSON object or array sent as text (a
+    // backend that labels its JSON `text/plain`) is still read as JSON.
+    if status.is_success()
+        && matches!(media, Media::Text(_))
+        && !body.iter().all(u8::is_ascii_whitespace)
+        && !matches!(parsed, Some(Value::Object(_) | Value::Array(_)))
+    {
+        return Ok(text_answer(sent, status, &media, &text));
+    }
     let text = || preview(&text, sent.preview_chars);
     if status.is_success() {
         let Some(payload) = parsed else {

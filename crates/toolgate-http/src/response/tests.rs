@@ -50,17 +50,69 @@ fn content_types_decide_how_a_body_is_returned() {
     assert_eq!(Media::of(Some("application/pdf")), binary("application/pdf"));
     assert_eq!(Media::of(Some("application/octet-stream")), binary("application/octet-stream"));
     assert_eq!(Media::of(Some("audio/mpeg")), binary("audio/mpeg"));
-    for text in [
+    for json in [
         None,
         Some("application/json; charset=utf-8"),
         Some("application/problem+json"),
         Some("application/vnd.api+json"),
-        Some("application/xml"),
-        Some("text/plain"),
+        Some("text/json"),
         Some("nonsense"),
+        Some("*/*"),
     ] {
-        assert_eq!(Media::of(text), Media::Text, "{text:?}");
+        assert_eq!(Media::of(json), Media::Json, "{json:?}");
     }
+    for (given, text) in [
+        ("application/xml", "application/xml"),
+        ("text/plain", "text/plain"),
+        ("text/HTML; charset=utf-8", "text/html"),
+        ("text/csv", "text/csv"),
+        ("application/atom+xml", "application/atom+xml"),
+        ("application/x-yaml", "application/x-yaml"),
+    ] {
+        assert_eq!(Media::of(Some(given)), Media::Text(text.to_owned()), "{given}");
+    }
+}
+
+fn text_payload(sent: &Sent<'_>, content_type: &str, body: &str) -> Value {
+    let output = map_answer(sent, StatusCode::OK, Some(content_type), body.as_bytes(), &Value::Null)
+        .unwrap_or_else(|e| panic!("{content_type}: {e:?}"));
+    let toolgate_core::Payload::Json(result) = output.payload else { panic!("not JSON") };
+    assert_eq!((result["ok"].clone(), result["status"].clone()), (json!(true), json!(200)));
+    result["payload"].clone()
+}
+
+#[test]
+fn text_answers_come_back_as_text_clipped_and_scrubbed() {
+    // Box's `GET /authorize` answers an HTML page: the page, not PARSE_ERROR.
+    let page = "<html><body>Sign in to Box</body></html>";
+    assert_eq!(
+        text_payload(&GET, "text/html; charset=utf-8", page),
+        json!({"content": "text", "media_type": "text/html", "chars": page.chars().count(), "text": page})
+    );
+    // Plain text, CSV and XML alike, a lone number too; a JSON object or array labelled as
+    // text is read as JSON.
+    assert_eq!(text_payload(&GET, "text/plain; charset=utf-8", r#"{"sid": "SM1"}"#), json!({"sid": "SM1"}));
+    assert_eq!(text_payload(&GET, "text/plain", "[1, 2]"), json!([1, 2]));
+    for (media, body) in [("text/plain", "42"), ("text/csv", "a,b\n1,2\n"), ("application/xml", "<a>1</a>")] {
+        let payload = text_payload(&GET, media, body);
+        assert_eq!((payload["media_type"].as_str(), payload["text"].as_str()), (Some(media), Some(body)));
+        assert!(payload.get("truncated").is_none(), "{payload}");
+    }
+    // A long one: its first TEXT_ANSWER_CHARS characters (not bytes), said so.
+    let long = "é".repeat(TEXT_ANSWER_CHARS + 10);
+    let payload = text_payload(&GET, "text/plain", &long);
+    assert_eq!(payload["chars"], TEXT_ANSWER_CHARS + 10);
+    assert_eq!(payload["text"].as_str().unwrap().chars().count(), TEXT_ANSWER_CHARS);
+    assert_eq!(payload["truncated"], true);
+    assert!(payload["note"].as_str().unwrap().contains(&format!("{}", TEXT_ANSWER_CHARS + 10)), "{payload}");
+    // A credential the backend repeats is removed before the text is returned.
+    let sent = Sent { secrets: &["s3cret-token"], ..GET };
+    let payload = text_payload(&sent, "text/html", "<p>your token: s3cret-token</p>");
+    assert_eq!(payload["text"], "<p>your token: [redacted]</p>");
+    // Empty: no content, as for JSON; an error answer in text is still an error.
+    assert_eq!(text_payload(&GET, "text/plain", ""), Value::Null);
+    let refused = map_answer(&GET, StatusCode::NOT_FOUND, Some("text/html"), b"<p>gone</p>", &Value::Null);
+    assert_eq!(refused.unwrap_err().code, ErrorCode::NotFound);
 }
 
 #[test]
@@ -93,6 +145,7 @@ fn success_wraps_the_payload() {
     let ok = map(&GET, 200, r#"{"a": 1}"#).unwrap();
     assert_eq!(ok, json!({"ok": true, "status": 200, "method": "GET", "path": "/x/1", "payload": {"a": 1}}));
     assert_eq!(map(&POST, 204, "").unwrap()["payload"], Value::Null);
+    // No type given (or JSON claimed) and not JSON: the result cannot be read.
     let err = map(&GET, 200, "<html>").unwrap_err();
     assert_eq!(err.code, ErrorCode::ParseError);
     assert!(!err.transient);

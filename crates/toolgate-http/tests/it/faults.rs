@@ -1,5 +1,5 @@
-//! Faults of a real backend (a small axum server on 127.0.0.1:0): hangs, 5xx, text that is not
-//! JSON, redirects, refused connections. Only GET is tried again; a failed write is sent once.
+//! Faults of a real backend (a small axum server on 127.0.0.1:0): hangs, 5xx, a body that says
+//! it is JSON and is not, redirects, refused connections. Only GET is tried again; a failed write is sent once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -92,7 +92,13 @@ async fn server() -> (String, Arc<Seen>) {
         .route("/flaky/{key}", any(flaky))
         .route("/fail", any(failing))
         .route("/hang", any(hang))
-        .route("/text", get(|| async { "plain text, not JSON" }))
+        .route(
+            "/text",
+            get(|| async {
+                ([(axum::http::header::CONTENT_TYPE, "application/json")], "plain text, not JSON")
+            }),
+        )
+        .route("/page", get(|| async { axum::response::Html("<html><body>Signed in</body></html>") }))
         .route("/big", get(|| async { axum::Json(json!({"blob": "x".repeat(10_000)})) }))
         .route("/moved", get(|| async { Redirect::temporary("/echo/elsewhere") }))
         .with_state(seen.clone());
@@ -137,7 +143,13 @@ summary = "Never answers"
 op = "text"
 method = "GET"
 path = "/text"
-summary = "Not JSON"
+summary = "Not JSON although it says so"
+
+[[routes]]
+op = "page"
+method = "GET"
+path = "/page"
+summary = "An HTML page"
 
 [[routes]]
 op = "big"
@@ -388,6 +400,14 @@ async fn odd_answers_get_their_own_codes() {
     assert_eq!(got.code(), Some(ErrorCode::ParseError), "{got:?}");
     assert_eq!(got.metadata.attempts, 1);
     assert_eq!(got.error.unwrap().details.unwrap()["preview"], "plain text, not JSON");
+
+    // Text that does not claim to be JSON (an HTML page) is the answer, as text.
+    let got = call(&gw, "query_things", json!({"op": "page"}), CallOptions::default()).await;
+    assert!(got.success, "{got:?}");
+    assert_eq!(
+        got.result.unwrap()["payload"],
+        json!({"content": "text", "media_type": "text/html", "chars": 35, "text": "<html><body>Signed in</body></html>"})
+    );
 
     let got = call(&gw, "query_things", json!({"op": "big"}), CallOptions::default()).await;
     assert_eq!(got.code(), Some(ErrorCode::ExecutionError), "{got:?}");
