@@ -100,6 +100,7 @@ mod executor;
 mod prepare;
 mod response;
 mod tls;
+mod wire;
 
 pub use auth::{Auth, TokenProvider};
 pub use encode::{encode_component, fill_path};

@@ -10,6 +10,7 @@ use toolgate_schema::{Body, BodyEncoding, Location, Method, OP_FIELD, Route};
 
 use crate::HttpExecutor;
 use crate::encode::{fill_path, form_body, query_string, scalar_text};
+use crate::wire::sent_value;
 
 /// A request ready to send: what [`HttpExecutor`] derives from an operation and its parameters
 /// before any I/O.
@@ -28,9 +29,10 @@ pub struct Prepared {
     /// The `Accept` header: the media types the operation documents, JSON first
     /// ([`Route::accept_header`]).
     pub accept: String,
-    /// The JSON body of POST, PUT and PATCH: the fields that go in the body
-    /// ([`Route::location`]); `None` when the route sends none (`body = "none"`, or
-    /// `body = "optional"` and no body field given), and then no `Content-Type` either.
+    /// The JSON body of POST, PUT and PATCH, and of a DELETE with `in = "body"` fields: the
+    /// fields that go in the body ([`Route::location`]); `None` when the route sends none
+    /// (`body = "none"`, `body = "optional"` and no body field given, or a DELETE without body
+    /// fields), and then no `Content-Type` either.
     /// Its keys are the names sent ([`Route::wire_name`]).
     pub body: Option<Map<String, Value>>,
     /// How [`Prepared::body`] is sent ([`Route::body_encoding`]): a JSON object, or
@@ -58,9 +60,10 @@ impl HttpExecutor {
         for (key, value) in map.iter().filter(|(k, _)| k.as_str() != OP_FIELD) {
             match route.location(key) {
                 Location::Path => {}
-                Location::Query => query.push((route.wire_name(key), value)),
+                // An object's members under the names the backend knows (`wire_name`).
+                Location::Query => query.push((route.wire_name(key), sent_value(route, key, value))),
                 Location::Body => {
-                    body.insert(key.clone(), value.clone());
+                    body.insert(key.clone(), sent_value(route, key, value));
                 }
                 Location::Header if value.is_null() => {}
                 Location::Header => match scalar_text(value) {
@@ -78,10 +81,14 @@ impl HttpExecutor {
         }
         let body = match (route.method, route.body) {
             (Method::Get, _) | (_, Body::None) => None,
-            // A DELETE's body: its `in = "body"` fields, when one is given (DigitalOcean's
-            // DELETE /v2/droplets/{id}/destroy_with_associated_resources/selective).
-            (Method::Delete, _) if body.is_empty() => None,
-            (Method::Delete, _) => Some(body),
+            // A DELETE's body is its `in = "body"` fields (DigitalOcean's DELETE
+            // /v2/kubernetes/clusters/{id}/destroy_with_associated_resources/selective), sent as
+            // a write's by `body`; a DELETE without such fields sends none.
+            (Method::Delete, Body::Required)
+                if !route.fields.iter().any(|f| route.location(&f.name) == Location::Body) =>
+            {
+                None
+            }
             (_, Body::Optional) if body.is_empty() => None,
             (_, Body::Optional) => {
                 let missing: Vec<&str> = route
@@ -116,7 +123,7 @@ impl HttpExecutor {
         // The route's fixed query (`/assistants?beta=true`) first, then the query fields.
         let fixed = route.fixed_query();
         let fixed = fixed.iter().map(|(k, v)| (k.as_str(), Value::from(v.as_str())));
-        let query = query_string(fixed.chain(query.into_iter().map(|(k, v)| (k, v.clone()))));
+        let query = query_string(fixed.chain(query));
         let base_path = self.base_url().path().trim_end_matches('/');
         let full_path = format!("{base_path}{path}");
         let mut url = self.base_url().clone();

@@ -199,14 +199,13 @@ impl<'a> Op<'a> {
                 if encoding == BodyEncoding::Form {
                     check_form_field(&field, media)?;
                 }
-                // A DELETE's body fields say so (its other fields go in the query); an optional
-                // body's fields are optional, since a DELETE's body is sent only when one is given.
+                // A DELETE's body fields say so (its other fields go in the query); its body is
+                // sent as a write's is (`body`: always when required, else when one is given).
                 if method == Method::Delete {
                     if encoding == BodyEncoding::Form {
                         return Err("DELETE with a form body (only a JSON one is sent)".to_owned());
                     }
                     field.location = Some(Location::Body);
-                    field.required &= body_required;
                 }
                 fields.push(field);
             }
@@ -225,7 +224,6 @@ impl<'a> Op<'a> {
                     .describe("Required by the API; the document does not describe it.");
                 if method == Method::Delete {
                     field.location = Some(Location::Body);
-                    field.required &= body_required;
                 }
                 fields.push(field);
             }
@@ -236,7 +234,13 @@ impl<'a> Op<'a> {
             .map(|s| s.lines().next().unwrap_or_default().trim().to_owned())
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| format!("{} {}", method.as_str(), self.path));
-        let body = if writes { body_kind } else { Body::Required };
+        // A DELETE with a requestBody sends it as a write does; one without sends none (it has
+        // no body fields), which its default says.
+        let body = match body_kind {
+            _ if !writes && method != Method::Delete => Body::Required,
+            Body::None if method == Method::Delete => Body::Required,
+            kind => kind,
+        };
         let accept = self.accept();
         let mut path = self.wire_path();
         // The path key's own query fixes those parameters: the model does not set them.
@@ -367,7 +371,7 @@ fn model_may_see(name: &str) -> bool {
 
 /// `StartTime<` → `StartTime_lt`, `filter.name` → `filter_name`, `$top` → `top`: the name as an
 /// identifier (`<` and `>` said as `lt` and `gt`, so `a<` and `a>` stay apart).
-fn identifier(name: &str) -> String {
+pub(crate) fn identifier(name: &str) -> String {
     let mut out = String::with_capacity(name.len() + 4);
     for c in name.chars() {
         match c {

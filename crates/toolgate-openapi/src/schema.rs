@@ -88,7 +88,7 @@ impl Flat<'_> {
                 "properties" => {
                     let mut props =
                         out.remove("properties").and_then(|p| p.as_object().cloned()).unwrap_or_default();
-                    for (name, prop) in value.as_object().into_iter().flatten() {
+                    for (name, prop) in self.properties(value)? {
                         props.insert(name.clone(), self.node(prop, depth + 1)?);
                     }
                     out.insert(key.clone(), Value::Object(props));
@@ -120,6 +120,31 @@ impl Flat<'_> {
             }
         }
         Ok(Value::Object(out))
+    }
+}
+
+impl<'a> Flat<'a> {
+    /// The members of a `properties` map. The map may itself be a reference to one
+    /// (DigitalOcean's `properties: {$ref: 'models/attributes.yml#/load_balancer_droplet_ids'}`,
+    /// a shape its tooling accepts): then the members are the target's, beside any given with
+    /// it. A member named `$ref` is only ever a schema (an object), never the reference's text.
+    fn properties<'v>(&self, value: &'v Value) -> Result<Vec<(&'v String, &'v Value)>, String>
+    where
+        'a: 'v,
+    {
+        let Some(map) = value.as_object() else { return Ok(Vec::new()) };
+        let mut out: Vec<(&'v String, &'v Value)> = Vec::new();
+        if let Some(reference) = map.get("$ref").and_then(Value::as_str) {
+            let target = follow(self.root, reference)?;
+            let Some(members) = target.as_object() else {
+                return Err(format!(
+                    "`properties` refers to {reference:?}, which is not a map of properties"
+                ));
+            };
+            out.extend(members.iter().filter(|(name, _)| !map.contains_key(name.as_str())));
+        }
+        out.extend(map.iter().filter(|(name, prop)| !(name.as_str() == "$ref" && prop.is_string())));
+        Ok(out)
     }
 }
 
@@ -286,7 +311,6 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
     };
     let numeric = matches!(ty, FieldType::Integer | FieldType::Number);
     let text = ty == FieldType::String;
-    let mut unholdable: Vec<String> = Vec::new();
     let fields = match ty {
         FieldType::Object => {
             let props = schema.get("properties").and_then(Value::as_object);
@@ -296,25 +320,23 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
                 .and_then(Value::as_array)
                 .map(|r| r.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
-            // A member the table cannot name (`pg_partman_bgw.role`, or `token`, which toolgate
-            // fills in at the top) is taken among the object's other keys (any value).
-            unholdable = props.keys().filter(|n| !member_name(n)).cloned().collect();
-            let mut fields = props
-                .iter()
-                .filter(|(name, p)| member_name(name) && p.get("readOnly") != Some(&Value::Bool(true)))
-                .map(|(name, p)| to_field(name, p, required.contains(&name.as_str())))
-                .collect::<Result<Vec<_>, _>>()?;
+            // A member the table cannot name as it is (`pg_partman_bgw.role`, or Box's
+            // `partner_item.tenant_id`, a name toolgate reserves for the caller's identity) gets
+            // a name it can, and is sent under its own (`wire_name`), its type and `required` kept.
+            let taken: Vec<&str> = props.keys().map(String::as_str).filter(|n| member_name(n)).collect();
+            let mut given: Vec<String> = Vec::new();
+            let mut fields = Vec::new();
+            for (name, p) in props.iter().filter(|(_, p)| p.get("readOnly") != Some(&Value::Bool(true))) {
+                let field = to_field(name, p, required.contains(&name.as_str()))?;
+                fields.push(named(field, &taken, &mut given));
+            }
             // A required name the properties do not declare (Box's `actionable_by.id`): a
             // required field of any value, so the call still has to give it.
             for name in required.iter().filter(|n| !props.contains_key(**n)) {
-                if member_name(name) {
-                    let field = Field::new(*name, FieldType::Any)
-                        .required()
-                        .describe("Required by the API; the document does not describe it.");
-                    fields.push(field);
-                } else if !unholdable.iter().any(|u| u == name) {
-                    unholdable.push((*name).to_owned());
-                }
+                let field = Field::new(*name, FieldType::Any)
+                    .required()
+                    .describe("Required by the API; the document does not describe it.");
+                fields.push(named(field, &taken, &mut given));
             }
             fields
         }
@@ -324,7 +346,6 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
     // properties declared: a free-form object), the schema given, or nothing else (`false`, or
     // nothing said beside declared properties, as the table always had it).
     let values = match (ty, schema.get("additionalProperties")) {
-        (FieldType::Object, _) if !unholdable.is_empty() => Some(Box::new(Items::new(FieldType::Any))),
         (FieldType::Object, Some(Value::Bool(false))) if fields.is_empty() => {
             return Err(format!("{what} is an object that admits no key at all"));
         }
@@ -356,14 +377,7 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
             .or_else(|| schema.get("const").map(|c| vec![c.clone()]))
             .map(|v| v.into_iter().filter(|v| !v.is_null()).collect::<Vec<_>>())
             .filter(|v| !v.is_empty()),
-        description: match (describe(&schema), unholdable.is_empty()) {
-            (d, true) => d,
-            (d, false) => {
-                let names: Vec<String> = unholdable.iter().take(12).map(|k| format!("`{k}`")).collect();
-                let note = format!("Also takes {}, given as the API documents them.", names.join(", "));
-                Some(d.map_or(note.clone(), |d| format!("{d} {note}")))
-            }
-        },
+        description: describe(&schema),
         minimum: bound("minimum", "exclusiveMinimum", 1.0).filter(|_| numeric),
         maximum: bound("maximum", "exclusiveMaximum", -1.0).filter(|_| numeric),
         items,
@@ -386,6 +400,42 @@ fn member_name(name: &str) -> bool {
         && name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !toolgate_core::names::is_injected_field(name)
+}
+
+/// `field`, a member of an object, under a name the table may hold when its own is not one
+/// (not an identifier, or one toolgate fills in from the call context): `tenant_id` becomes
+/// `target_tenant_id`, `pg_partman_bgw.role` `pg_partman_bgw_role` (numbered when taken), the
+/// name the API knows kept as its `wire_name` and said in its description.
+fn named(mut field: Field, taken: &[&str], given: &mut Vec<String>) -> Field {
+    let old = field.name.clone();
+    if member_name(&old) {
+        return field;
+    }
+    let reserved = toolgate_core::names::is_injected_field(&crate::operation::identifier(&old));
+    let base = if reserved {
+        format!("target_{}", crate::operation::snake_case(&old))
+    } else {
+        crate::operation::identifier(&old)
+    };
+    let mut new = base.clone();
+    let mut n = 2;
+    while !member_name(&new) || taken.contains(&new.as_str()) || given.contains(&new) {
+        new = format!("{base}_{n}");
+        n += 1;
+    }
+    given.push(new.clone());
+    let note = if reserved {
+        format!("The API's `{old}` of this object (not the caller's identity, which comes from the session).")
+    } else {
+        format!("Sent to the API as `{old}`.")
+    };
+    field.description = Some(match field.description.take() {
+        Some(d) if !d.is_empty() => format!("{note} {d}"),
+        _ => note,
+    });
+    field.name = new;
+    field.wire_name = Some(old);
+    field
 }
 
 /// A schema's description, else its title.

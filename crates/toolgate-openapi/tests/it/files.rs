@@ -184,3 +184,58 @@ fn files_that_reference_each_other_are_read_once() {
         assert!(import.tables.iter().any(|t| t.route(op).is_some()), "{op}: {}", import.summary());
     }
 }
+
+#[test]
+fn a_properties_map_given_as_a_reference_keeps_its_members_types() {
+    // DigitalOcean's `loadBalancers_add_droplets`: the `properties` map itself is a file
+    // `$ref`; `droplet_ids` is an array of integers there, not "any value".
+    let dir = tempfile::tempdir().unwrap();
+    split_document(dir.path());
+    write(
+        dir.path(),
+        "resources/keys/create.yml",
+        r#"operationId: keys_create
+tags: [Keys]
+requestBody:
+  required: true
+  content:
+    application/json:
+      schema:
+        properties:
+          $ref: "models/attributes.yml#/load_balancer_droplet_ids"
+        required: [droplet_ids]
+responses: {"204": {description: done}}
+"#,
+    );
+    write(
+        dir.path(),
+        "resources/keys/models/attributes.yml",
+        "load_balancer_droplet_ids:\n  droplet_ids:\n    type: array\n    items: {type: integer}\n    description: The Droplets.\n",
+    );
+    let split = import_file(&dir.path().join("openapi.yaml"), &Options::default()).unwrap();
+    assert!(split.skipped.is_empty(), "{:#?}", split.skipped);
+    let create = split.tables.iter().find_map(|t| t.route("keys_create")).unwrap();
+    let names: Vec<&str> = create.fields.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["droplet_ids"], "no `$ref` member, no undeclared one");
+    let ids = &create.fields[0];
+    assert!(ids.required);
+    assert_eq!(ids.ty, toolgate_schema::FieldType::Array);
+    assert_eq!(ids.items.as_ref().map(|i| i.ty), Some(toolgate_schema::FieldType::Integer));
+    assert_eq!(ids.description.as_deref(), Some("The Droplets."));
+
+    // The same inside one document, beside a member given with it.
+    let text = serde_json::json!({"openapi": "3.0.3", "info": {"title": "t", "version": "1"},
+        "components": {"x-attributes": {"ids": {"ids": {"type": "array", "items": {"type": "integer"}}}}},
+        "paths": {"/lb": {"post": {"operationId": "add", "requestBody": {"required": true, "content": {
+            "application/json": {"schema": {"type": "object", "required": ["ids"], "properties": {
+                "$ref": "#/components/x-attributes/ids", "tag": {"type": "string"}}}}}}}}}})
+    .to_string();
+    let one = import(&text, &Options::default()).unwrap();
+    let add = one.tables.iter().find_map(|t| t.route("add")).unwrap();
+    let shape: Vec<(&str, toolgate_schema::FieldType)> =
+        add.fields.iter().map(|f| (f.name.as_str(), f.ty)).collect();
+    assert_eq!(
+        shape,
+        [("ids", toolgate_schema::FieldType::Array), ("tag", toolgate_schema::FieldType::String)]
+    );
+}

@@ -89,17 +89,20 @@ fn free_form_objects_and_maps_take_their_keys() {
     );
     assert!(import.skipped.is_empty(), "{:#?}", import.skipped);
     let (table, route) = find(&import, "set");
+    // A member that is not an identifier is one under a name that is, sent under its own.
     let config = route.fields.iter().find(|f| f.name == "config").unwrap();
-    assert!(
-        config.values.is_some() && config.description.as_deref().unwrap().contains("`pg.role`"),
-        "{config:?}"
-    );
+    let role = &config.fields[0];
+    assert_eq!((role.name.as_str(), role.wire_name.as_deref()), ("pg_role", Some("pg.role")), "{config:?}");
+    assert!(role.description.as_deref().unwrap().contains("`pg.role`"), "{config:?}");
     let v = validator(table);
-    v.validate(
-        &json!({"op": "set", "labels": {"env": "prod"}, "anything": {"a": [1, {"b": null}]}, "bare": {"x": 1},
-        "config": {"pg.role": "admin"}, "untyped": [1, "two"]}),
-    )
-    .unwrap();
+    let call = json!({"op": "set", "labels": {"env": "prod"}, "anything": {"a": [1, {"b": null}]}, "bare": {"x": 1},
+        "config": {"pg_role": "admin"}, "untyped": [1, "two"]});
+    v.validate(&call).unwrap();
+    let executor =
+        toolgate_http::HttpExecutor::new("http://127.0.0.1:9", toolgate_http::HttpOptions::default())
+            .unwrap();
+    let sent = executor.prepare(route, &call).unwrap().body.unwrap();
+    assert_eq!(sent["config"], json!({"pg.role": "admin"}));
     assert!(v.validate(&json!({"op": "set", "labels": {"env": 1}})).is_err(), "a map of strings");
     assert!(v.validate(&json!({"op": "set", "anything": "text"})).is_err(), "still an object");
 }
@@ -222,7 +225,7 @@ fn the_executor_sends_unions_free_form_objects_renamed_members_headers_and_a_del
 }
 
 #[test]
-fn required_names_the_properties_do_not_declare_stay_required_and_unnamable_members_stay_allowed() {
+fn required_names_the_properties_do_not_declare_stay_required_and_unnamable_members_are_renamed() {
     let import = import(
         json!({"/checks": {"post": {"operationId": "create_check", "requestBody": {"required": true, "content": {"application/json": {"schema": {
             "type": "object", "required": ["name", "method"], "properties": {
@@ -237,14 +240,74 @@ fn required_names_the_properties_do_not_declare_stay_required_and_unnamable_memb
     assert!(method.required && method.ty == FieldType::Any);
     let v = validator(table);
     let call = json!({"op": "create_check", "name": "n", "method": "GET",
-        "actionable_by": {"id": "7", "login": "a@b"}, "logtail": {"endpoint": "https://l", "token": "t"}});
+        "actionable_by": {"id": "7", "login": "a@b"}, "logtail": {"endpoint": "https://l", "target_token": "t"}});
     v.validate(&call).unwrap();
+    // `token` is a name toolgate fills in: the member is `target_token`, sent as `token`.
+    let logtail = route.fields.iter().find(|f| f.name == "logtail").unwrap();
+    let token = logtail.fields.iter().find(|f| f.name == "target_token").expect("renamed member");
+    assert_eq!(token.wire_name.as_deref(), Some("token"));
+    assert!(token.description.as_deref().unwrap().contains("`token`"), "{:?}", token.description);
+    let executor =
+        toolgate_http::HttpExecutor::new("http://127.0.0.1:9", toolgate_http::HttpOptions::default())
+            .unwrap();
+    let sent = executor.prepare(route, &call).unwrap().body.unwrap();
+    assert_eq!(sent["logtail"], json!({"endpoint": "https://l", "token": "t"}));
     let mut without = call.clone();
     without.as_object_mut().unwrap().remove("method");
     assert!(v.validate(&without).is_err(), "`method` is still required");
-    for (member, value) in [("actionable_by", json!({"login": "a@b"})), ("logtail", json!({"token": "t"}))] {
+    for (member, value) in
+        [("actionable_by", json!({"login": "a@b"})), ("logtail", json!({"target_token": "t"}))]
+    {
         let mut bad = call.clone();
         bad[member] = value.clone();
         assert!(v.validate(&bad).is_err(), "{member} {value} misses its required member");
     }
+}
+
+#[test]
+fn a_member_with_a_reserved_name_keeps_its_object_typed_and_its_required_fields() {
+    // Box's `post_integration_mappings_teams`: `partner_item` is an `allOf` of one `$ref`
+    // whose required members include `tenant_id`, a name toolgate reserves for the caller.
+    let import = import(
+        json!({"/integration_mappings/teams": {"post": {"operationId": "post_integration_mappings_teams",
+            "requestBody": {"content": {"application/json": {"schema": {"type": "object",
+                "required": ["partner_item"],
+                "properties": {"partner_item": {"allOf": [{"$ref": "#/components/schemas/Partner"}]}}}}}}}}}),
+        json!({"Partner": {"type": "object", "required": ["id", "type", "tenant_id", "team_id"], "properties": {
+            "type": {"type": "string", "enum": ["channel", "team"]},
+            "id": {"type": "string"},
+            "tenant_id": {"type": "string", "description": "ID of the tenant registered with Teams."},
+            "team_id": {"type": "string"}}}}),
+    );
+    assert!(import.skipped.is_empty(), "{}", import.summary());
+    let (table, route) = find(&import, "post_integration_mappings_teams");
+    let item = route.fields.iter().find(|f| f.name == "partner_item").unwrap();
+    assert_eq!(item.ty, FieldType::Object);
+    assert!(item.values.is_none(), "a closed object, not a free-form one");
+    let members: Vec<(&str, bool, Option<&str>)> =
+        item.fields.iter().map(|f| (f.name.as_str(), f.required, f.wire_name.as_deref())).collect();
+    assert_eq!(
+        members,
+        [
+            ("type", true, None),
+            ("id", true, None),
+            ("target_tenant_id", true, Some("tenant_id")),
+            ("team_id", true, None)
+        ]
+    );
+    let v = validator(table);
+    let call = json!({"op": "post_integration_mappings_teams",
+        "partner_item": {"type": "channel", "id": "19:x", "target_tenant_id": "t1", "team_id": "g1"}});
+    v.validate(&call).unwrap();
+    let mut missing = call.clone();
+    missing["partner_item"].as_object_mut().unwrap().remove("target_tenant_id");
+    assert!(v.validate(&missing).is_err(), "the tenant is required by the API");
+    let executor =
+        toolgate_http::HttpExecutor::new("http://127.0.0.1:9", toolgate_http::HttpOptions::default())
+            .unwrap();
+    let sent = executor.prepare(route, &call).unwrap().body.unwrap();
+    assert_eq!(
+        sent["partner_item"],
+        json!({"type": "channel", "id": "19:x", "tenant_id": "t1", "team_id": "g1"})
+    );
 }

@@ -100,3 +100,67 @@ fn accept_lists_the_documented_answer_types() {
     assert!(pets.accept.is_empty(), "JSON only is the default and not written");
     assert_eq!(pets.accept_header(), "application/json");
 }
+
+#[test]
+fn a_delete_with_a_documented_body_sends_it_as_a_write_does() {
+    // DigitalOcean's `kubernetes_destroy_associatedResourcesSelective`: a required body whose
+    // members are all optional. Prism: "Body parameter is required" when none is sent.
+    let text = json!({"openapi": "3.0.3", "info": {"title": "Real API", "version": "1"}, "paths": {
+        "/clusters/{cluster_id}/selective": {"delete": {"operationId": "destroy_selective", "tags": ["k"],
+            "parameters": [{"name": "cluster_id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object",
+                "properties": {"volumes": {"type": "array", "items": {"type": "string"}},
+                               "load_balancers": {"type": "array", "items": {"type": "string"}}}}}}},
+            "responses": {"204": {"description": "done"}}}},
+        "/clusters/{cluster_id}": {"delete": {"operationId": "destroy", "tags": ["k"],
+            "parameters": [{"name": "cluster_id", "in": "path", "required": true, "schema": {"type": "string"}},
+                           {"name": "force", "in": "query", "schema": {"type": "boolean"}}],
+            "responses": {"204": {"description": "done"}}}},
+        "/clusters/{cluster_id}/volumes": {"delete": {"operationId": "detach", "tags": ["k"],
+            "parameters": [{"name": "cluster_id", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "requestBody": {"content": {"application/json": {"schema": {"type": "object", "required": ["ids"],
+                "properties": {"ids": {"type": "array", "items": {"type": "string"}},
+                               "reason": {"type": "string"}}}}}},
+            "responses": {"204": {"description": "done"}}}}
+    }})
+    .to_string();
+    let import = toolgate_openapi::import(&text, &Options::default()).unwrap();
+    assert!(import.skipped.is_empty(), "{}", import.summary());
+    // Through TOML, as `serve` reads it.
+    let table =
+        toolgate_schema::RouteTable::from_toml_str(&toml::to_string(&import.tables[0]).unwrap()).unwrap();
+    let executor =
+        toolgate_http::HttpExecutor::new("http://127.0.0.1:9", toolgate_http::HttpOptions::default())
+            .unwrap();
+    let prepare =
+        |params: Value| executor.prepare(table.route(params["op"].as_str().unwrap()).unwrap(), &params);
+
+    // Required: sent, `{}` when no member is given, its members in the body.
+    let selective = table.route("destroy_selective").unwrap();
+    assert_eq!(selective.body, Body::Required);
+    let sent = prepare(json!({"op": "destroy_selective", "cluster_id": "c1"})).unwrap();
+    assert_eq!(
+        (sent.url.as_str(), sent.body),
+        ("http://127.0.0.1:9/clusters/c1/selective", Some(Default::default()))
+    );
+    let sent = prepare(json!({"op": "destroy_selective", "cluster_id": "c1", "volumes": ["v1"]})).unwrap();
+    assert_eq!(sent.body.map(Value::Object), Some(json!({"volumes": ["v1"]})));
+
+    // No requestBody: no body, its other fields in the query.
+    let destroy = table.route("destroy").unwrap();
+    assert_eq!(destroy.body, Body::Required, "the default, written as nothing");
+    let sent = prepare(json!({"op": "destroy", "cluster_id": "c1", "force": true})).unwrap();
+    assert_eq!((sent.url.as_str(), sent.body), ("http://127.0.0.1:9/clusters/c1?force=true", None));
+
+    // Optional: sent only when a member is given, and then with the body's required ones.
+    let detach = table.route("detach").unwrap();
+    assert_eq!(detach.body, Body::Optional);
+    assert_eq!(prepare(json!({"op": "detach", "cluster_id": "c1"})).unwrap().body, None);
+    let err = prepare(json!({"op": "detach", "cluster_id": "c1", "reason": "x"})).unwrap_err();
+    assert!(err.message.contains("ids") || format!("{:?}", err.details).contains("ids"), "{err:?}");
+    let sent = prepare(json!({"op": "detach", "cluster_id": "c1", "ids": ["v1"]})).unwrap();
+    assert_eq!(sent.body.map(Value::Object), Some(json!({"ids": ["v1"]})));
+    // The TOML says so.
+    let written = toml::to_string(&import.tables[0]).unwrap();
+    assert!(written.contains("body = \"optional\""), "{written}");
+}

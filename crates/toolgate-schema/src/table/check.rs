@@ -143,6 +143,7 @@ fn check_shape(shape: &Items, at: &str, problems: &mut Vec<String>) {
         )),
         FieldType::Object => {
             let mut names = HashSet::new();
+            let mut sent = HashSet::new();
             for f in &shape.fields {
                 if !names.insert(f.name.as_str()) {
                     problems.push(format!("{at}: field `{}` is declared twice", f.name));
@@ -153,10 +154,21 @@ fn check_shape(shape: &Items, at: &str, problems: &mut Vec<String>) {
                         f.name
                     ));
                 }
-                if f.wire_name.is_some() {
+                // A member's `wire_name` is the key the object is sent with (Box's
+                // `partner_item.tenant_id`, published as `target_tenant_id`).
+                if let Some(wire) = &f.wire_name
+                    && (wire.is_empty() || wire.len() > 256 || wire.chars().any(char::is_control))
+                {
                     problems.push(format!(
-                        "{at}.{}: `wire_name` applies to a route's own fields, not to the members of an object",
+                        "{at}.{}: `wire_name` is empty, longer than 256 bytes or has a control character",
                         f.name
+                    ));
+                }
+                if !sent.insert(f.sent_name()) {
+                    problems.push(format!(
+                        "{at}.{}: another member is sent as `{}` too",
+                        f.name,
+                        f.sent_name()
                     ));
                 }
                 check_field(f, &format!("{at}.{}", f.name), problems);

@@ -89,8 +89,9 @@ pub struct Field {
     pub location: Option<Location>,
     /// The name sent to the backend (TOML key `wire_name`), when it differs from `name`, the
     /// name the model sees: an API's `StartTime<`, `filter.name` or `$top`, or a name toolgate
-    /// reserves (`user_id`) renamed for the model. Route fields in the query, a header or the
-    /// body only; a path variable's name is never sent, so it is renamed in the path instead.
+    /// reserves (`user_id`) renamed for the model. A route's fields in the query, a header or
+    /// the body, and the members of an object field (the key the object is sent with, at any
+    /// depth); a path variable's name is never sent, so it is renamed in the path instead.
     pub wire_name: Option<String>,
     /// JSON type and constraints.
     pub shape: Items,

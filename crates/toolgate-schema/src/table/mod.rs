@@ -226,7 +226,8 @@ impl Route {
 
     /// Where field `name` goes: its `in`, else a path variable into the path, else the query
     /// for GET, DELETE and `body = "none"`, else the JSON body. (A DELETE's fields with
-    /// `in = "body"` are sent as a JSON body, only when one of them is given.)
+    /// `in = "body"` are its JSON body, sent as a write's is by its `body`: always with
+    /// `"required"`, `{}` when none is given; with `"optional"` only when one is given.)
     pub fn location(&self, name: &str) -> Location {
         if let Some(at) = self.fields.iter().find(|f| f.name == name).and_then(|f| f.location) {
             return at;
@@ -449,9 +450,10 @@ impl RouteTable {
             check_path(&route.path, &at, &mut problems);
             let vars = path_variables(route.path_template());
             let writes = matches!(route.method, Method::Post | Method::Put | Method::Patch);
-            if route.body != Body::Required && !writes {
+            // A DELETE's body is its `in = "body"` fields (sent as a write's is).
+            if route.body != Body::Required && !writes && route.method != Method::Delete {
                 problems.push(format!(
-                    "{at}: `body` applies to POST, PUT and PATCH only; a {} sends no body",
+                    "{at}: `body` applies to POST, PUT, PATCH and DELETE only; a {} sends no body",
                     route.method
                 ));
             }
@@ -501,7 +503,7 @@ impl RouteTable {
                         field.name,
                         other.as_str()
                     )),
-                    // A DELETE sends a JSON body of its `in = "body"` fields when one is given.
+                    // A DELETE sends a JSON body of its `in = "body"` fields.
                     Some(Location::Body)
                         if (!writes && route.method != Method::Delete) || route.body == Body::None =>
                     {

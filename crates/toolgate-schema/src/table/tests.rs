@@ -49,7 +49,7 @@ fields = [
 ]
 [[routes]]
 op = "d"
-method = "DELETE"
+method = "GET"
 path = "/d"
 summary = "s"
 body = "optional"
@@ -64,7 +64,7 @@ body = "optional"
             "`Authorization` cannot be a header",
             "`in` applies to a route's own fields",
             "\"application/json; charset=utf-8\" is not a media type",
-            "`body` applies to POST, PUT and PATCH only",
+            "`body` applies to POST, PUT, PATCH and DELETE only; a GET sends no body",
         ] {
             assert!(err.contains(expected), "{expected}: {err}");
         }
@@ -144,7 +144,8 @@ fields = [
   { name = "a", type = "string", wire_name = "b" },
   { name = "b", type = "string" },
   { name = "h", type = "string", in = "header", wire_name = "Authorization" },
-  { name = "o", type = "object", fields = [{ name = "k", type = "string", wire_name = "K" }] },
+  { name = "o", type = "object", fields = [{ name = "k", type = "string", wire_name = "K" }, { name = "K", type = "string" }] },
+  { name = "p", type = "object", fields = [{ name = "n", type = "string", wire_name = "" }] },
 ]
 [[routes]]
 op = "b"
@@ -162,7 +163,8 @@ fields = [{ name = "beta_", type = "string", wire_name = "beta" }]
             "`id` is a path variable, whose name is never sent",
             "field `b` is sent as `b`, like another field in the body",
             "`h` cannot be a header",
-            "`wire_name` applies to a route's own fields",
+            "field `o`.K: another member is sent as `K` too",
+            "field `p`.n: `wire_name` is empty",
             "has a `{variable}`",
             "which the path's fixed query already sets",
         ] {
