@@ -5,6 +5,7 @@
 //! is created, polled to completion and read; another is cancelled, and the upstream's call
 //! ends (its marker file). `[tasks] per_owner = 1` refuses a second task of the same key
 //! while the first is held, and `toolgate check` refuses out-of-bounds and unknown keys.
+//! The same upstream over streamable HTTP has its marks read from its event stream.
 //!
 //! Needs `TOOLGATE_PYTHON` with `mcp` 2.x; skips without it unless
 //! `TOOLGATE_REQUIRE_INTEROP=1`.
@@ -213,4 +214,72 @@ async fn an_upstream_tool_that_supports_tasks_runs_as_a_toolgate_task() {
         .call("tools/call", json!({"name": "reports__slow_report", "arguments": {"city": "Rome", "ms": 0}}))
         .await;
     assert_eq!(plain["result"]["structuredContent"]["result"]["city"], "Rome", "{plain}");
+}
+
+/// The same upstream over streamable HTTP: its listing comes in an event stream, where toolgate
+/// reads the marks too; a task of its tool is polled to its result, another cancelled.
+#[tokio::test]
+async fn an_http_upstreams_task_marks_are_read_from_its_event_stream() {
+    use tokio::io::AsyncBufReadExt;
+    let Some(python) = toolgate_test_support::python::with("import uvicorn, mcp") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let mut upstream = tokio::process::Command::new(&python)
+        .args([UPSTREAM, "--http"])
+        .env("MARKER_DIR", dir.path())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("task_upstream.py starts");
+    let mut lines = tokio::io::BufReader::new(upstream.stdout.take().unwrap()).lines();
+    let port = tokio::time::timeout(Duration::from_secs(60), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(port) = line.strip_prefix("listening ") {
+                return port.trim().to_owned();
+            }
+        }
+        panic!("task_upstream.py ended without listening");
+    })
+    .await
+    .expect("task_upstream.py listens within 60 s");
+    let config = dir.path().join("toolgate.toml");
+    std::fs::write(
+        &config,
+        format!("[[upstreams]]\nname = \"reports\"\nurl = \"http://127.0.0.1:{port}/mcp\"\nconnect_timeout_ms = 60000\n"),
+    )
+    .unwrap();
+    let demo = launch(&["--expose", "direct"], &[("TOOLGATE_CONFIG", config.to_str().unwrap())], None);
+    let (mut alice, _) = Session::open(&format!("{}/mcp", demo.url), &key_of(&demo.banner, "alice")).await;
+    let list = alice.call("tools/list", json!({})).await;
+    let mut marked: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["execution"]["taskSupport"] == "optional")
+        .filter_map(|t| t["name"].as_str())
+        .filter(|name| name.starts_with("reports__"))
+        .collect();
+    marked.sort_unstable();
+    assert_eq!(marked, ["reports__hold_report", "reports__slow_report"], "{list}");
+
+    let created = alice.task("reports__slow_report", json!({"city": "Bergen", "ms": 200})).await;
+    let id = created["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+    assert_eq!(alice.poll(&id).await["status"], "completed");
+    let result = alice.call("tasks/result", json!({"taskId": id})).await;
+    assert_eq!(result["result"]["structuredContent"]["result"]["report"], "the report on Bergen", "{result}");
+
+    let held = alice.task("reports__hold_report", json!({"label": "http"})).await;
+    let held_id =
+        held["result"]["task"]["taskId"].as_str().unwrap_or_else(|| panic!("a task: {held}")).to_owned();
+    let cancelled = alice.call("tasks/cancel", json!({"taskId": held_id})).await;
+    assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
+    let marker = dir.path().join("cancelled-http");
+    toolgate_test_support::eventually(
+        Duration::from_secs(10),
+        "the upstream's call is cancelled",
+        || async { marker.exists() },
+    )
+    .await;
 }

@@ -1,16 +1,21 @@
 #!/usr/bin/env python3
-"""An upstream MCP server (the official Python SDK, `mcp` 2.x, MCPServer) over stdio whose
+"""An upstream MCP server (the official Python SDK, `mcp` 2.x, MCPServer) whose
 tool listing marks two tools as able to run as tasks (`execution.taskSupport`, 2025-11-25):
 `slow_report` ("optional") and `hold_report` ("required"); `echo_word` has no `execution`.
 
 The SDK runs every call plainly (it dispatches no task methods); toolgate wraps the proxied
 call in a task of its own. MARKER_DIR (environment) is where `hold_report` leaves a file when
 its call is cancelled (the upstream heard `notifications/cancelled`).
+
+Over stdio by default; with `--http`, over streamable HTTP (answers as event streams, the SDK's
+default) on 127.0.0.1 at a port the system picks, printing `listening <port>` once it accepts.
 """
 
 from __future__ import annotations
 
 import os
+import socket
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -60,5 +65,27 @@ def echo_word(word: str) -> dict[str, str]:
     return {"echo": word.upper()}
 
 
+async def serve_http() -> None:
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    uv = uvicorn.Server(uvicorn.Config(server.streamable_http_app(), log_level="warning"))
+
+    async def announce() -> None:
+        while not uv.started:
+            await anyio.sleep(0.02)
+        print(f"listening {sock.getsockname()[1]}", flush=True)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(announce)
+        await uv.serve(sockets=[sock])
+
+
 if __name__ == "__main__":
-    server.run()
+    if sys.argv[1:] == ["--http"]:
+        anyio.run(serve_http)
+    else:
+        server.run()
