@@ -31,6 +31,10 @@ pub struct HttpOptions {
     /// and a larger one is an `EXECUTION_ERROR` naming its size and this limit (read no
     /// further than the limit). Default 1 MiB: base64 makes it a third larger in the answer.
     pub max_binary_bytes: usize,
+    /// Largest upload: the files of one multipart request (`body_encoding = "multipart"`)
+    /// together, once decoded from the base64 text the model gives. More is `INVALID_PARAMS`
+    /// naming the size and this limit, and nothing is sent. Default 1 MiB.
+    pub max_upload_bytes: usize,
     /// How many characters of an unexpected body (a 5xx page, text that is not JSON) go into
     /// the error's details.
     pub preview_chars: usize,
@@ -56,6 +60,7 @@ impl Default for HttpOptions {
             timeout: Duration::from_secs(10),
             max_response_bytes: 4 * 1024 * 1024,
             max_binary_bytes: 1024 * 1024,
+            max_upload_bytes: 1024 * 1024,
             preview_chars: 500,
             backend_name: "the backend".to_owned(),
             backend_id: String::new(),
@@ -106,6 +111,12 @@ impl HttpOptions {
     /// Set the largest binary answer (image, PDF, ...) returned.
     pub fn max_binary_bytes(mut self, bytes: usize) -> Self {
         self.max_binary_bytes = bytes;
+        self
+    }
+
+    /// Set the largest upload ([`HttpOptions::max_upload_bytes`]).
+    pub fn max_upload_bytes(mut self, bytes: usize) -> Self {
+        self.max_upload_bytes = bytes;
         self
     }
 }
@@ -361,7 +372,7 @@ impl HttpExecutor {
             let budget_ends = Instant::now() + timeout;
             let client = self.client()?;
             let mut request = client
-                .request(http_method, prepared.url)
+                .request(http_method, prepared.url.clone())
                 .timeout(budget_ends.saturating_duration_since(Instant::now()));
             request = match (&self.options.auth, token) {
                 (Auth::Static { header, value }, _) => {
@@ -377,7 +388,7 @@ impl HttpExecutor {
             for (name, value) in &prepared.headers {
                 request = request.header(name.as_str(), value.as_str());
             }
-            request = with_body(request, prepared.body.as_ref(), prepared.body_encoding);
+            request = with_body(request, &prepared);
             let started = Instant::now();
             let outcome = async {
                 let mut response = request.send().await?;

@@ -97,6 +97,7 @@
 mod auth;
 mod encode;
 mod executor;
+mod multipart;
 mod prepare;
 mod response;
 mod tls;

@@ -10,6 +10,7 @@ use toolgate_schema::{Body, BodyEncoding, Location, Method, OP_FIELD, Route};
 
 use crate::HttpExecutor;
 use crate::encode::{fill_path, form_body, query_string, scalar_text};
+use crate::multipart::{MultipartBody, multipart_body};
 use crate::wire::sent_value;
 
 /// A request ready to send: what [`HttpExecutor`] derives from an operation and its parameters
@@ -35,9 +36,20 @@ pub struct Prepared {
     /// fields), and then no `Content-Type` either.
     /// Its keys are the names sent ([`Route::wire_name`]).
     pub body: Option<Map<String, Value>>,
-    /// How [`Prepared::body`] is sent ([`Route::body_encoding`]): a JSON object, or
-    /// `application/x-www-form-urlencoded` pairs (arrays as repeated keys).
+    /// How [`Prepared::body`] is sent ([`Route::body_encoding`]): a JSON object,
+    /// `application/x-www-form-urlencoded` pairs (arrays as repeated keys), or
+    /// `multipart/form-data` parts (the files, given base64 in [`Prepared::body`], decoded).
     pub body_encoding: BodyEncoding,
+    /// The encoded multipart body of a multipart route.
+    multipart: Option<MultipartBody>,
+}
+
+impl Prepared {
+    /// The encoded `multipart/form-data` body of a multipart route that sends a body: its
+    /// `Content-Type` (with the boundary) and its bytes, the files decoded.
+    pub fn multipart(&self) -> Option<(String, &[u8])> {
+        self.multipart.as_ref().map(|m| (m.content_type(), m.bytes.as_slice()))
+    }
 }
 
 impl HttpExecutor {
@@ -115,6 +127,20 @@ impl HttpExecutor {
             }
             (_, Body::Required) => Some(body),
         };
+        // A multipart body is encoded here, its files decoded and their size checked, so that a
+        // bad file is refused before anything is sent.
+        let multipart = match (&body, route.body_encoding) {
+            (Some(fields), BodyEncoding::Multipart) => {
+                match multipart_body(route, fields, self.options().max_upload_bytes) {
+                    Ok(encoded) => Some(encoded),
+                    Err(problems) => {
+                        errors.extend(problems);
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
         // The body under the names the backend knows (`wire_name`), checked under the model's.
         let body = body.map(|b| b.into_iter().map(|(k, v)| (route.wire_name(&k).to_owned(), v)).collect());
         if !errors.is_empty() {
@@ -147,22 +173,26 @@ impl HttpExecutor {
             accept: route.accept_header(),
             body,
             body_encoding: route.body_encoding,
+            multipart,
         })
     }
 }
 
-/// `request` with the body of a prepared request, if it has one, encoded as `encoding` says:
-/// a JSON object, or `application/x-www-form-urlencoded` pairs with their `Content-Type`.
-pub(crate) fn with_body(
-    request: reqwest::RequestBuilder,
-    body: Option<&Map<String, Value>>,
-    encoding: BodyEncoding,
-) -> reqwest::RequestBuilder {
-    match (body, encoding) {
+/// `request` with the body of a prepared request, if it has one, encoded as its
+/// `body_encoding` says: a JSON object, `application/x-www-form-urlencoded` pairs, or the
+/// multipart body encoded by [`HttpExecutor::prepare`], each with its `Content-Type`.
+pub(crate) fn with_body(request: reqwest::RequestBuilder, prepared: &Prepared) -> reqwest::RequestBuilder {
+    match (prepared.body.as_ref(), prepared.body_encoding) {
         (None, _) => request,
         (Some(body), BodyEncoding::Json) => request.json(body),
         (Some(body), BodyEncoding::Form) => request
             .header(reqwest::header::CONTENT_TYPE, BodyEncoding::Form.content_type())
             .body(form_body(body)),
+        (Some(_), BodyEncoding::Multipart) => match &prepared.multipart {
+            Some(encoded) => request
+                .header(reqwest::header::CONTENT_TYPE, encoded.content_type())
+                .body(encoded.bytes.clone()),
+            None => request,
+        },
     }
 }

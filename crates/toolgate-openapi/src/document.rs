@@ -369,31 +369,34 @@ fn import_value(doc: &Value, options: &Options) -> Result<Import> {
                 None => operation,
             };
             let op = Op { path, method, item, operation };
-            let route = match op.route(doc) {
-                Ok(route) => route,
+            // One route, or one per branch of a union body.
+            let found = match op.routes(doc) {
+                Ok(found) => found,
                 Err(reason) => {
                     skipped.push(skip(reason));
                     continue;
                 }
             };
-            let domain = snake_case(&match (options.domain_by, op.tag()) {
-                (DomainBy::Tag, Some(tag)) => tag.to_owned(),
-                _ => first_segment(route.path_template()),
-            });
-            let read = route.method.is_read();
-            let routes = groups.entry((domain.clone(), !read)).or_default();
-            let mut route = route;
-            let base = route.op.clone();
-            let mut n = 2;
-            while routes.iter().any(|r| r.op == route.op) {
-                route.op = format!("{}_{n}", base.chars().take(60).collect::<String>());
-                n += 1;
-            }
-            // The table's own check is the judge: a route it refuses is skipped, not written.
-            let probe = table(&domain, read, vec![route.clone()], &role, &title);
-            match probe.check() {
-                Ok(()) => routes.push(route),
-                Err(e) => skipped.push(skip(e.to_string().replace('\n', " "))),
+            for route in found {
+                let domain = snake_case(&match (options.domain_by, op.tag()) {
+                    (DomainBy::Tag, Some(tag)) => tag.to_owned(),
+                    _ => first_segment(route.path_template()),
+                });
+                let read = route.method.is_read();
+                let routes = groups.entry((domain.clone(), !read)).or_default();
+                let mut route = route;
+                let base = route.op.clone();
+                let mut n = 2;
+                while routes.iter().any(|r| r.op == route.op) {
+                    route.op = format!("{}_{n}", base.chars().take(60).collect::<String>());
+                    n += 1;
+                }
+                // The table's own check is the judge: a route it refuses is skipped, not written.
+                let probe = table(&domain, read, vec![route.clone()], &role, &title);
+                match probe.check() {
+                    Ok(()) => routes.push(route),
+                    Err(e) => skipped.push(skip(e.to_string().replace('\n', " "))),
+                }
             }
         }
     }

@@ -79,8 +79,10 @@ mod auth;
 pub mod budget;
 mod bundle;
 mod document;
+mod multipart;
 mod operation;
 mod schema;
+mod union;
 
 pub use auth::AuthHint;
 pub use bundle::{MAX_FILES, MAX_TOTAL_BYTES};

@@ -60,8 +60,29 @@ impl<'a> Op<'a> {
         self.operation.get("tags")?.as_array()?.first()?.as_str()
     }
 
-    /// The route, or why it cannot be one.
-    pub(crate) fn route(&self, root: &'a Value) -> Result<Route, String> {
+    /// The routes of the operation: one, or one per branch of a body that is a union of
+    /// objects (`crate::union`); or why it cannot be mapped.
+    pub(crate) fn routes(&self, root: &'a Value) -> Result<Vec<Route>, String> {
+        let Some(branches) = crate::union::branches(root, self.operation)? else {
+            return Ok(vec![self.route(root, None)?]);
+        };
+        let mut out = Vec::with_capacity(branches.len());
+        for branch in &branches {
+            let mut route = self.route(root, Some(&branch.schema))?;
+            if !branch.suffix.is_empty() {
+                let base: String = route.op.chars().take(63 - branch.suffix.len().min(40)).collect();
+                let suffix: String = branch.suffix.chars().take(40).collect();
+                route.op = format!("{}_{suffix}", base.trim_end_matches('_'));
+                route.summary = format!("{} (body form {}, one of {})", route.summary, branch.label, branches.len());
+            }
+            out.push(route);
+        }
+        Ok(out)
+    }
+
+    /// The route, or why it cannot be one; `branch`: the body schema to use instead of the
+    /// document's (one branch of a union body).
+    fn route(&self, root: &'a Value, branch: Option<&Value>) -> Result<Route, String> {
         let method = match self.method {
             "get" => Method::Get,
             "post" => Method::Post,
@@ -134,24 +155,29 @@ impl<'a> Op<'a> {
                     })
                 })
             };
-            // JSON when the operation takes it, else a urlencoded form (Twilio's writes);
-            // multipart (file uploads) and other bodies are not sent.
+            // JSON when the operation takes it, else a urlencoded form (Twilio's writes), else
+            // multipart/form-data (file uploads); other bodies are not sent.
             let json = offered(|m| m == "application/json" || m.ends_with("+json"));
             let form = offered(|m| m == "application/x-www-form-urlencoded");
-            let (media, encoding) = match (json, form) {
-                (Some((_, media)), _) => (media, BodyEncoding::Json),
-                (None, Some((_, media))) => (media, BodyEncoding::Form),
-                (None, None) => {
+            let multipart = offered(|m| m == "multipart/form-data");
+            let (media, encoding) = match (json, form, multipart) {
+                (Some((_, media)), _, _) => (media, BodyEncoding::Json),
+                (None, Some((_, media)), _) => (media, BodyEncoding::Form),
+                (None, None, Some((_, media))) => (media, BodyEncoding::Multipart),
+                (None, None, None) => {
                     let kinds: Vec<&str> =
                         content.map(|c| c.keys().map(String::as_str).collect()).unwrap_or_default();
                     return Err(format!(
-                        "its body is not JSON ({}); only JSON and application/x-www-form-urlencoded bodies are sent",
+                        "its body is not JSON ({}); only JSON, application/x-www-form-urlencoded and multipart/form-data bodies are sent",
                         kinds.join(", ")
                     ));
                 }
             };
             body_encoding = encoding;
-            let schema = flatten(root, media.get("schema").unwrap_or(&Value::Null), 0)?;
+            let schema = match branch {
+                Some(branch) => branch.clone(),
+                None => flatten(root, media.get("schema").unwrap_or(&Value::Null), 0)?,
+            };
             if schema.get("oneOf").is_some() || schema.get("anyOf").is_some() {
                 return Err("its body is a oneOf/anyOf union".to_owned());
             }
@@ -160,7 +186,11 @@ impl<'a> Op<'a> {
             let Some(props) = props.filter(|p| is_object && !p.is_empty()) else {
                 return Err(format!(
                     "its body is not a {} object with declared properties",
-                    if encoding == BodyEncoding::Form { "form" } else { "JSON" }
+                    match encoding {
+                        BodyEncoding::Form => "form",
+                        BodyEncoding::Multipart => "multipart",
+                        BodyEncoding::Json => "JSON",
+                    }
                 ));
             };
             // An optional body keeps its schema's required fields: they are required of the body,
@@ -199,11 +229,17 @@ impl<'a> Op<'a> {
                 if encoding == BodyEncoding::Form {
                     check_form_field(&field, media)?;
                 }
+                if encoding == BodyEncoding::Multipart {
+                    crate::multipart::file_field(&mut field, prop, media)?;
+                }
                 // A DELETE's body fields say so (its other fields go in the query); its body is
                 // sent as a write's is (`body`: always when required, else when one is given).
                 if method == Method::Delete {
-                    if encoding == BodyEncoding::Form {
-                        return Err("DELETE with a form body (only a JSON one is sent)".to_owned());
+                    if encoding != BodyEncoding::Json {
+                        return Err(format!(
+                            "DELETE with a {} body (only a JSON one is sent)",
+                            encoding.as_str()
+                        ));
                     }
                     field.location = Some(Location::Body);
                 }
@@ -217,8 +253,8 @@ impl<'a> Op<'a> {
                 .filter(|n| !props.contains_key(*n) && !fields.iter().any(|f| f.name == *n))
                 .collect();
             for name in undeclared {
-                // A form holds text: such a member of a form is a string.
-                let ty = if encoding == BodyEncoding::Form { FieldType::String } else { FieldType::Any };
+                // A form holds text: such a member of a form (or a multipart body) is a string.
+                let ty = if encoding == BodyEncoding::Json { FieldType::Any } else { FieldType::String };
                 let mut field = Field::new(name, ty)
                     .required()
                     .describe("Required by the API; the document does not describe it.");

@@ -369,6 +369,8 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
         ty,
         nullable,
         format: schema.get("format").and_then(Value::as_str).filter(|_| text).map(str::to_owned),
+        // Set for a multipart body's files (`crate::multipart`), where it changes what is sent.
+        content_encoding: None,
         // 3.1's `const: card` is the one-value enum it means.
         enum_values: schema
             .get("enum")

@@ -37,6 +37,10 @@ pub struct DomainConfig {
     /// `EXECUTION_ERROR` naming its size and this limit.
     #[serde(default = "default_max_binary_bytes")]
     pub max_binary_bytes: usize,
+    /// Largest upload of one multipart request (its files together, decoded from the base64
+    /// text the model gives), in bytes; more is `INVALID_PARAMS` and nothing is sent.
+    #[serde(default = "default_max_upload_bytes")]
+    pub max_upload_bytes: usize,
 }
 
 fn default_timeout_ms() -> u64 {
@@ -45,6 +49,10 @@ fn default_timeout_ms() -> u64 {
 
 fn default_max_binary_bytes() -> usize {
     HttpOptions::default().max_binary_bytes
+}
+
+fn default_max_upload_bytes() -> usize {
+    HttpOptions::default().max_upload_bytes
 }
 
 /// `auth = { kind = ... }`.
@@ -325,6 +333,12 @@ pub fn prepare(
                 d.name
             ));
         }
+        if d.max_upload_bytes == 0 {
+            problems.push(format!(
+                "domain `{}`: max_upload_bytes must be above 0 (leave it out for 1 MiB)",
+                d.name
+            ));
+        }
         let auth = resolve_auth(&d.name, &d.auth, ca_bundle_pem, var).map_err(|p| problems.push(p)).ok();
         let tables = read_dir(&d.routes)
             .map_err(|p| problems.push(format!("domain `{}`: {p}", d.name)))
@@ -334,6 +348,7 @@ pub fn prepare(
             let mut options = HttpOptions::default()
                 .timeout(Duration::from_millis(d.timeout_ms))
                 .max_binary_bytes(d.max_binary_bytes)
+                .max_upload_bytes(d.max_upload_bytes)
                 .backend_name(format!("the {} API", d.name))
                 .backend_id(d.name.clone())
                 .auth(auth);
@@ -406,6 +421,7 @@ mod tests {
             auth: AuthConfig::None,
             timeout_ms: 1000,
             max_binary_bytes: 1024,
+            max_upload_bytes: 1024,
         };
         let declared = prepare(&[entry("crm")], None, &|_| None).unwrap();
         let tools = declared[0].tools(|s| s).unwrap();
@@ -439,6 +455,7 @@ mod tests {
             auth,
             timeout_ms: 1000,
             max_binary_bytes: 1024,
+            max_upload_bytes: 1024,
         };
         let bearer = prepare(&[entry(AuthConfig::BearerFromCaller)], None, &|_| None).unwrap();
         assert_eq!(bearer[0].options.backend_id, "crm", "its callers' credentials for `crm` only");

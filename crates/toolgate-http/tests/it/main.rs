@@ -8,6 +8,7 @@ mod faithful;
 mod faults;
 mod form;
 mod locations;
+mod multipart;
 mod problems;
 mod progress;
 mod properties;

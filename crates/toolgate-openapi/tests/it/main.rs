@@ -1,6 +1,7 @@
 //! Integration tests of openapi-import, one binary: the fitness API's own document round trip,
 //! third-party documents kept as fixtures, and the cases that must be skipped or refused.
 
+mod bodies;
 mod cases;
 mod faithful;
 mod files;

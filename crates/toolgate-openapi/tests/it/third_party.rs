@@ -21,7 +21,7 @@ fn import(text: &str) -> toolgate_openapi::Import {
 }
 
 #[test]
-fn petstore_3_0_json_imports_the_form_operation_and_skips_the_multipart_one() {
+fn petstore_3_0_json_imports_the_form_and_the_multipart_operations() {
     let import = import(include_str!("fixtures/petstore-3.0.json"));
     let tools: Vec<&str> = import.tables.iter().map(|t| t.tool.as_str()).collect();
     assert_eq!(
@@ -33,10 +33,12 @@ fn petstore_3_0_json_imports_the_form_operation_and_skips_the_multipart_one() {
     assert_eq!(get.path, "/pet/{petId}");
     assert!(get.fields.iter().any(|f| f.name == "petId" && f.required));
     let reasons: Vec<String> = import.skipped.iter().map(ToString::to_string).collect();
-    assert!(
-        reasons.iter().any(|r| r.contains("/pet/{petId}/uploadImage") && r.contains("multipart")),
-        "{reasons:#?}"
-    );
+    // uploadFile's multipart body is a multipart route, its `file` base64 text.
+    assert!(!reasons.iter().any(|r| r.contains("/pet/{petId}/uploadImage")), "{reasons:#?}");
+    let upload = import.tables.iter().find_map(|t| t.route("upload_file")).expect("imported");
+    assert_eq!(upload.body_encoding, toolgate_schema::BodyEncoding::Multipart);
+    let file = upload.fields.iter().find(|f| f.name == "file").unwrap();
+    assert!(file.is_base64_file() && file.format.is_none(), "{file:?}");
     // The urlencoded form of updatePetWithForm is a form route now, no longer skipped.
     assert!(!reasons.iter().any(|r| r.contains("POST /pet/{petId}:")), "{reasons:#?}");
     let form = import.tables.iter().find_map(|t| t.route("update_pet_with_form")).expect("imported");
@@ -44,7 +46,7 @@ fn petstore_3_0_json_imports_the_form_operation_and_skips_the_multipart_one() {
     let names: Vec<&str> = form.fields.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["petId", "name", "status"]);
     let summary = import.summary();
-    assert!(summary.contains("skipped POST /pet/{petId}/uploadImage"), "{summary}");
+    assert!(summary.contains("upload_file") && !summary.contains("skipped POST /pet/{petId}/uploadImage"), "{summary}");
     // Its global requirement is OAuth 2 (bearer tokens) or an api_key header.
     assert!(matches!(import.auth, AuthHint::BearerFromCaller | AuthHint::Static { .. }), "{:?}", import.auth);
     assert!(import.domain_snippet("routes/petstore").contains("routes = \"routes/petstore\""));

@@ -171,6 +171,13 @@ pub struct Items {
     /// `date-time`, `time`, `email`, `uuid`, `uri`, ...
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
+    /// How a string holds binary data (JSON Schema `contentEncoding`; TOML key
+    /// `content_encoding`): only `"base64"` is taken. In a multipart route
+    /// ([`crate::BodyEncoding::Multipart`]) a body field with it (or an array of such) is a
+    /// file: the model gives the file's bytes as base64 text, and they are decoded and sent as
+    /// a file part.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_encoding: Option<String>,
     /// The allowed values.
     #[serde(rename = "enum", default, skip_serializing_if = "Option::is_none")]
     pub enum_values: Option<Vec<Value>>,

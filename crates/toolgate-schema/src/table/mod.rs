@@ -1,6 +1,7 @@
 //! Route tables: one tool whose operations are rows (op, method, path, fields),
 //! read from TOML or JSON data files and turned into one JSON Schema 2020-12.
 
+mod body;
 mod check;
 mod field;
 mod schema;
@@ -17,6 +18,7 @@ use toolgate_core::{Effect, SCHEMA_DIALECT, ToolSpec};
 
 use self::check::{RESERVED_HEADERS, check_field, check_form, check_path, check_wire_names};
 pub use self::field::{Field, FieldType, Items, Location};
+pub use self::body::{Body, BodyEncoding};
 #[cfg(test)]
 use self::schema::number;
 use self::schema::route_schema;
@@ -101,6 +103,8 @@ pub struct Route {
     /// only (an array repeats its key, `MediaUrl=a&MediaUrl=b`; numbers and booleans as JSON
     /// writes them; `null` leaves the field out), so a form route's body fields may not be
     /// objects or arrays of arrays or objects; the table is refused at load otherwise.
+    /// `"multipart"` sends `multipart/form-data` (file uploads), its files the body fields
+    /// with `content_encoding = "base64"` ([`BodyEncoding::Multipart`]).
     #[serde(default, skip_serializing_if = "BodyEncoding::is_json")]
     pub body_encoding: BodyEncoding,
     /// The media types the operation answers with, e.g. `["application/json",
@@ -108,60 +112,6 @@ pub struct Route {
     /// (the default): `Accept: application/json`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub accept: Vec<String>,
-}
-
-/// Whether a write sends a JSON body (route key `body`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Body {
-    /// Always: the body fields given, `{}` when none is.
-    #[default]
-    Required,
-    /// Only when the caller gives at least one body field; then every body field marked
-    /// `required` must be given too (they are required of the body, not of the call).
-    Optional,
-    /// Never: the operation takes no body, and its fields without `in` go into the query.
-    None,
-}
-
-impl Body {
-    fn is_required(&self) -> bool {
-        *self == Body::Required
-    }
-}
-
-/// How a write encodes its body (route key `body_encoding`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BodyEncoding {
-    /// A JSON object, `Content-Type: application/json`.
-    #[default]
-    Json,
-    /// `application/x-www-form-urlencoded` key/value pairs under the fields' wire names:
-    /// scalars and arrays of scalars (repeated keys) only.
-    Form,
-}
-
-impl BodyEncoding {
-    /// `"json"` or `"form"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BodyEncoding::Json => "json",
-            BodyEncoding::Form => "form",
-        }
-    }
-
-    /// The `Content-Type` a body in this encoding is sent with.
-    pub fn content_type(self) -> &'static str {
-        match self {
-            BodyEncoding::Json => "application/json",
-            BodyEncoding::Form => "application/x-www-form-urlencoded",
-        }
-    }
-
-    fn is_json(&self) -> bool {
-        *self == BodyEncoding::Json
-    }
 }
 
 impl Route {
@@ -460,6 +410,10 @@ impl RouteTable {
             if route.body_encoding == BodyEncoding::Form {
                 check_form(route, writes, &at, &mut problems);
             }
+            if route.body_encoding == BodyEncoding::Multipart {
+                body::check_multipart(route, &at, &mut problems);
+            }
+            body::check_content_encoding(route, &at, &mut problems);
             for media in &route.accept {
                 let plain = media.split_once('/').is_some_and(|(t, s)| {
                     let token = |x: &str| {

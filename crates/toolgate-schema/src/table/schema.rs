@@ -64,6 +64,9 @@ fn shape_schema(shape: &Items) -> Value {
     if let Some(f) = &shape.format {
         s.insert("format".into(), f.as_str().into());
     }
+    if let Some(e) = &shape.content_encoding {
+        s.insert("contentEncoding".into(), e.as_str().into());
+    }
     match (shape.pattern.as_deref(), shape.format.as_deref()) {
         (Some(p), _) => {
             s.insert("pattern".into(), p.into());

@@ -242,6 +242,7 @@ async fn run_into(
             auth: crate::domains::AuthConfig::BearerFromCaller,
             timeout_ms: 10_000,
             max_binary_bytes: 1024 * 1024,
+            max_upload_bytes: 1024 * 1024,
         });
     }
     let app = App::start(&config).await?;
