@@ -1,5 +1,6 @@
 //! [`HttpExecutor`]: runs one route-table operation as one HTTP request with the caller's credential for it.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -52,6 +53,15 @@ pub struct HttpOptions {
     /// Certificate authorities trusted besides the system roots, as PEM text (the content of
     /// `[tls] ca_file`; the binary reads the file).
     pub ca_bundle_pem: Option<String>,
+    /// The credential of each named security scheme, for the routes that name theirs
+    /// ([`Route::security`]): such a route sends the first of its schemes found here, else
+    /// [`HttpOptions::auth`].
+    pub schemes: BTreeMap<String, Auth>,
+    /// Where the routes with their own server ([`Route::server`]) are called: the server as
+    /// the route names it → the base URL called instead. A route whose server is not listed
+    /// is refused when its tool is built, so no request (and no credential) goes to a host
+    /// the configuration does not name.
+    pub servers: BTreeMap<String, String>,
 }
 
 impl Default for HttpOptions {
@@ -67,6 +77,8 @@ impl Default for HttpOptions {
             user_agent: concat!("toolgate-http-tools/", env!("CARGO_PKG_VERSION")).to_owned(),
             auth: Auth::default(),
             ca_bundle_pem: None,
+            schemes: BTreeMap::new(),
+            servers: BTreeMap::new(),
         }
     }
 }
@@ -93,6 +105,19 @@ impl HttpOptions {
     /// Set how requests authenticate.
     pub fn auth(mut self, auth: Auth) -> Self {
         self.auth = auth;
+        self
+    }
+
+    /// Set the credential of the security scheme `name` ([`HttpOptions::schemes`]).
+    pub fn scheme(mut self, name: impl Into<String>, auth: Auth) -> Self {
+        self.schemes.insert(name.into(), auth);
+        self
+    }
+
+    /// Call the routes whose own server is `server` at `base_url` ([`HttpOptions::servers`]);
+    /// `server` may be `base_url` itself.
+    pub fn server(mut self, server: impl Into<String>, base_url: impl Into<String>) -> Self {
+        self.servers.insert(server.into(), base_url.into());
         self
     }
 
@@ -156,6 +181,8 @@ impl HttpOptions {
 /// write on its own.
 pub struct HttpExecutor {
     base: Url,
+    /// [`HttpOptions::servers`], each base URL checked.
+    servers: BTreeMap<String, Url>,
     client: Client,
     options: HttpOptions,
 }
@@ -186,7 +213,7 @@ fn shown(url: &str) -> String {
     }
 }
 
-fn check_base(base_url: &str) -> Result<Url> {
+pub(crate) fn check_base(base_url: &str) -> Result<Url> {
     let bad = |reason: &str| Error::BaseUrl { url: shown(base_url), reason: reason.to_owned() };
     let url = Url::parse(base_url).map_err(|e| bad(&e.to_string()))?;
     if !matches!(url.scheme(), "http" | "https") {
@@ -228,7 +255,8 @@ impl HttpExecutor {
 
     fn checked(base_url: &str, client: Client, options: HttpOptions) -> Result<Self> {
         options.auth.check()?;
-        Ok(Self { base: check_base(base_url)?, client, options })
+        let servers = crate::targets::check(&options)?;
+        Ok(Self { base: check_base(base_url)?, servers, client, options })
     }
 
     /// The client, built on first use.
@@ -261,6 +289,11 @@ impl HttpExecutor {
         &self.base
     }
 
+    /// The base URLs of the routes with their own server ([`HttpOptions::servers`], checked).
+    pub(crate) fn servers(&self) -> &BTreeMap<String, Url> {
+        &self.servers
+    }
+
     /// The options.
     pub fn options(&self) -> &HttpOptions {
         &self.options
@@ -275,6 +308,7 @@ impl HttpExecutor {
 
     /// One tool from a route table, run by this executor.
     pub fn tool(self: &Arc<Self>, table: RouteTable) -> Result<RouteTool> {
+        self.check_servers(&table)?;
         let timeout = self.tool_timeout();
         let handler: Arc<dyn RouteHandler> = self.clone();
         Ok(RouteTool::new(table, handler)?.map_spec(|spec| spec.with_timeout(timeout)))
@@ -323,13 +357,16 @@ impl HttpExecutor {
         // Whose credential a refusal refuses: the caller's only when one of theirs was sent
         // (the weather provider, with the default auth, sends none).
         let callers_credential = token.is_some_and(|t| !t.is_empty());
-        self.send_with(prepared, token, callers_credential, timeout, params, progress).await
+        self.send_with(&self.options.auth, prepared, token, callers_credential, timeout, params, progress)
+            .await
     }
 
     /// [`HttpExecutor::send_reporting`], saying whose credential `token` is: the caller's
     /// (`callers_credential`: a refusal is theirs to fix by signing in again) or toolgate's.
+    #[allow(clippy::too_many_arguments)]
     async fn send_with(
         &self,
+        auth: &Auth,
         prepared: Prepared,
         token: Option<&str>,
         callers_credential: bool,
@@ -342,7 +379,7 @@ impl HttpExecutor {
         // that never sends, is copied whole each time its future moves.
         Box::pin(async move {
             let method = prepared.method;
-            let secrets: Vec<&str> = match &self.options.auth {
+            let secrets: Vec<&str> = match auth {
                 Auth::Static { value, .. } => vec![value.expose()],
                 _ => Vec::new(),
             }
@@ -374,7 +411,7 @@ impl HttpExecutor {
             let mut request = client
                 .request(http_method, prepared.url.clone())
                 .timeout(budget_ends.saturating_duration_since(Instant::now()));
-            request = match (&self.options.auth, token) {
+            request = match (auth, token) {
                 (Auth::Static { header, value }, _) => {
                     let mut value = reqwest::header::HeaderValue::from_str(value.expose())
                         .unwrap_or_else(|_| reqwest::header::HeaderValue::from_static(""));
@@ -478,7 +515,8 @@ impl HttpExecutor {
 #[async_trait::async_trait]
 impl RouteHandler for HttpExecutor {
     async fn handle(&self, ctx: &ToolContext, route: &Route, params: Value) -> ToolResult {
-        let token = match self.options.auth {
+        let auth = self.auth_for(route);
+        let token = match auth {
             Auth::BearerFromCaller => Some(self.caller_token(ctx)?),
             _ => None,
         };
@@ -486,7 +524,7 @@ impl RouteHandler for HttpExecutor {
         // A minted token is fetched once the parameters are known to be good (minting may be
         // a request of its own) and before any I/O to the backend: the source's error is the
         // call's, and nothing is sent.
-        let minted = match &self.options.auth {
+        let minted = match auth {
             Auth::Token(provider) => Some((provider.token(&ctx.caller).await?, provider.is_callers())),
             _ => None,
         };
@@ -504,9 +542,13 @@ impl RouteHandler for HttpExecutor {
         let progress = ctx.progress.as_ref();
         match &minted {
             Some((token, callers)) => {
-                self.send_with(prepared, Some(token.expose()), *callers, timeout, &params, progress).await
+                self.send_with(auth, prepared, Some(token.expose()), *callers, timeout, &params, progress)
+                    .await
             }
-            None => self.send_reporting(prepared, token, timeout, &params, progress).await,
+            None => {
+                let callers = token.is_some_and(|t| !t.is_empty());
+                self.send_with(auth, prepared, token, callers, timeout, &params, progress).await
+            }
         }
     }
 }

@@ -100,6 +100,7 @@ mod executor;
 mod multipart;
 mod prepare;
 mod response;
+mod targets;
 mod tls;
 mod wire;
 
@@ -135,6 +136,19 @@ pub enum Error {
     /// The authentication settings are not usable (never includes the credential itself).
     #[error("auth: {0}")]
     Auth(String),
+    /// A route calls its own server ([`toolgate_schema::Route::server`]) that the executor's
+    /// [`HttpOptions::servers`] does not list.
+    #[error(
+        "op `{op}` of tool `{tool}` is called at its own server {server:?}, which is not declared: list it under the domain's `servers` (`servers = {{ {server:?} = {server:?} }}`, or the URL to call instead) so that its requests, and the domain's credential, may go there"
+    )]
+    UndeclaredServer {
+        /// The tool.
+        tool: String,
+        /// The operation.
+        op: String,
+        /// The route's server.
+        server: String,
+    },
     /// A route table is broken.
     #[error(transparent)]
     Table(#[from] toolgate_schema::Error),

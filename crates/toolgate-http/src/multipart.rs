@@ -53,7 +53,9 @@ fn decode(text: &str) -> Option<Vec<u8>> {
         None => text,
     };
     let clean: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-    [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD].iter().find_map(|engine| engine.decode(&clean).ok())
+    [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
+        .iter()
+        .find_map(|engine| engine.decode(&clean).ok())
 }
 
 /// The body of a multipart route from the body fields given (by the names the model uses),
@@ -84,7 +86,9 @@ pub(crate) fn multipart_body(
                         at.clone(),
                         "the file's content as base64 text",
                         value,
-                        format!("`{key}` is a file: give its bytes base64-encoded (e.g. \"aGVsbG8=\" for `hello`)"),
+                        format!(
+                            "`{key}` is a file: give its bytes base64-encoded (e.g. \"aGVsbG8=\" for `hello`)"
+                        ),
                     )),
                 }
                 return;
@@ -151,7 +155,9 @@ fn encode(parts: &[Part]) -> MultipartBody {
     let mut bytes = Vec::with_capacity(parts.iter().map(|p| p.data.len() + 160).sum::<usize>() + 64);
     for part in parts {
         let name = quoted(&part.name);
-        bytes.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"").as_bytes());
+        bytes.extend_from_slice(
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"").as_bytes(),
+        );
         if part.file {
             bytes.extend_from_slice(
                 format!("; filename=\"{name}\"\r\nContent-Type: application/octet-stream").as_bytes(),
@@ -182,13 +188,17 @@ mod tests {
 
     #[test]
     fn the_boundary_is_in_no_part_and_names_are_escaped() {
-        let parts = vec![Part { name: "a\"b\r\n".into(), file: false, media_type: None, data: b"x".to_vec() }];
+        let parts =
+            vec![Part { name: "a\"b\r\n".into(), file: false, media_type: None, data: b"x".to_vec() }];
         let body = encode(&parts);
         let text = String::from_utf8(body.bytes.clone()).unwrap();
         assert!(text.starts_with(&format!("--{}\r\n", body.boundary)), "{text}");
         assert!(text.contains("name=\"a%22b%0D%0A\"\r\n\r\nx\r\n"), "{text}");
         assert!(text.ends_with(&format!("--{}--\r\n", body.boundary)), "{text}");
         let debug = format!("{body:?}");
-        assert!(!debug.contains("x\\r") && debug.ends_with(&format!("bytes: {} }}", body.bytes.len())), "{debug}");
+        assert!(
+            !debug.contains("x\\r") && debug.ends_with(&format!("bytes: {} }}", body.bytes.len())),
+            "{debug}"
+        );
     }
 }

@@ -9,7 +9,7 @@ use toolgate_core::{FieldError, ToolError};
 use toolgate_schema::{Body, BodyEncoding, Location, Method, OP_FIELD, Route};
 
 use crate::HttpExecutor;
-use crate::encode::{fill_path, form_body, query_string, scalar_text};
+use crate::encode::{encode_component, fill_path, form_body, query_string, scalar_text};
 use crate::multipart::{MultipartBody, multipart_body};
 use crate::wire::sent_value;
 
@@ -66,6 +66,8 @@ impl HttpExecutor {
         };
         let path = fill_path(route.path_template(), map)?;
         let mut query = Vec::new();
+        // Joined arrays (`collection_format`), already encoded: their separators stay literal.
+        let mut joined_query: Vec<(String, String)> = Vec::new();
         let mut headers = Vec::new();
         let mut body = Map::new();
         let mut errors = Vec::new();
@@ -73,7 +75,10 @@ impl HttpExecutor {
             match route.location(key) {
                 Location::Path => {}
                 // An object's members under the names the backend knows (`wire_name`).
-                Location::Query => query.push((route.wire_name(key), sent_value(route, key, value))),
+                Location::Query => match joined(route, key, value) {
+                    Some(text) => joined_query.push((encode_component(route.wire_name(key)), text)),
+                    None => query.push((route.wire_name(key), sent_value(route, key, value))),
+                },
                 Location::Body => {
                     body.insert(key.clone(), sent_value(route, key, value));
                 }
@@ -149,10 +154,17 @@ impl HttpExecutor {
         // The route's fixed query (`/assistants?beta=true`) first, then the query fields.
         let fixed = route.fixed_query();
         let fixed = fixed.iter().map(|(k, v)| (k.as_str(), Value::from(v.as_str())));
-        let query = query_string(fixed.chain(query));
-        let base_path = self.base_url().path().trim_end_matches('/');
+        let mut query = query_string(fixed.chain(query));
+        for (key, text) in joined_query {
+            if !query.is_empty() {
+                query.push('&');
+            }
+            query.push_str(&format!("{key}={text}"));
+        }
+        let base = self.base_for(route);
+        let base_path = base.path().trim_end_matches('/');
         let full_path = format!("{base_path}{path}");
-        let mut url = self.base_url().clone();
+        let mut url = base.clone();
         url.set_path(&full_path);
         url.set_query((!query.is_empty()).then_some(query.as_str()));
         // Belt and braces: the URL must hold exactly the path we built (no dot segment or
@@ -195,4 +207,30 @@ pub(crate) fn with_body(request: reqwest::RequestBuilder, prepared: &Prepared) -
             None => request,
         },
     }
+}
+
+/// A query array whose field says how to join it ([`toolgate_schema::CollectionFormat`]): its
+/// items as text, each percent-encoded, joined by the separator as OpenAPI writes it (`a,b`,
+/// `a%20b`, `a|b` as `a%7Cb`); `None` for any other field or value (sent as given: repeated
+/// keys, a null left out).
+fn joined(route: &Route, name: &str, value: &Value) -> Option<String> {
+    let separator = route
+        .fields
+        .iter()
+        .find(|f| f.name == name)
+        .and_then(|f| f.shape.collection_format)
+        .and_then(toolgate_schema::CollectionFormat::separator)?;
+    let items = value.as_array()?;
+    let separator = match separator {
+        ',' => ",".to_owned(),
+        other => encode_component(&other.to_string()),
+    };
+    Some(
+        items
+            .iter()
+            .filter_map(scalar_text)
+            .map(|t| encode_component(&t))
+            .collect::<Vec<_>>()
+            .join(&separator),
+    )
 }

@@ -53,24 +53,21 @@ pub(crate) fn shown(text: &str) -> &str {
 }
 
 impl AuthHint {
-    /// The scheme the document's operations use: the global `security` requirement first,
-    /// else the first declared scheme.
+    /// The scheme the document's operations use ([`crate::servers::main_scheme`]): the global
+    /// `security` requirement first, else the first declared scheme.
     pub(crate) fn from_document(doc: &Value, env_prefix: &str) -> Self {
-        let schemes = doc.pointer("/components/securitySchemes").and_then(Value::as_object);
-        let Some(schemes) = schemes.filter(|s| !s.is_empty()) else { return AuthHint::None { note: None } };
-        let wanted = doc
-            .get("security")
-            .and_then(Value::as_array)
-            .and_then(|reqs| reqs.iter().find_map(|r| r.as_object()?.keys().next().cloned()));
-        let (name, scheme) = match wanted.as_deref().and_then(|w| schemes.get_key_value(w)) {
-            Some(found) => found,
-            None => match schemes.iter().next() {
-                Some(first) => first,
-                None => return AuthHint::None { note: None },
-            },
+        match crate::servers::main_scheme(doc) {
+            Some(name) => Self::of_scheme(doc, name, format!("{}_API_KEY", env_prefix.to_ascii_uppercase())),
+            None => AuthHint::None { note: None },
+        }
+    }
+
+    /// The `auth` for the declared scheme `name`, a static one read from `env`.
+    pub(crate) fn of_scheme(doc: &Value, name: &str, env: String) -> Self {
+        let Some(scheme) = doc.pointer("/components/securitySchemes").and_then(|s| s.get(name)) else {
+            return AuthHint::None { note: None };
         };
         let name = shown(name);
-        let env = format!("{}_API_KEY", env_prefix.to_ascii_uppercase());
         let text = |k: &str| scheme.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
         match text("type").as_str() {
             "http" if text("scheme").eq_ignore_ascii_case("bearer") => AuthHint::BearerFromCaller,
@@ -114,6 +111,18 @@ impl AuthHint {
         };
         toml_value(&value)
     }
+}
+
+/// `schemes = { name = { kind = "static", ... } }` for the static hints (others are left out).
+pub(crate) fn schemes_toml(hints: &[&(String, AuthHint)]) -> String {
+    let table: std::collections::BTreeMap<&str, AuthToml<'_>> = hints
+        .iter()
+        .filter_map(|(name, hint)| match hint {
+            AuthHint::Static { header, env, .. } => Some((name.as_str(), AuthToml::Static { header, env })),
+            _ => None,
+        })
+        .collect();
+    toml_value(&table)
 }
 
 /// One TOML value (a string, an inline table) as the `toml` serializer writes it.

@@ -10,6 +10,7 @@ use toolgate_schema::{FieldType, Route, RouteTable};
 
 use crate::auth::{AuthHint, toml_value};
 use crate::operation::{Op, snake_case};
+use crate::servers::{plain_url, server_url};
 use crate::{Error, Result};
 
 /// What names a domain.
@@ -115,6 +116,14 @@ pub struct Import {
     pub auth: AuthHint,
     /// The tables the per-tool token limit split or trimmed ([`Options::max_tool_tokens`]).
     pub budget: crate::budget::Report,
+    /// The operations' own servers ([`toolgate_schema::Route::server`]), each once: the
+    /// `servers` a domain must declare.
+    pub servers: Vec<String>,
+    /// Whether the document was Swagger 2.0, imported as the OpenAPI 3.0 document it maps to.
+    pub from_swagger2: bool,
+    /// The security schemes operations name besides the main one
+    /// ([`toolgate_schema::Route::security`]), each with the `auth` it suggests.
+    pub schemes: Vec<(String, AuthHint)>,
 }
 
 impl Import {
@@ -142,6 +151,30 @@ impl Import {
             out.push_str(" = ");
             out.push_str(&value);
             out.push('\n');
+        }
+        if !self.servers.is_empty() {
+            // Each server called where the document says; an operator may point one elsewhere.
+            let servers: BTreeMap<&str, &str> =
+                self.servers.iter().map(|s| (s.as_str(), s.as_str())).collect();
+            out.push_str(&format!("servers = {}\n", toml_value(&servers)));
+        }
+        let (static_schemes, other_schemes): (Vec<_>, Vec<_>) =
+            self.schemes.iter().partition(|(_, hint)| matches!(hint, AuthHint::Static { .. }));
+        if !static_schemes.is_empty() {
+            out.push_str(&format!("schemes = {}\n", crate::auth::schemes_toml(&static_schemes)));
+            for (_, hint) in &static_schemes {
+                if let AuthHint::Static { env, note, .. } = hint {
+                    let note = note.as_ref().map(|n| format!(": {n}")).unwrap_or_default();
+                    comment(&mut out, &format!("set {env} in the environment{note}"));
+                }
+            }
+        }
+        for (name, hint) in other_schemes {
+            let why = match hint {
+                AuthHint::None { note: Some(note) } => note.clone(),
+                _ => "it takes a bearer token: without an entry under `schemes` these operations send the domain's auth".to_owned(),
+            };
+            comment(&mut out, &format!("scheme `{}` of some operations: {why}", crate::auth::shown(name)));
         }
         match &self.auth {
             AuthHint::Static { env, note, .. } => {
@@ -204,6 +237,9 @@ impl Import {
             self.ops(),
             self.skipped.len()
         );
+        if self.from_swagger2 {
+            out.push_str("  read as OpenAPI 3.0 from Swagger 2.0\n");
+        }
         for t in &self.tables {
             out.push_str(&format!(
                 "  {} ({} ops): {}\n",
@@ -325,6 +361,10 @@ pub fn import_file(path: &std::path::Path, options: &Options) -> Result<Import> 
 }
 
 fn import_value(doc: &Value, options: &Options) -> Result<Import> {
+    // A Swagger 2.0 document is read as the OpenAPI 3.0 one it maps to.
+    let from_swagger2 = crate::swagger2::is_swagger2(doc);
+    let converted = from_swagger2.then(|| crate::swagger2::convert(doc));
+    let doc = converted.as_ref().unwrap_or(doc);
     let version = doc.get("openapi").and_then(Value::as_str).unwrap_or_default();
     if !(version.starts_with("3.0") || version.starts_with("3.1")) {
         let found = doc
@@ -332,7 +372,7 @@ fn import_value(doc: &Value, options: &Options) -> Result<Import> {
             .map(|v| format!("Swagger {v}"))
             .unwrap_or_else(|| format!("openapi {version:?}"));
         return Err(Error::Version(format!(
-            "only OpenAPI 3.0 and 3.1 documents are imported, this one is {found}; convert it first (e.g. with swagger2openapi)"
+            "only OpenAPI 3.0 and 3.1 (and Swagger 2.0) documents are imported, this one is {found}"
         )));
     }
     let title = doc.pointer("/info/title").and_then(Value::as_str).unwrap_or("API").trim().to_owned();
@@ -419,7 +459,33 @@ fn import_value(doc: &Value, options: &Options) -> Result<Import> {
         }
     }
     let auth = AuthHint::from_document(doc, &name);
-    Ok(Import { title, name, base_url, base_url_refused, tables, skipped, auth, budget })
+    let routes = || tables.iter().flat_map(|t| &t.routes);
+    let servers: std::collections::BTreeSet<String> = routes().filter_map(|r| r.server.clone()).collect();
+    let named: std::collections::BTreeSet<&String> =
+        routes().flat_map(|r| r.security.iter().flatten()).collect();
+    let upper = name.to_ascii_uppercase();
+    let schemes = named
+        .into_iter()
+        .filter(|s| crate::servers::main_scheme(doc) != Some(s.as_str()))
+        .map(|s| {
+            let env = format!("{upper}_{}_CREDENTIAL", snake_case(s).to_ascii_uppercase());
+            (s.clone(), AuthHint::of_scheme(doc, s, env))
+        })
+        .collect();
+    let servers = servers.into_iter().collect();
+    Ok(Import {
+        title,
+        name,
+        base_url,
+        base_url_refused,
+        tables,
+        skipped,
+        auth,
+        budget,
+        servers,
+        from_swagger2,
+        schemes,
+    })
 }
 
 /// Longest suggested domain name, in characters.
@@ -445,54 +511,6 @@ fn comment(out: &mut String, text: &str) {
     out.push_str("# ");
     out.extend(text.chars().map(|c| if c.is_control() { '?' } else { c }));
     out.push('\n');
-}
-
-/// Whether `url` is a plain absolute `http(s)://host[:port][/path]` URL. `Err(None)`: not an
-/// absolute URL at all (a relative server, left to the user as before); `Err(Some(reason))`:
-/// an absolute one that is refused, the reason naming no document text.
-fn plain_url(url: &str) -> Result<(), Option<&'static str>> {
-    let Some(rest) = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://")) else {
-        return Err(if url.contains("://") {
-            Some("only http:// and https:// URLs can be a base_url")
-        } else {
-            None
-        });
-    };
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let host_char = |b: u8| b.is_ascii_alphanumeric() || b".-:[]".contains(&b);
-    // RFC 3986 `pchar` and `/`: unreserved, percent-encoded, sub-delims, `:` and `@`.
-    let path_char = |b: u8| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=:@/".contains(&b);
-    // Told apart below: userinfo, a query or fragment, an unreplaced variable.
-    let told = |b: u8| b"@?#{}".contains(&b);
-    if !authority.bytes().all(|b| host_char(b) || told(b)) || !path.bytes().all(|b| path_char(b) || told(b)) {
-        return Err(Some(
-            "it has a character a plain URL does not have (a quote, space, line break, control or non-ASCII character)",
-        ));
-    }
-    if url.contains(['{', '}']) {
-        return Err(Some("it has a server variable without a default"));
-    }
-    if authority.contains('@') {
-        return Err(Some("it carries credentials (`user@`), which a base_url may not"));
-    }
-    if url.contains(['?', '#']) {
-        return Err(Some("it has a query or a fragment, which a base_url may not"));
-    }
-    if authority.is_empty() {
-        return Err(Some("it has no host"));
-    }
-    Ok(())
-}
-
-/// `servers[0].url` with its variables replaced by their defaults.
-fn server_url(server: &Value) -> Option<String> {
-    let mut url = server.get("url")?.as_str()?.to_owned();
-    for (name, var) in server.get("variables").and_then(Value::as_object).into_iter().flatten() {
-        if let Some(default) = var.get("default").and_then(Value::as_str) {
-            url = url.replace(&format!("{{{name}}}"), default);
-        }
-    }
-    Some(url)
 }
 
 fn first_segment(path: &str) -> String {

@@ -82,6 +82,8 @@ mod document;
 mod multipart;
 mod operation;
 mod schema;
+mod servers;
+mod swagger2;
 mod union;
 
 pub use auth::AuthHint;

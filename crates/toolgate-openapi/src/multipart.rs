@@ -69,12 +69,13 @@ pub(crate) fn file_field(field: &mut Field, schema: &Value, media: &Value) -> Re
     } else {
         Some("text/plain")
     };
-    let fits = types.split(',').map(|t| t.split(';').next().unwrap_or_default().trim().to_ascii_lowercase()).any(
-        |t| match sent {
+    let fits = types
+        .split(',')
+        .map(|t| t.split(';').next().unwrap_or_default().trim().to_ascii_lowercase())
+        .any(|t| match sent {
             None => true,
             Some(sent) => t == sent || t == "*/*" || (sent == "text/plain" && t == "text/*"),
-        },
-    );
+        });
     if fits {
         Ok(())
     } else {

@@ -73,7 +73,8 @@ impl<'a> Op<'a> {
                 let base: String = route.op.chars().take(63 - branch.suffix.len().min(40)).collect();
                 let suffix: String = branch.suffix.chars().take(40).collect();
                 route.op = format!("{}_{suffix}", base.trim_end_matches('_'));
-                route.summary = format!("{} (body form {}, one of {})", route.summary, branch.label, branches.len());
+                route.summary =
+                    format!("{} (body form {}, one of {})", route.summary, branch.label, branches.len());
             }
             out.push(route);
         }
@@ -98,6 +99,7 @@ impl<'a> Op<'a> {
         for param in self.parameters(root)? {
             let name = param.get("name").and_then(Value::as_str).unwrap_or_default();
             let required = param.get("required").and_then(Value::as_bool).unwrap_or(false);
+            let collection_format = crate::servers::check_style(param, root)?;
             let header = match param.get("in").and_then(Value::as_str).unwrap_or_default() {
                 "path" | "query" => false,
                 "cookie" => return Err(format!("it takes cookie parameter `{name}` (cookies are not sent)")),
@@ -115,6 +117,7 @@ impl<'a> Op<'a> {
             };
             let in_path = param.get("in") == Some(&"path".into());
             let mut field = to_field(name, &schema, required || in_path)?;
+            field.shape.collection_format = collection_format;
             if in_path {
                 // A path always has a value; `null` is not one.
                 field.nullable = false;
@@ -289,6 +292,8 @@ impl<'a> Op<'a> {
             body: Body::None,
             body_encoding: BodyEncoding::Json,
             accept: Vec::new(),
+            server: None,
+            security: None,
         };
         let fixed: Vec<String> = probe.fixed_query().into_iter().map(|(k, _)| k).collect();
         fields.retain(|f| !(query_names.contains(&f.name) && fixed.contains(&f.name)));
@@ -302,7 +307,20 @@ impl<'a> Op<'a> {
             }
         }
         rename(&mut fields, &path_names, &mut path);
-        Ok(Route { op: self.name(), method, path, summary, fields, body, body_encoding, accept })
+        let server = crate::servers::own_server(root, self.item, self.operation)?;
+        let security = crate::servers::own_security(root, self.operation)?;
+        Ok(Route {
+            op: self.name(),
+            method,
+            path,
+            summary,
+            fields,
+            body,
+            body_encoding,
+            accept,
+            server,
+            security,
+        })
     }
 
     /// The path as sent: the key without its `#fragment`, which only tells operations apart in

@@ -371,6 +371,7 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
         format: schema.get("format").and_then(Value::as_str).filter(|_| text).map(str::to_owned),
         // Set for a multipart body's files (`crate::multipart`), where it changes what is sent.
         content_encoding: None,
+        collection_format: None,
         // 3.1's `const: card` is the one-value enum it means.
         enum_values: schema
             .get("enum")

@@ -50,7 +50,14 @@ fn resolve<'a>(root: &'a Value, mut schema: &'a Value) -> Result<&'a Value, Stri
 }
 
 fn names(schema: &Value, key: &str) -> Vec<String> {
-    schema.get(key).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
+    schema
+        .get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The branches of the operation's body when it is a union of objects; `None` when it is not

@@ -85,8 +85,8 @@ mod walk;
 
 pub use suggest::suggest;
 pub use table::{
-    Body, BodyEncoding, DATE_PATTERN, Field, FieldType, Items, Location, Method, OP_FIELD, Route, RouteTable,
-    merge_required, path_variables,
+    Body, BodyEncoding, CollectionFormat, DATE_PATTERN, Field, FieldType, Items, Location, Method, OP_FIELD,
+    Route, RouteTable, merge_required, path_variables,
 };
 pub use tool::{PLAIN_TEXT, PLAIN_TEXT_WORDS, TypedTool, tool_fn};
 pub use typed::{close_objects, typed_schema};

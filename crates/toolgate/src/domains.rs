@@ -30,6 +30,18 @@ pub struct DomainConfig {
     /// How requests authenticate.
     #[serde(default)]
     pub auth: AuthConfig,
+    /// The credential of each security scheme that some routes name as theirs (a route's
+    /// `security`, from an OpenAPI operation's own): e.g. `schemes = { api_key = { kind =
+    /// "static", header = "api_key", env = "PETSTORE_API_KEY_CREDENTIAL" } }`. A route sends the
+    /// first of its schemes listed here, else `auth`.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub schemes: std::collections::BTreeMap<String, AuthConfig>,
+    /// The servers routes name as their own (a route's `server`, from an OpenAPI operation's
+    /// own `servers`, e.g. Box's upload host), each mapped to the base URL called for it
+    /// (itself, or a staging or test host). A route whose server is not listed here is
+    /// refused at load: the domain's credential goes only to the hosts this file names.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub servers: std::collections::BTreeMap<String, String>,
     /// Time limit of one request, in milliseconds.
     #[serde(default = "default_timeout_ms")]
     pub timeout_ms: u64,
@@ -340,6 +352,14 @@ pub fn prepare(
             ));
         }
         let auth = resolve_auth(&d.name, &d.auth, ca_bundle_pem, var).map_err(|p| problems.push(p)).ok();
+        let mut schemes = Vec::new();
+        for (scheme, config) in &d.schemes {
+            let domain = format!("{}` scheme `{scheme}", d.name);
+            match resolve_auth(&domain, config, ca_bundle_pem, var) {
+                Ok(auth) => schemes.push((scheme.clone(), auth)),
+                Err(p) => problems.push(p),
+            }
+        }
         let tables = read_dir(&d.routes)
             .map_err(|p| problems.push(format!("domain `{}`: {p}", d.name)))
             .ok()
@@ -352,6 +372,12 @@ pub fn prepare(
                 .backend_name(format!("the {} API", d.name))
                 .backend_id(d.name.clone())
                 .auth(auth);
+            for (scheme, auth) in schemes {
+                options = options.scheme(scheme, auth);
+            }
+            for (server, base_url) in &d.servers {
+                options = options.server(server.clone(), base_url.clone());
+            }
             if let Some(pem) = ca_bundle_pem {
                 options = options.ca_bundle_pem(pem);
             }
@@ -419,6 +445,8 @@ mod tests {
             base_url: "http://127.0.0.1:9".into(),
             routes: dir.path().to_owned(),
             auth: AuthConfig::None,
+            schemes: Default::default(),
+            servers: Default::default(),
             timeout_ms: 1000,
             max_binary_bytes: 1024,
             max_upload_bytes: 1024,
@@ -453,6 +481,8 @@ mod tests {
             base_url: "http://127.0.0.1:9".into(),
             routes: dir.path().to_owned(),
             auth,
+            schemes: Default::default(),
+            servers: Default::default(),
             timeout_ms: 1000,
             max_binary_bytes: 1024,
             max_upload_bytes: 1024,

@@ -10,8 +10,8 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use toolgate_core::{ErrorCode, FailureKind, ToolError, ToolOutput};
 
-use self::binary::{binary_answer, text_answer};
 pub(crate) use self::binary::{Media, binary_too_large};
+use self::binary::{binary_answer, text_answer};
 use self::reasons::{REASON_CHARS, REASONS_IN_MESSAGE, Reason, backend_message, field_errors, reasons};
 
 /// What the executor knows about the request when it maps the answer.

@@ -14,6 +14,7 @@ mod progress;
 mod properties;
 mod recorder;
 mod refused;
+mod targets;
 mod tls;
 mod token;
 mod wire_names;

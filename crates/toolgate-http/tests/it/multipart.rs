@@ -64,7 +64,11 @@ struct Seen {
 
 type Log = Arc<Mutex<Vec<Seen>>>;
 
-async fn parse(State(log): State<Log>, headers: HeaderMap, multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>) -> String {
+async fn parse(
+    State(log): State<Log>,
+    headers: HeaderMap,
+    multipart: Result<Multipart, axum::extract::multipart::MultipartRejection>,
+) -> String {
     let content_type = headers.get("content-type").map(|v| v.to_str().unwrap().to_owned());
     let parts = async {
         let mut multipart = multipart.map_err(|e| e.to_string())?;
@@ -176,12 +180,14 @@ async fn a_file_that_is_not_base64_or_files_over_the_limit_are_refused_and_nothi
     let details = serde_json::to_string(&error.details).unwrap();
     assert!(details.contains("17 bytes") && details.contains("limit of 16 bytes"), "{details}");
     // A bad item of an array of files is named by its index.
-    let answer = env.call(json!({"op": "upload", "file": "aGk=", "pages": ["aGk=", "%%"], "purpose": "b"})).await;
+    let answer =
+        env.call(json!({"op": "upload", "file": "aGk=", "pages": ["aGk=", "%%"], "purpose": "b"})).await;
     let details = serde_json::to_string(&answer.error.expect("refused").details).unwrap();
     assert!(details.contains("\"/pages/1\""), "{details}");
     assert!(env.taken().is_empty(), "nothing reached the backend");
     // At the limit, it is sent.
-    let answer = env.call(json!({"op": "upload", "file": base64_encode(&[1u8; 16]), "purpose": "batch"})).await;
+    let answer =
+        env.call(json!({"op": "upload", "file": base64_encode(&[1u8; 16]), "purpose": "batch"})).await;
     assert!(answer.success, "{}", serde_json::to_string(&answer).unwrap());
     assert_eq!(env.taken().len(), 1);
 }
@@ -197,7 +203,10 @@ async fn an_optional_multipart_body_is_sent_only_when_a_field_is_given() {
     assert!(answer.success, "{}", serde_json::to_string(&answer).unwrap());
     let seen = env.taken();
     let png_magic = [0x89u8, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
-    assert_eq!(seen[0].parts.clone().unwrap(), vec![part("pic", Some("pic"), Some("application/octet-stream"), &png_magic)]);
+    assert_eq!(
+        seen[0].parts.clone().unwrap(),
+        vec![part("pic", Some("pic"), Some("application/octet-stream"), &png_magic)]
+    );
 }
 
 /// Standard base64, written here so the test does not use the executor's decoder's crate.

@@ -22,6 +22,8 @@ fn route(op: &str) -> Route {
         body: Default::default(),
         body_encoding: Default::default(),
         accept: Vec::new(),
+        server: None,
+        security: None,
     }
 }
 

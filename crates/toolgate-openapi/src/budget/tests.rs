@@ -16,6 +16,8 @@ fn route(op: &str, method: Method, path: &str, words: usize) -> Route {
         body: Default::default(),
         body_encoding: Default::default(),
         accept: Vec::new(),
+        server: None,
+        security: None,
     }
 }
 

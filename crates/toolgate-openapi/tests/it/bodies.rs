@@ -57,19 +57,36 @@ fn a_multipart_body_is_a_multipart_route_with_its_files_as_base64_text() {
     );
     let reasons: Vec<String> = import.skipped.iter().map(ToString::to_string).collect();
     assert_eq!(reasons.len(), 2, "{reasons:#?}");
-    assert!(reasons.iter().any(|r| r.starts_with("POST /calls") && r.contains("part `sdp` is to be sent as application/sdp")), "{reasons:#?}");
-    assert!(reasons.iter().any(|r| r.starts_with("PUT /raw") && r.contains("not JSON (application/octet-stream)")), "{reasons:#?}");
+    assert!(
+        reasons.iter().any(
+            |r| r.starts_with("POST /calls") && r.contains("part `sdp` is to be sent as application/sdp")
+        ),
+        "{reasons:#?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.starts_with("PUT /raw") && r.contains("not JSON (application/octet-stream)")),
+        "{reasons:#?}"
+    );
     let (table, route) = find(&import, "upload");
     assert_eq!(route.body_encoding, BodyEncoding::Multipart);
     let field = |name: &str| route.fields.iter().find(|f| f.name == name).unwrap();
     assert!(field("file").is_base64_file() && field("file").required && field("file").format.is_none());
-    assert!(field("file").description.as_deref().unwrap().starts_with("A file: give its bytes base64-encoded"));
+    assert!(
+        field("file").description.as_deref().unwrap().starts_with("A file: give its bytes base64-encoded")
+    );
     assert!(field("file").description.as_deref().unwrap().ends_with("The file."));
     assert!(field("images").items.as_deref().unwrap().is_base64_file());
     assert!(field("clip").is_base64_file(), "3.1 contentMediaType");
     assert!(!field("purpose").is_base64_file() && !field("n").is_base64_file());
     let schema = table.schema();
-    let branch = schema["oneOf"].as_array().unwrap().iter().find(|b| b["properties"]["op"]["const"] == "upload").unwrap();
+    let branch = schema["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["properties"]["op"]["const"] == "upload")
+        .unwrap();
     assert_eq!(branch["properties"]["file"]["contentEncoding"], "base64");
     assert_eq!(branch["properties"]["images"]["items"]["contentEncoding"], "base64");
     let v = validator(table);
@@ -78,10 +95,12 @@ fn a_multipart_body_is_a_multipart_route_with_its_files_as_base64_text() {
 
     // The executor sends the table as written: the file decoded, the object as JSON.
     let executor = HttpExecutor::new("http://127.0.0.1:9", HttpOptions::default().auth(Auth::None)).unwrap();
-    let params = json!({"op": "upload", "file": "aGk=", "purpose": "batch", "attributes": {"name": "a"}, "n": 2});
+    let params =
+        json!({"op": "upload", "file": "aGk=", "purpose": "batch", "attributes": {"name": "a"}, "n": 2});
     let prepared = executor.prepare(route, &params).unwrap();
     let (content_type, bytes) = prepared.multipart().expect("a multipart body");
-    let boundary = content_type.strip_prefix("multipart/form-data; boundary=").expect(&content_type).to_owned();
+    let boundary =
+        content_type.strip_prefix("multipart/form-data; boundary=").expect(&content_type).to_owned();
     let text = String::from_utf8(bytes.to_vec()).unwrap();
     for part in [
         "Content-Disposition: form-data; name=\"file\"; filename=\"file\"\r\nContent-Type: application/octet-stream\r\n\r\nhi\r\n",
@@ -125,17 +144,27 @@ fn a_union_body_of_objects_is_one_route_per_branch_with_its_own_required_fields(
     );
     let reasons: Vec<String> = import.skipped.iter().map(ToString::to_string).collect();
     assert_eq!(reasons.len(), 1, "{reasons:#?}");
-    assert!(reasons[0].starts_with("POST /notes") && reasons[0].contains("a branch that is not an object"), "{reasons:#?}");
-    let names = |route: &Route| -> Vec<(String, bool)> { route.fields.iter().map(|f| (f.name.clone(), f.required)).collect() };
+    assert!(
+        reasons[0].starts_with("POST /notes") && reasons[0].contains("a branch that is not an object"),
+        "{reasons:#?}"
+    );
+    let names = |route: &Route| -> Vec<(String, bool)> {
+        route.fields.iter().map(|f| (f.name.clone(), f.required)).collect()
+    };
     let (table, ids) = find(&import, "create_batch_file_ids");
     assert_eq!(ids.summary, "Create a batch (body form with `file_ids`, one of 2)");
-    assert_eq!(names(ids), [("file_ids".into(), true), ("attributes".into(), false)], "`files` is the other form's");
+    assert_eq!(
+        names(ids),
+        [("file_ids".into(), true), ("attributes".into(), false)],
+        "`files` is the other form's"
+    );
     let (_, files) = find(&import, "create_batch_files");
     assert_eq!(names(files), [("attributes".into(), false), ("files".into(), true)]);
     assert!(table.route("create_batch").is_none());
     let v = validator(table);
     v.validate(&json!({"op": "create_batch_file_ids", "file_ids": ["f1"]})).expect("valid");
-    v.validate(&json!({"op": "create_batch_file_ids", "file_ids": ["f1"], "files": []})).expect_err("not this form's");
+    v.validate(&json!({"op": "create_batch_file_ids", "file_ids": ["f1"], "files": []}))
+        .expect_err("not this form's");
     v.validate(&json!({"op": "create_batch_files"})).expect_err("files is required");
 
     let (_, cat) = find(&import, "add_pet_cat");
@@ -146,5 +175,6 @@ fn a_union_body_of_objects_is_one_route_per_branch_with_its_own_required_fields(
     let (_, dog) = find(&import, "add_pet_dog");
     assert_eq!(names(dog), [("kind".into(), true), ("name".into(), true), ("breed".into(), true)]);
     v.validate(&json!({"op": "add_pet_dog", "kind": "dog", "name": "Rex", "breed": "lab"})).expect("valid");
-    v.validate(&json!({"op": "add_pet_dog", "kind": "cat", "name": "Rex", "breed": "lab"})).expect_err("a dog's kind");
+    v.validate(&json!({"op": "add_pet_dog", "kind": "cat", "name": "Rex", "breed": "lab"}))
+        .expect_err("a dog's kind");
 }

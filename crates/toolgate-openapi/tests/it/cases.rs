@@ -134,7 +134,7 @@ fn security_schemes_become_the_auth_of_the_snippet() {
 
 #[test]
 fn documents_that_cannot_be_imported_say_why() {
-    let swagger = json!({"swagger": "2.0", "info": {"title": "t", "version": "1"}, "paths": {}}).to_string();
+    let swagger = json!({"swagger": "1.2", "info": {"title": "t", "version": "1"}, "paths": {}}).to_string();
     let err = toolgate_openapi::import(&swagger, &Options::default()).unwrap_err();
     assert!(matches!(err, Error::Version(_)) && err.to_string().contains("3.0 and 3.1"), "{err}");
     let err = toolgate_openapi::import("{not json", &Options::default()).unwrap_err();

@@ -8,6 +8,8 @@ mod files;
 mod form;
 mod hostile;
 mod roundtrip;
+mod swagger2;
+mod targets;
 mod third_party;
 mod unions;
 mod writes;

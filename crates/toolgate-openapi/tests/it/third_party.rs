@@ -46,7 +46,10 @@ fn petstore_3_0_json_imports_the_form_and_the_multipart_operations() {
     let names: Vec<&str> = form.fields.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["petId", "name", "status"]);
     let summary = import.summary();
-    assert!(summary.contains("upload_file") && !summary.contains("skipped POST /pet/{petId}/uploadImage"), "{summary}");
+    assert!(
+        summary.contains("upload_file") && !summary.contains("skipped POST /pet/{petId}/uploadImage"),
+        "{summary}"
+    );
     // Its global requirement is OAuth 2 (bearer tokens) or an api_key header.
     assert!(matches!(import.auth, AuthHint::BearerFromCaller | AuthHint::Static { .. }), "{:?}", import.auth);
     assert!(import.domain_snippet("routes/petstore").contains("routes = \"routes/petstore\""));

@@ -69,7 +69,6 @@ impl BodyEncoding {
     }
 }
 
-
 impl Items {
     /// Whether a value of this shape is a file given as base64 text: a string with
     /// `content_encoding = "base64"` (see [`Items::content_encoding`]).
@@ -141,7 +140,9 @@ mod tests {
     use super::*;
 
     fn table(routes: &str) -> crate::Result<RouteTable> {
-        RouteTable::from_toml_str(&format!("tool = \"update_x\"\ndescription = \"d\"\ndomain = \"x\"\n{routes}"))
+        RouteTable::from_toml_str(&format!(
+            "tool = \"update_x\"\ndescription = \"d\"\ndomain = \"x\"\n{routes}"
+        ))
     }
 
     #[test]
@@ -176,7 +177,9 @@ fields = [
         assert_eq!(props["images"]["items"], json!({"type": "string", "contentEncoding": "base64"}));
         assert_eq!(schema["oneOf"][0]["required"], json!(["op", "file"]));
         let text = toml::to_string(&t).unwrap();
-        assert!(text.contains("body_encoding = \"multipart\"") && text.contains("content_encoding = \"base64\""));
+        assert!(
+            text.contains("body_encoding = \"multipart\"") && text.contains("content_encoding = \"base64\"")
+        );
         assert_eq!(RouteTable::from_toml_str(&text).unwrap(), t);
     }
 

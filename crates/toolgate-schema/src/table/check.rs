@@ -277,3 +277,77 @@ pub(super) fn check_form(route: &Route, writes: bool, at: &str, problems: &mut V
         }
     }
 }
+
+/// A route's own `server` (a plain absolute http(s) URL: no credentials, query or fragment,
+/// nothing a URL does not hold) and `security` (scheme names, each a plain token).
+pub(super) fn check_server_and_security(route: &Route, at: &str, problems: &mut Vec<String>) {
+    if let Some(server) = &route.server
+        && let Err(reason) = plain_server(server)
+    {
+        problems.push(format!(
+            "{at}: `server` {:?} is not a plain absolute URL ({reason}); write `https://host[:port][/prefix]`",
+            server.chars().take(120).collect::<String>()
+        ));
+    }
+    for scheme in route.security.iter().flatten() {
+        let plain = !scheme.is_empty()
+            && scheme.len() <= 64
+            && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+        if !plain {
+            problems.push(format!(
+                "{at}: `security` names {:?}, which is not a scheme name (letters, digits, `-`, `_`, `.`; at most 64)",
+                scheme.chars().take(64).collect::<String>()
+            ));
+        }
+    }
+}
+
+/// Why `url` is not a plain `http(s)://host[:port][/path]` URL.
+fn plain_server(url: &str) -> std::result::Result<(), &'static str> {
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://")).ok_or("not http(s)")?;
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    if authority.is_empty() {
+        return Err("no host");
+    }
+    if authority.contains('@') {
+        return Err("it carries credentials");
+    }
+    if url.contains(['?', '#']) {
+        return Err("it has a query or a fragment");
+    }
+    let host_char = |b: u8| b.is_ascii_alphanumeric() || b".-:[]".contains(&b);
+    let path_char = |b: u8| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=:@/".contains(&b);
+    if !authority.bytes().all(host_char) || !path.bytes().all(path_char) {
+        return Err("a character a plain URL does not have");
+    }
+    Ok(())
+}
+
+/// `collection_format` only on a query array of scalars (anywhere else nothing joins it).
+pub(super) fn check_collection_format(route: &Route, at: &str, problems: &mut Vec<String>) {
+    for field in &route.fields {
+        let Some(format) = field.shape.collection_format else { continue };
+        let scalars = field.ty == FieldType::Array && field.items.as_deref().is_some_and(Items::is_scalar);
+        if !scalars || route.location(&field.name) != Location::Query {
+            problems.push(format!(
+                "{at}: field `{}` has `collection_format = {:?}`, which applies to an array of strings, numbers or booleans in the query only",
+                field.name,
+                format!("{format:?}").to_ascii_lowercase()
+            ));
+        }
+    }
+    fn nested(items: &Items, at: &str, problems: &mut Vec<String>) {
+        for f in &items.fields {
+            if f.shape.collection_format.is_some() {
+                problems.push(format!(
+                    "{at}: member `{}` has `collection_format`, which applies to a query field only",
+                    f.name
+                ));
+            }
+            nested(&f.shape, at, problems);
+        }
+    }
+    for field in &route.fields {
+        nested(&field.shape, at, problems);
+    }
+}

@@ -153,6 +153,34 @@ impl std::ops::DerefMut for Field {
     }
 }
 
+/// How an array in the query string is written (Swagger 2.0's `collectionFormat`; OpenAPI's
+/// `style` and `explode` of a query parameter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CollectionFormat {
+    /// The key once per item, `ids=a&ids=b` (OpenAPI `style: form`, `explode: true`).
+    #[default]
+    Multi,
+    /// One key, the items joined by commas, `ids=a,b` (`style: form`, `explode: false`).
+    Csv,
+    /// Joined by spaces, `ids=a b` (`style: spaceDelimited`).
+    Ssv,
+    /// Joined by `|`, `ids=a|b` (`style: pipeDelimited`).
+    Pipes,
+}
+
+impl CollectionFormat {
+    /// What joins the items: `None` for [`CollectionFormat::Multi`] (the key repeats).
+    pub fn separator(self) -> Option<char> {
+        match self {
+            CollectionFormat::Multi => None,
+            CollectionFormat::Csv => Some(','),
+            CollectionFormat::Ssv => Some(' '),
+            CollectionFormat::Pipes => Some('|'),
+        }
+    }
+}
+
 /// The type and limits of a value: an array's element type, and the shape
 /// of every [`Field`]. The one declaration of these members: a field's are
 /// read and written through this struct (see `field/wire.rs`).
@@ -178,6 +206,10 @@ pub struct Items {
     /// a file part.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_encoding: Option<String>,
+    /// How an array in the query is written (TOML key `collection_format`; query arrays of
+    /// scalars only): see [`CollectionFormat`]. `None`: repeated keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collection_format: Option<CollectionFormat>,
     /// The allowed values.
     #[serde(rename = "enum", default, skip_serializing_if = "Option::is_none")]
     pub enum_values: Option<Vec<Value>>,

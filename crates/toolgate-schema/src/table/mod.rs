@@ -16,9 +16,12 @@ use serde_json::{Value, json};
 use toolgate_core::names::{is_injected_field, is_tool_name};
 use toolgate_core::{Effect, SCHEMA_DIALECT, ToolSpec};
 
-use self::check::{RESERVED_HEADERS, check_field, check_form, check_path, check_wire_names};
-pub use self::field::{Field, FieldType, Items, Location};
 pub use self::body::{Body, BodyEncoding};
+use self::check::{
+    RESERVED_HEADERS, check_collection_format, check_field, check_form, check_path,
+    check_server_and_security, check_wire_names,
+};
+pub use self::field::{CollectionFormat, Field, FieldType, Items, Location};
 #[cfg(test)]
 use self::schema::number;
 use self::schema::route_schema;
@@ -112,6 +115,18 @@ pub struct Route {
     /// (the default): `Accept: application/json`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub accept: Vec<String>,
+    /// The base URL of this operation when it is not its domain's (an OpenAPI operation's or
+    /// path's own `servers`, e.g. `https://upload.box.com/api/2.0`): a plain absolute
+    /// `http(s)://` URL, which the domain must list under its `servers` (that says where it is
+    /// called, and that the domain's credential may go there). Absent: the domain's `base_url`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// The security schemes the operation takes, in the document's order (its own OpenAPI
+    /// `security`): the first one its domain declares a credential for under `schemes` is
+    /// sent, else the domain's `auth`. Empty (`security = []`): the operation takes no
+    /// credential and none is sent. Absent: the domain's `auth`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub security: Option<Vec<String>>,
 }
 
 impl Route {
@@ -398,6 +413,8 @@ impl RouteTable {
                 problems.push(format!("{at}: `summary` is empty; write one line for the model"));
             }
             check_path(&route.path, &at, &mut problems);
+            check_server_and_security(route, &at, &mut problems);
+            check_collection_format(route, &at, &mut problems);
             let vars = path_variables(route.path_template());
             let writes = matches!(route.method, Method::Post | Method::Put | Method::Patch);
             // A DELETE's body is its `in = "body"` fields (sent as a write's is).

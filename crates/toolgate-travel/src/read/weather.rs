@@ -164,6 +164,8 @@ pub(crate) fn provider(config: &TravelConfig) -> Option<Result<Provider, String>
         body: Default::default(),
         body_encoding: Default::default(),
         accept: Vec::new(),
+        server: None,
+        security: None,
     };
     Some(HttpExecutor::new(url, options).map(|executor| Provider { executor, route }).map_err(|e| {
         tracing::error!(target: "toolgate_travel::weather", error = %e, "the weather provider URL cannot be used");

@@ -240,6 +240,8 @@ async fn run_into(
             base_url: fitness.url(),
             routes: routes.clone(),
             auth: crate::domains::AuthConfig::BearerFromCaller,
+            schemes: Default::default(),
+            servers: Default::default(),
             timeout_ms: 10_000,
             max_binary_bytes: 1024 * 1024,
             max_upload_bytes: 1024 * 1024,

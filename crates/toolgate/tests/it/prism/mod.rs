@@ -75,6 +75,8 @@ pub(crate) struct Imported {
     pub(crate) imported: usize,
     pub(crate) skipped: Vec<String>,
     pub(crate) tables: Vec<RouteTable>,
+    /// The `schemes = {...}` line of the printed `[[domains]]` entry, as a user pastes it.
+    pub(crate) schemes: Option<String>,
 }
 
 /// The document as a file Prism and the importer read: a `.gz` is unpacked into `dir`.
@@ -122,11 +124,25 @@ fn import(document: &Path, routes: &Path) -> Imported {
         imported: number(" operation(s) imported"),
         skipped: out.lines().filter_map(|l| l.trim().strip_prefix("skipped ")).map(str::to_owned).collect(),
         tables,
+        schemes: out.lines().find(|l| l.starts_with("schemes = ")).map(str::to_owned),
     }
 }
 
-/// The `[[domains]]` entry: the recorder as `base_url`, a fixed credential Prism accepts.
-fn config(dir: &Path, doc: &Doc, routes: &Path, backend: &str) -> PathBuf {
+/// The environment variables the printed `schemes` line reads its credentials from.
+fn scheme_envs(imported: &Imported) -> Vec<String> {
+    let Some(line) = &imported.schemes else { return Vec::new() };
+    let parsed: toml::Table = toml::from_str(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+    parsed["schemes"]
+        .as_table()
+        .unwrap()
+        .values()
+        .filter_map(|auth| auth.get("env")?.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The `[[domains]]` entry: the recorder as `base_url` and as every operation's own server, a
+/// fixed credential Prism accepts, and the scheme credentials as the import printed them.
+fn config(dir: &Path, doc: &Doc, routes: &Path, backend: &str, imported: &Imported) -> PathBuf {
     let db = format!("sqlite:{}", dir.join("tg.db").display());
     let text = format!(
         "[database]\nurl = \"{db}\"\n\n[rate_limits]\nper_key = {{ requests = 100000, interval_s = 60, concurrent = 16 }}\n\
@@ -137,6 +153,19 @@ fn config(dir: &Path, doc: &Doc, routes: &Path, backend: &str) -> PathBuf {
         routes = routes.display(),
         header = doc.credential.0,
     );
+    let mut text = text;
+    let servers: std::collections::BTreeSet<&String> =
+        imported.tables.iter().flat_map(|t| &t.routes).filter_map(|r| r.server.as_ref()).collect();
+    if !servers.is_empty() {
+        let quote = |s: &str| toml::Value::String(s.to_owned()).to_string();
+        let mapped: Vec<String> =
+            servers.into_iter().map(|s| format!("{} = {}", quote(s), quote(backend))).collect();
+        text.push_str(&format!("servers = {{ {} }}\n", mapped.join(", ")));
+    }
+    if let Some(line) = &imported.schemes {
+        text.push_str(line);
+        text.push('\n');
+    }
     let path = dir.join("toolgate.toml");
     std::fs::write(&path, text).unwrap();
     path
@@ -154,13 +183,14 @@ pub(crate) async fn run(doc: &Doc) -> Option<figures::Figures> {
     let imported = import(&document, &routes);
     let import_ms = started.elapsed().as_millis();
     let backend = backend.await.unwrap();
-    let config = config(dir.path(), doc, &routes, &backend.url);
+    let config = config(dir.path(), doc, &routes, &backend.url, &imported);
     let (_served, url, banner) = serving(
         common::toolgate()
             .arg("--config")
             .arg(&config)
             .args(["serve", "--demo", "--listen", "127.0.0.1:0"])
             .env("CORPUS_CREDENTIAL", doc.credential.1)
+            .envs(scheme_envs(&imported).into_iter().map(|e| (e, "corpus-scheme-credential")))
             .stderr(Stdio::null()),
     );
     let key = key_of(&banner, "alice");
@@ -185,7 +215,7 @@ pub(crate) async fn run(doc: &Doc) -> Option<figures::Figures> {
     }
     let calls_ms = started.elapsed().as_millis();
     let refusals = refusals(&mcp, &backend, &imported.tables).await;
-    let budget = budget(&config, doc.credential.1);
+    let budget = budget(&config, doc.credential.1, &scheme_envs(&imported));
     let mut figures = figures::Figures::new(doc, &imported, import_ms, calls, refusals, budget);
     figures.run_ms = calls_ms;
     Some(figures)
@@ -313,9 +343,14 @@ async fn refusals(mcp: &Mcp, backend: &Backend, tables: &[RouteTable]) -> usize 
 }
 
 /// `toolgate budget`: (tools, tokens) of the document's domain alone (direct) and of meta mode.
-fn budget(config: &Path, credential: &str) -> BTreeMap<String, (usize, usize)> {
+fn budget(config: &Path, credential: &str, scheme_envs: &[String]) -> BTreeMap<String, (usize, usize)> {
     let (ok, out) = toolgate_test_support::process::output(
-        common::toolgate().arg("--config").arg(config).arg("budget").env("CORPUS_CREDENTIAL", credential),
+        common::toolgate()
+            .arg("--config")
+            .arg(config)
+            .arg("budget")
+            .env("CORPUS_CREDENTIAL", credential)
+            .envs(scheme_envs.iter().map(|e| (e, "corpus-scheme-credential"))),
     );
     assert!(ok, "{out}");
     out.lines()
