@@ -46,12 +46,38 @@ pub fn count(text: &str) -> usize {
 /// schema as one JSON object (`{"name", "description", "inputSchema"}`), which is what a
 /// tool's size is measured by (its schema + description).
 pub fn tool(name: &str, description: &str, input_schema: &Value) -> usize {
-    count(&json!({ "name": name, "description": description, "inputSchema": input_schema }).to_string())
+    count(&tool_text(name, description, input_schema))
+}
+
+/// Whether one tool ([`tool`]) costs at most `limit` tokens. A text of at most `limit` bytes
+/// is within it without being tokenized (every `o200k_base` token stands for one byte at
+/// least), so the tokenizer (about 45 MiB and 0.2 s to load) is loaded only for larger tools.
+pub fn tool_within(name: &str, description: &str, input_schema: &Value, limit: usize) -> bool {
+    let text = tool_text(name, description, input_schema);
+    text.len() <= limit || count(&text) <= limit
+}
+
+fn tool_text(name: &str, description: &str, input_schema: &Value) -> String {
+    json!({ "name": name, "description": description, "inputSchema": input_schema }).to_string()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_within_the_limit_by_its_bytes_is_within_it_by_its_tokens() {
+        let schema = json!({"type": "object", "properties": {"date": {"type": "string"}}});
+        let tokens = tool("query_weather", "The weather of a day, in a city.", &schema);
+        let bytes = tool_text("query_weather", "The weather of a day, in a city.", &schema).len();
+        assert!(tokens <= bytes, "{tokens} tokens, {bytes} bytes");
+        for limit in [tokens - 1, tokens, bytes, bytes + 1] {
+            assert_eq!(
+                tool_within("query_weather", "The weather of a day, in a city.", &schema, limit),
+                tokens <= limit
+            );
+        }
+    }
 
     #[test]
     fn counts_grow_with_the_text() {

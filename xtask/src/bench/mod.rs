@@ -17,6 +17,7 @@
 //! the Python registry, and takes minutes.
 
 mod bare;
+mod import;
 pub(crate) mod link_order;
 mod proc;
 mod report;
@@ -30,7 +31,7 @@ use anyhow::{Context, Result, bail};
 use crate::workspace_root;
 use servers::{Kind, Variant};
 
-const USAGE: &str = "usage: cargo xtask bench mcp [--seconds S] [--rounds R] [--concurrency 1,16] \
+const USAGE: &str = "usage: cargo xtask bench mcp|upstream|import; bench mcp [--seconds S] [--rounds R] [--concurrency 1,16] \
 [--only bare,toolgate,fastmcp] [--no-build] [--no-write]";
 
 /// Run-time options.
@@ -108,6 +109,7 @@ pub(crate) fn run(args: &[&str]) -> Result<()> {
         ["serve-bare"] => bare::serve(false),
         ["serve-bare", "--stateful"] => bare::serve(true),
         ["upstream", rest @ ..] => upstream::run(rest),
+        ["import", rest @ ..] => import::run(rest),
         ["mcp", rest @ ..] => {
             let options = parse_options(rest)?;
             if cfg!(debug_assertions) {

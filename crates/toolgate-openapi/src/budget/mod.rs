@@ -34,6 +34,12 @@ pub fn table_tokens(table: &RouteTable) -> usize {
     toolgate_tokens::tool(&table.tool, &table.description, &table.schema())
 }
 
+/// Whether a table costs at most `limit` tokens ([`table_tokens`]), found without the
+/// tokenizer when its text is that short in bytes ([`toolgate_tokens::tool_within`]).
+pub(crate) fn within(table: &RouteTable, limit: usize) -> bool {
+    toolgate_tokens::tool_within(&table.tool, &table.description, &table.schema(), limit)
+}
+
 /// What the budget changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -129,11 +135,11 @@ pub(crate) fn fit(
     let mut report = Report { limit, changes: Vec::new() };
     let mut out = Vec::with_capacity(tables.len());
     for table in tables {
-        let tokens = table_tokens(&table);
-        if tokens <= limit {
+        if within(&table, limit) {
             out.push(table);
             continue;
         }
+        let tokens = table_tokens(&table);
         let read = table.routes.iter().all(|r| r.method.is_read());
         let build = |name: &str, routes: Vec<Route>| {
             let mut t = make(&table.domain, read, routes);
@@ -191,7 +197,7 @@ fn trimmed(
     build: &dyn Fn(&str, Vec<Route>) -> RouteTable,
 ) -> (RouteTable, usize, bool) {
     let mut table = build(name, routes);
-    if table_tokens(&table) <= limit {
+    if within(&table, limit) {
         return (table, 0, true);
     }
     let mut removed = 0;
@@ -199,7 +205,7 @@ fn trimmed(
         let mut routes = table.routes;
         removed += trim::routes(&mut routes, tier);
         table = build(name, routes);
-        if table_tokens(&table) <= limit {
+        if within(&table, limit) {
             return (table, removed, true);
         }
     }

@@ -159,7 +159,7 @@ pub(super) fn chunks(
     for route in routes {
         current.push(route);
         if current.len() > 1
-            && table_tokens(&build(name, current.clone())) > limit
+            && !super::within(&build(name, current.clone()), limit)
             && let Some(last) = current.pop()
         {
             parts.push(std::mem::replace(&mut current, vec![last]));
