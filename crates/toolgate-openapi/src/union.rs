@@ -122,14 +122,14 @@ pub(crate) fn branches(root: &Value, operation: &Value) -> Result<Option<Vec<Bra
             .and_then(Value::as_object)
             .and_then(|m| m.iter().find(|(_, target)| reference.is_some_and(|r| *target == r)))
             .map(|(value, _)| value.clone());
-        if let Some(property) = property {
-            if let Some(prop) = props.get_mut(property).and_then(Value::as_object_mut) {
-                if let (Some(value), None) = (&mapped, prop.get("enum")) {
-                    prop.insert("enum".into(), Value::Array(vec![value.clone().into()]));
-                }
-                if !all_required.iter().any(|r| r == property) {
-                    all_required.push(property.to_owned());
-                }
+        if let Some(property) = property
+            && let Some(prop) = props.get_mut(property).and_then(Value::as_object_mut)
+        {
+            if let (Some(value), None) = (&mapped, prop.get("enum")) {
+                prop.insert("enum".into(), Value::Array(vec![value.clone().into()]));
+            }
+            if !all_required.iter().any(|r| r == property) {
+                all_required.push(property.to_owned());
             }
         }
         merged.insert("type".into(), "object".into());
