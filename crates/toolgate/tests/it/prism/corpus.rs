@@ -157,7 +157,13 @@ async fn openai_3_1_yaml() {
         file: "openai-openapi.yaml.gz",
         domain: "openai",
         credential: BEARER,
-        known: &[],
+        known: &[
+            // Prism, not toolgate: it reads every multipart part as text, so an object part
+            // (`expires_after`, sent as JSON) "must be object" and an array (`include`, one part
+            // per item) "must be array", as with Twilio's form arrays and Box's `attributes`.
+            ("create_file", "Prism reads multipart object and array parts as strings"),
+            ("create_transcription", "Prism reads multipart object and array parts as strings"),
+        ],
     })
     .await;
 }
@@ -204,7 +210,13 @@ async fn digitalocean_3_0_yaml_multi_file() {
         credential: BEARER,
         // A DELETE's required body is sent (`kubernetes_destroy_associated_resources_selective`)
         // and `droplet_ids`, a `properties` map given by `$ref`, keeps its type (array of integers).
-        known: &[],
+        known: &[
+            // The document, not toolgate: the body's `oneOf` branches overlap (the snapshot
+            // action is the plain action plus an optional `name`, neither closed), so every body
+            // matches both and Prism answers "must match exactly one schema in oneOf".
+            ("droplet_actions_post_by_tag_droplet_action", "the document's oneOf branches overlap"),
+            ("droplet_actions_post_by_tag_droplet_action_snapshot", "the document's oneOf branches overlap"),
+        ],
     })
     .await;
 }
