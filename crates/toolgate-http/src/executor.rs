@@ -396,6 +396,10 @@ impl HttpExecutor {
                 max_binary_bytes: self.options.max_binary_bytes,
                 callers_credential,
                 secrets: &secrets,
+                text_ok: prepared.accept.split(',').any(|m| {
+                    let m = m.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+                    m != "application/json" && !m.ends_with("+json")
+                }),
             };
             let http_method = match method {
                 Method::Get => reqwest::Method::GET,

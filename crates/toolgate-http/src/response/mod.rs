@@ -36,6 +36,10 @@ pub(crate) struct Sent<'a> {
     /// The credentials this request carried (the static one, the caller's for this backend):
     /// removed from everything the backend answers before any of it is kept or clipped.
     pub(crate) secrets: &'a [&'a str],
+    /// Whether the operation documents an answer that is not JSON (its `Accept` lists such a
+    /// type, e.g. Box's `text/html` authorize page): only then is a text answer the result;
+    /// from an operation that answers JSON it is a `PARSE_ERROR`, as before.
+    pub(crate) text_ok: bool,
 }
 
 impl Sent<'_> {
@@ -171,6 +175,7 @@ pub(crate) fn map_answer(
     // Text that is not JSON is the answer as text; a JSON object or array sent as text (a
     // backend that labels its JSON `text/plain`) is still read as JSON.
     if status.is_success()
+        && sent.text_ok
         && matches!(media, Media::Text(_))
         && !body.iter().all(u8::is_ascii_whitespace)
         && !matches!(parsed, Some(Value::Object(_) | Value::Array(_)))

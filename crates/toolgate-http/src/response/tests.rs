@@ -14,6 +14,7 @@ const GET: Sent<'static> = Sent {
     max_binary_bytes: 64,
     callers_credential: false,
     secrets: &[],
+    text_ok: true,
 };
 const POST: Sent<'static> = Sent {
     method: "POST",
@@ -24,6 +25,7 @@ const POST: Sent<'static> = Sent {
     max_binary_bytes: 64,
     callers_credential: false,
     secrets: &[],
+    text_ok: true,
 };
 
 fn map(sent: &Sent<'_>, status: u16, body: &str) -> Result<Value, ToolError> {

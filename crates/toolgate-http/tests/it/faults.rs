@@ -146,10 +146,17 @@ path = "/text"
 summary = "Not JSON although it says so"
 
 [[routes]]
+op = "page_as_json"
+method = "GET"
+path = "/page"
+summary = "The HTML page from an operation said to answer JSON"
+
+[[routes]]
 op = "page"
 method = "GET"
 path = "/page"
 summary = "An HTML page"
+accept = ["text/html"]
 
 [[routes]]
 op = "big"
@@ -401,7 +408,10 @@ async fn odd_answers_get_their_own_codes() {
     assert_eq!(got.metadata.attempts, 1);
     assert_eq!(got.error.unwrap().details.unwrap()["preview"], "plain text, not JSON");
 
-    // Text that does not claim to be JSON (an HTML page) is the answer, as text.
+    // Text that does not claim to be JSON (an HTML page), from an operation that documents
+    // it (`accept`), is the answer, as text; from one that answers JSON it is not.
+    let got = call(&gw, "query_things", json!({"op": "page_as_json"}), CallOptions::default()).await;
+    assert_eq!(got.code(), Some(ErrorCode::ParseError), "{got:?}");
     let got = call(&gw, "query_things", json!({"op": "page"}), CallOptions::default()).await;
     assert!(got.success, "{got:?}");
     assert_eq!(
