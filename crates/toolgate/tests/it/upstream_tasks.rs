@@ -196,6 +196,12 @@ async fn an_upstream_tool_that_supports_tasks_runs_as_a_toolgate_task() {
     assert!(message.contains("already holds 1 tasks"), "{message}");
 
     // Cancelled: the task says so, and the upstream's call ends (its marker).
+    // The upstream has the call before it is cancelled (a cancel sent earlier reaches nothing).
+    let started = dir.path().join("started-bob");
+    toolgate_test_support::eventually(Duration::from_secs(20), "the upstream's call started", || async {
+        started.exists()
+    })
+    .await;
     let cancelled = bob.call("tasks/cancel", json!({"taskId": held_id})).await;
     assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
     assert_eq!(bob.poll(&held_id).await["status"], "cancelled");
@@ -273,6 +279,12 @@ async fn an_http_upstreams_task_marks_are_read_from_its_event_stream() {
     let held = alice.task("reports__hold_report", json!({"label": "http"})).await;
     let held_id =
         held["result"]["task"]["taskId"].as_str().unwrap_or_else(|| panic!("a task: {held}")).to_owned();
+    // The upstream has the call before it is cancelled (a cancel sent earlier reaches nothing).
+    let started = dir.path().join("started-http");
+    toolgate_test_support::eventually(Duration::from_secs(20), "the upstream's call started", || async {
+        started.exists()
+    })
+    .await;
     let cancelled = alice.call("tasks/cancel", json!({"taskId": held_id})).await;
     assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
     let marker = dir.path().join("cancelled-http");

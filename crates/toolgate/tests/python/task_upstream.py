@@ -50,7 +50,8 @@ async def slow_report(city: str, ms: Annotated[int, Field(ge=0, le=10_000)] = 30
 
 @server.tool()
 async def hold_report(label: str) -> str:
-    """Works until cancelled; leaves a marker file when it is."""
+    """Works until cancelled; leaves a marker file when it starts and when it is cancelled."""
+    (MARKERS / f"started-{label}").write_text("started")
     try:
         await anyio.sleep(3600)
     finally:
