@@ -200,8 +200,8 @@ const HELD_OUT: &[(&str, &[&str])] = &[
     ("change a user's profile picture", &["post_users_id_avatar"]),
 ];
 
-/// The tables of a corpus document (`tests/openapi/`, a `.gz` unpacked first).
-fn corpus_tables(file: &str) -> Vec<toolgate_schema::RouteTable> {
+/// The tables of a corpus document (`tests/openapi/`, a `.gz` unpacked first), with `name`.
+fn corpus_tables<'a>(file: &str, name: &'a str) -> (Vec<toolgate_schema::RouteTable>, &'a str) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/openapi").join(file);
     let dir = tempfile::tempdir().unwrap();
     let packed = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -211,7 +211,7 @@ fn corpus_tables(file: &str) -> Vec<toolgate_schema::RouteTable> {
     std::fs::write(&unpacked, text).unwrap();
     let import = toolgate_openapi::import_file(&unpacked, &toolgate_openapi::Options::default())
         .unwrap_or_else(|e| panic!("{file}: {e}"));
-    import.tables
+    (import.tables, name)
 }
 
 // Measured 47.7 % (21 of 44 requests missed) with the ranker as it is: the word groups it
@@ -222,20 +222,171 @@ const HELD_OUT_FLOOR: f64 = 45.0;
 
 #[test]
 fn held_out_requests_over_asana_and_box_find_the_right_tool_in_the_first_three() {
-    assert!(HELD_OUT.len() >= 30);
-    // One gateway serves both, as two `[[domains]]` would: a tool name both documents give
-    // (`query_events`) is the second one's with its document's name (`query_events_box`).
+    let tables = corpus_gateway_tables(&[
+        corpus_tables("asana_oas.yaml.gz", "asana"),
+        corpus_tables("box-openapi.json.gz", "box"),
+    ]);
+    held_out_rate("held out, Asana and Box", &tables, HELD_OUT, HELD_OUT_FLOOR);
+}
+
+/// A second held-out set, over DigitalOcean and Twilio (API 2010), written from the two
+/// documents' operation lists in a user's words before the ranker was run on them, and kept
+/// out of any tuning of it, as [`HELD_OUT`] is. An operation whose body is a union is imported
+/// as one op per body form (`droplets_create_op_1943`): a request names the forms it means.
+const HELD_OUT_2: &[(&str, &[&str])] = &[
+    // DigitalOcean
+    ("spin up a new virtual server", &["droplets_create_op_1943", "droplets_create_op_1944"]),
+    ("get rid of a virtual machine for good", &["droplets_destroy"]),
+    ("reboot my server", &["droplet_actions_post_droplet_action"]),
+    (
+        "point my website's name at a server's address",
+        &["domains_create_record_domain_record_a", "domains_create_record_domain_record_aaaa"],
+    ),
+    ("which DNS entries does my website have", &["domains_list_records"]),
+    ("set up a managed Postgres instance", &["databases_create_cluster"]),
+    ("how much do I owe so far this month", &["balance_get", "invoices_list"]),
+    ("download last month's bill as a PDF", &["invoices_get_pdf_by_uuid"]),
+    ("upload my public key for passwordless login to servers", &["ssh_keys_create"]),
+    (
+        "only let HTTPS traffic reach my servers",
+        &[
+            "firewalls_create_inbound_rules",
+            "firewalls_add_rules_inbound_rules",
+            "firewalls_update_inbound_rules",
+        ],
+    ),
+    (
+        "spread web traffic across several servers",
+        &["load_balancers_create_assign_droplets_by_id", "load_balancers_create_assign_droplets_by_tag"],
+    ),
+    ("the config file kubectl needs to reach my cluster", &["kubernetes_get_kubeconfig"]),
+    (
+        "add more worker machines to my k8s cluster",
+        &["kubernetes_add_node_pool", "kubernetes_update_node_pool"],
+    ),
+    (
+        "attach extra disk space to a server",
+        &[
+            "volumes_create_op_1000",
+            "volumes_create_op_1001",
+            "volume_actions_post_op_970",
+            "volume_actions_post_by_id_op_970",
+        ],
+    ),
+    (
+        "a fixed public address I can move between servers",
+        &["reserved_ips_create_assign_to_droplet", "floating_ips_create_assign_to_droplet"],
+    ),
+    ("how busy is the processor on my server", &["monitoring_get_droplet_cpu_metrics"]),
+    ("email me when memory use goes above 90 percent", &["monitoring_create_alert_policy"]),
+    ("which data centers can I deploy to", &["regions_list"]),
+    ("what machine sizes and prices are offered", &["sizes_list"]),
+    ("a private place to push my docker images", &["registry_create", "registries_create"]),
+    ("deploy my code from a git repository", &["apps_create"]),
+    ("go back to the previous release of my app", &["apps_create_rollback"]),
+    ("ping my website every minute to see that it is up", &["uptime_create_check"]),
+    ("clear the cached copies of my static files", &["cdn_purge_cache"]),
+    ("an isolated private network for my servers", &["vpcs_create"]),
+    // Twilio
+    ("text someone on their mobile", &["create_message"]),
+    ("ring a phone number from my app", &["create_call"]),
+    ("hang up a call that is still going", &["update_call"]),
+    ("history of the calls made last week", &["list_call"]),
+    (
+        "get a new number people can reach me on",
+        &[
+            "create_incoming_phone_number",
+            "create_incoming_phone_number_local",
+            "create_incoming_phone_number_mobile",
+            "create_incoming_phone_number_toll_free",
+        ],
+    ),
+    ("numbers I could rent in a given area code", &["list_available_phone_number_local"]),
+    ("give back a number I no longer need", &["delete_incoming_phone_number"]),
+    ("how much credit is left", &["fetch_balance"]),
+    (
+        "listen to the audio of a recorded conversation",
+        &["fetch_recording", "fetch_call_recording", "list_call_recording", "list_recording"],
+    ),
+    (
+        "the written text of a voicemail",
+        &[
+            "fetch_transcription",
+            "list_transcription",
+            "fetch_recording_transcription",
+            "list_recording_transcription",
+        ],
+    ),
+    ("start taping a call that is in progress", &["create_call_recording"]),
+    ("pause the recording while a card number is read out", &["update_call_recording"]),
+    ("remove a caller from a group call", &["delete_participant"]),
+    ("mute one person on a conference line", &["update_participant"]),
+    ("hold callers in line until an agent is free", &["create_queue"]),
+    ("who is still waiting in line", &["list_member"]),
+    // `create_payments` is not imported; `update_payments` is in the table it would be in.
+    ("take a card payment over the phone", &["update_payments"]),
+    ("pictures that came with a text", &["list_media", "fetch_media"]),
+    ("stop a text from going out before it is delivered", &["update_message"]),
+    ("erase a text from my history", &["delete_message"]),
+    ("a separate sub-account for one of my clients", &["create_account"]),
+    (
+        "how many minutes did we use this month",
+        &["list_usage_record_this_month", "list_usage_record", "list_usage_record_monthly"],
+    ),
+    ("warn me when spending passes a limit", &["create_usage_trigger"]),
+    ("show my own office number when calling out", &["create_validation_request", "list_outgoing_caller_id"]),
+    ("live captions of what is said on a call", &["create_realtime_transcription"]),
+    ("send the call audio to my websocket server", &["create_stream"]),
+    ("errors and warnings logged for my account", &["list_notification"]),
+    (
+        "only let these addresses place SIP calls",
+        &["create_sip_ip_access_control_list", "create_sip_ip_address"],
+    ),
+];
+
+// Measured 34.0 % (35 of 53 requests missed) when the set was written, with the ranker as it
+// was: the floor, to be raised with the ranker.
+const HELD_OUT_2_FLOOR: f64 = 34.0;
+
+#[test]
+fn held_out_requests_over_digitalocean_and_twilio_find_the_right_tool_in_the_first_three() {
+    let digitalocean = {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/openapi/digitalocean/specification/DigitalOcean-public.v2.yaml");
+        let import = toolgate_openapi::import_file(&path, &toolgate_openapi::Options::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        (import.tables, "digitalocean")
+    };
+    let tables = corpus_gateway_tables(&[digitalocean, corpus_tables("twilio_api_v2010.json.gz", "twilio")]);
+    held_out_rate("held out, DigitalOcean and Twilio", &tables, HELD_OUT_2, HELD_OUT_2_FLOOR);
+}
+
+/// The tables of several documents in one gateway, as two `[[domains]]` would serve them: a
+/// tool name an earlier document gave (`query_events`) is the later one's with its document's
+/// name (`query_events_box`).
+fn corpus_gateway_tables(
+    documents: &[(Vec<toolgate_schema::RouteTable>, &str)],
+) -> Vec<toolgate_schema::RouteTable> {
     let mut tables: Vec<toolgate_schema::RouteTable> = Vec::new();
-    for (file, name) in [("asana_oas.yaml.gz", "asana"), ("box-openapi.json.gz", "box")] {
-        for mut table in corpus_tables(file) {
+    for (document, name) in documents {
+        for table in document {
+            let mut table = table.clone();
             if tables.iter().any(|t| t.tool == table.tool) {
                 table.tool = format!("{}_{name}", table.tool);
             }
             tables.push(table);
         }
     }
+    tables
+}
+
+/// Search a gateway of `tables` with each request of `set`, print the rate of those whose
+/// right tool (one holding an operation the request names) is in the first three, and the
+/// misses; fail under `floor` %.
+fn held_out_rate(label: &str, tables: &[toolgate_schema::RouteTable], set: &[(&str, &[&str])], floor: f64) {
+    assert!(set.len() >= 30);
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
-    for table in &tables {
+    for table in tables {
         let spec = table.spec().unwrap_or_else(|e| panic!("{}: {e}", table.tool));
         tools.push(Arc::new(FnTool::new(spec, |_ctx, _params| {
             Box::pin(async { Ok(ToolOutput::json(serde_json::json!({}))) })
@@ -244,7 +395,7 @@ fn held_out_requests_over_asana_and_box_find_the_right_tool_in_the_first_three()
     let gateway = Gateway::builder().tools(tools).build().unwrap();
     let caller = Caller::new("u", gateway.policy().hierarchy().highest());
     let mut misses = Vec::new();
-    for (query, ops) in HELD_OUT {
+    for (query, ops) in set {
         // The tools holding the operations that answer the request.
         let expected: Vec<&str> = ops
             .iter()
@@ -266,18 +417,14 @@ fn held_out_requests_over_asana_and_box_find_the_right_tool_in_the_first_three()
             misses.push(format!("{query:?}: expected {expected:?} ({ops:?}), first three {found:?}"));
         }
     }
-    let rate = 100.0 * (HELD_OUT.len() - misses.len()) as f64 / HELD_OUT.len() as f64;
+    let rate = 100.0 * (set.len() - misses.len()) as f64 / set.len() as f64;
     println!(
-        "discovery (held out): the right tool in the first three for {rate:.1} % of {} requests over {} tools",
-        HELD_OUT.len(),
+        "discovery ({label}): the right tool in the first three for {rate:.1} % of {} requests over {} tools",
+        set.len(),
         tables.len()
     );
     for miss in &misses {
         println!("  missed {miss}");
     }
-    assert!(
-        rate >= HELD_OUT_FLOOR,
-        "{rate:.1} % (floor {HELD_OUT_FLOOR} %, goal 90 %):\n{}",
-        misses.join("\n")
-    );
+    assert!(rate >= floor, "{label}: {rate:.1} % (floor {floor} %, goal 90 %):\n{}", misses.join("\n"));
 }
