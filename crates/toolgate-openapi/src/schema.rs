@@ -27,18 +27,29 @@ struct Flat<'a> {
     nodes: usize,
 }
 
+/// What a cut schema's description says: why it was cut, and that toolgate takes `what`
+/// (`any JSON object`, `any value`) there as given. The importer's depth cut and the budget's
+/// ([`crate::budget`]) say it alike.
+pub(crate) fn cut_note(why: &str, what: &str) -> String {
+    format!(
+        "(Cut: {why}; toolgate takes {what} here as given, so follow the API's documentation for its members.)"
+    )
+}
+
+/// A description with a cut's note after it (the note alone where there was none).
+pub(crate) fn with_note(description: Option<&str>, note: String) -> String {
+    match description.map(str::trim) {
+        Some(d) if !d.is_empty() => format!("{d} {note}"),
+        _ => note,
+    }
+}
+
 /// What a schema cut at `at` becomes: any JSON object (any value at all when it is not an
 /// object), its description saying why.
 fn cut(target: &Value, why: &str) -> Value {
     let object = target.get("type").is_none_or(|t| t == "object") || target.get("properties").is_some();
-    let note = format!(
-        "(Cut: {why}; toolgate takes {} here as given, so follow the API's documentation for its members.)",
-        if object { "any JSON object" } else { "any value" }
-    );
-    let description = match target.get("description").and_then(Value::as_str).map(str::trim) {
-        Some(d) if !d.is_empty() => format!("{d} {note}"),
-        _ => note,
-    };
+    let note = cut_note(why, if object { "any JSON object" } else { "any value" });
+    let description = with_note(target.get("description").and_then(Value::as_str), note);
     let mut out = Map::new();
     if object {
         out.insert("type".into(), "object".into());

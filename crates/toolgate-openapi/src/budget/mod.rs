@@ -12,11 +12,16 @@
 //!    summary is kept first and cut at a sentence or word, field descriptions likewise, each
 //!    with a note saying so;
 //! 3. a part still over the limit with several operations is cut into consecutive parts
-//!    (`_2`, `_3`, ...). One operation that alone is over the limit stays, and is reported.
+//!    (`_2`, `_3`, ...);
+//! 4. a tool still over the limit (one operation whose schema alone is that large) has its
+//!    deepest nested body schemas cut to free-form values, the deepest level first and its
+//!    largest subtrees first, each cut's description saying what was left out; the value is
+//!    taken and sent as given. One still over the limit after that stays, and is reported.
 //!
 //! Names stay verb_noun, at most 64 characters, unique in the import, and the same for the
 //! same document. Every change is reported in a [`Report`].
 
+mod cut;
 mod split;
 mod trim;
 
@@ -75,11 +80,13 @@ pub struct Part {
     /// How many texts (operation summaries, field descriptions) were clipped or, at the last
     /// steps, left out in it.
     pub clipped: usize,
+    /// How many nested schemas were cut to free-form values in it (the last step).
+    pub cut: usize,
 }
 
 impl Report {
-    /// The tools that are still over the limit (each a single operation whose schema alone
-    /// is that large).
+    /// The tools that are still over the limit (each a single operation whose schema is that
+    /// large even with its nested schemas cut).
     pub fn over(&self) -> impl Iterator<Item = &Part> {
         self.changes.iter().flat_map(|c| &c.into).filter(|p| p.tokens > self.limit)
     }
@@ -108,6 +115,10 @@ impl fmt::Display for Report {
             )?;
             if clipped > 0 {
                 write!(f, "; {clipped} long text(s) clipped")?;
+            }
+            let cut: usize = change.into.iter().map(|p| p.cut).sum();
+            if cut > 0 {
+                write!(f, "; {cut} nested schema(s) cut to free-form values")?;
             }
             writeln!(f)?;
         }
@@ -152,11 +163,12 @@ pub(crate) fn fit(
         let mut change = Change { tool: table.tool.clone(), tokens, into: Vec::new() };
         let mut names = Names { taken: &mut taken, own: table.tool.clone() };
         for (name, routes) in parts {
-            for (part, clipped) in fit_part(name, routes, limit, &build) {
+            for (part, clipped, cut) in fit_part(name, routes, limit, &build) {
                 let mut part = part;
                 part.tool = names.claim(&part.tool);
                 let tokens = table_tokens(&part);
-                change.into.push(Part { tool: part.tool.clone(), ops: part.routes.len(), tokens, clipped });
+                let ops = part.routes.len();
+                change.into.push(Part { tool: part.tool.clone(), ops, tokens, clipped, cut });
                 out.push(part);
             }
         }
@@ -166,17 +178,25 @@ pub(crate) fn fit(
 }
 
 /// One part of a split table: clipped where still too large; while it has several operations
-/// and is still too large, cut into consecutive parts instead (each clipped where it must be).
-/// Each with how many texts were clipped in it.
+/// and is still too large, cut into consecutive parts instead (each clipped where it must be);
+/// a part still too large has its nested schemas cut. Each with how many texts were clipped
+/// and how many schemas cut in it.
 fn fit_part(
     name: String,
     routes: Vec<Route>,
     limit: usize,
     build: &dyn Fn(&str, Vec<Route>) -> RouteTable,
-) -> Vec<(RouteTable, usize)> {
-    let counted = |(t, removed, _): (RouteTable, usize, bool)| {
+) -> Vec<(RouteTable, usize, usize)> {
+    let counted = |(t, removed, fits): (RouteTable, usize, bool)| {
+        let (t, cuts) = match fits {
+            true => (t, 0),
+            false => {
+                let (t, cuts, _) = cut::cut(t, limit, build);
+                (t, cuts)
+            }
+        };
         let clipped = trim::count_clipped(&t.routes) + removed;
-        (t, clipped)
+        (t, clipped, cuts)
     };
     let (table, removed, fits) = trimmed(&name, routes.clone(), limit, build);
     if fits || routes.len() == 1 {

@@ -163,3 +163,89 @@ fn names_stay_within_64_characters() {
     assert!(name.len() <= 64 && name.ends_with("_users"), "{name}");
     assert!(toolgate_core::names::is_tool_name(&name), "{name}");
 }
+
+/// An object nesting `levels` deep: at each level a `kind` string with a long enum (which no
+/// clipping of texts shortens) and two children one level less deep.
+fn nested(levels: usize) -> toolgate_schema::Items {
+    let mut shape = toolgate_schema::Items::new(FieldType::Object);
+    let mut kind = Field::new("kind", FieldType::String).describe("What it is.");
+    kind.shape.enum_values = Some((0..12).map(|i| format!("kind_number_{i}").into()).collect());
+    shape.fields.push(kind);
+    if levels > 1 {
+        for child in ["left", "right"] {
+            let mut field = Field::new(child, FieldType::Object);
+            field.shape = nested(levels - 1);
+            shape.fields.push(field);
+        }
+    }
+    shape
+}
+
+/// Where the first cut shape is under `items`: the member names leading to it.
+fn first_cut(items: &toolgate_schema::Items, at: &mut Vec<String>) -> bool {
+    if items.description.as_deref().is_some_and(|d| d.contains("(Cut: the schemas of its members")) {
+        return true;
+    }
+    for field in &items.fields {
+        at.push(field.name.clone());
+        if first_cut(&field.shape, at) {
+            return true;
+        }
+        at.pop();
+    }
+    false
+}
+
+#[test]
+fn an_operation_over_the_limit_with_its_texts_clipped_has_its_deepest_schemas_cut_until_it_fits() {
+    let mut create = route("create_tree", Method::Post, "/trees", 2);
+    let mut tree = Field::new("tree", FieldType::Object).required();
+    tree.shape = nested(6);
+    create.fields.push(tree);
+    let table = make("trees", false, vec![create]);
+    let before = table_tokens(&table);
+    let limit = before / 3;
+    let (tables, report) = fit(vec![table], limit, make);
+    assert_eq!(tables.len(), 1, "one operation stays one tool");
+    let cut = &tables[0];
+    cut.check().unwrap();
+    let tokens = table_tokens(cut);
+    assert!(tokens <= limit, "{tokens} tokens, limit {limit}");
+    assert_eq!(report.over().count(), 0, "{report}");
+    let part = &report.changes[0].into[0];
+    assert!(part.cut > 0, "{report:?}");
+    assert!(report.to_string().contains("nested schema(s) cut to free-form values"), "{report}");
+    // The deepest levels went first: the body's own members are still there.
+    let shape = &cut.routes[0].fields.iter().find(|f| f.name == "tree").unwrap().shape;
+    let members: Vec<&str> = shape.fields.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(members, ["kind", "left", "right"]);
+    let mut at = Vec::new();
+    assert!(first_cut(shape, &mut at), "a cut shape under `tree`");
+    assert!(at.len() >= 2, "cut at {at:?}");
+    let mut spot = shape;
+    for name in &at {
+        spot = &spot.fields.iter().find(|f| f.name == *name).unwrap().shape;
+    }
+    // A free-form object whose description says what was cut and why.
+    assert_eq!(spot.ty, FieldType::Object);
+    assert!(spot.fields.is_empty());
+    assert_eq!(spot.values.as_deref(), Some(&toolgate_schema::Items::new(FieldType::Any)));
+    let note = spot.description.as_deref().unwrap();
+    assert!(note.contains("`kind`, `left`, `right`"), "{note}");
+    assert!(note.contains(&format!("within the {limit}-token limit")), "{note}");
+    assert!(note.contains("any JSON object here as given"), "{note}");
+    // It takes any members, and what is given there is the body as sent.
+    let validator = toolgate_schema::Validator::new(&cut.schema()).unwrap();
+    let mut value = serde_json::json!({"anything": [1, {"deep": true}], "kind": "not in the enum"});
+    for name in at.iter().rev() {
+        value = serde_json::json!({ name.as_str(): value });
+    }
+    let call = serde_json::json!({"op": "create_tree", "name": "n", "tree": value});
+    validator.validate(&call).unwrap_or_else(|e| panic!("{call}: {e:?}"));
+    // The same document gives the same tool.
+    let mut again = route("create_tree", Method::Post, "/trees", 2);
+    let mut tree = Field::new("tree", FieldType::Object).required();
+    tree.shape = nested(6);
+    again.fields.push(tree);
+    assert_eq!(fit(vec![make("trees", false, vec![again])], limit, make).0, tables);
+}

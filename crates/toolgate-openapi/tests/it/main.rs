@@ -2,6 +2,7 @@
 //! third-party documents kept as fixtures, and the cases that must be skipped or refused.
 
 mod bodies;
+mod budget;
 mod cases;
 mod faithful;
 mod files;
