@@ -180,6 +180,17 @@ async def list_my_roots(ctx: Context) -> list[str]:
 
 
 @server.tool()
+async def ask_model_about_roots(ctx: Context) -> dict[str, Any]:
+    """Asks the client's model (sampling), then lists the client's roots: two requests in one call."""
+    sampled = await ctx.request_context.session.create_message(
+        messages=[SamplingMessage(role="user", content=TextContent(type="text", text="Which roots?"))], max_tokens=20
+    )
+    roots = await ctx.request_context.session.list_roots()
+    text = sampled.content.text if isinstance(sampled.content, TextContent) else "no text"
+    return {"model": text, "roots": [str(root.uri) for root in roots.roots]}
+
+
+@server.tool()
 async def log_twice(ctx: Context) -> str:
     """Sends a debug and an info log message."""
     await ctx.debug("debug line")

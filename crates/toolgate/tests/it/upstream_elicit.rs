@@ -2,7 +2,8 @@
 //! clients nobody here wrote: `toolgate serve --demo` with mcp-upstream's Python SDK
 //! upstream (`ask_name` elicits), and the official Python SDK as the client
 //! (`tests/python/upstream_elicit_check.py`): accepted, declined, and not askable at
-//! 2025-11-25, and accepted at 2026-07-28.
+//! 2025-11-25, and accepted at 2026-07-28; at 2026-07-28 also its sampling and roots
+//! requests, one and two in a call, as `input_required` rounds.
 //!
 //! Needs `TOOLGATE_PYTHON` with `mcp` 2.x; skips without it unless
 //! `TOOLGATE_REQUIRE_INTEROP=1`.

@@ -9,7 +9,11 @@ tests/python/upstream_server.py, itself written with the Python SDK) whose
   3. a client without the elicitation capability is not asked, and the upstream
      does not get a name;
   4. at 2026-07-28 the SDK's `Client` (server/discover) is asked the same question
-     once and the upstream gets its answer.
+     once and the upstream gets its answer;
+  5. at 2026-07-28 the upstream's sampling and roots requests reach that `Client` as
+     `input_required` rounds: `ask_model` (one request), `list_my_roots` (one) and
+     `ask_model_about_roots` (two in one call: each asked once, the second round's retry
+     carrying the first answer) end with the client's own answers.
 
 Usage: upstream_elicit_check.py URL KEY
 """
@@ -89,6 +93,38 @@ async def main(url: str, key: str) -> None:
     expect(len(asked) == 1 and asked[0].message == "What is your name?", "the user was asked the upstream's question once", [str(a) for a in asked])
     envelope = result.structured_content
     expect(envelope["success"] is True and envelope["result"].get("name") == "Ada", "the upstream got the answer", envelope)
+
+    print("--- 2026-07-28: the upstream's sampling and roots requests, answered by the Client")
+    sampled: list = []
+    listed: list = []
+
+    async def sample(_context: Any, params: Any) -> types.CreateMessageResult:
+        sampled.append(params)
+        return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text="sunny"), model="m")
+
+    async def roots(_context: Any) -> types.ListRootsResult:
+        listed.append(True)
+        return types.ListRootsResult(roots=[types.Root(uri="file:///srv/forecasts", name="forecasts")])
+
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {key}"})
+    async with http:
+        async with Client(streamable_http_client(url, http_client=http), sampling_callback=sample, list_roots_callback=roots) as client:
+            version = client.session.protocol_version
+            model = await client.call_tool("execute_tool", {"tool_name": "weather__ask_model", "parameters": {"question": "Weather?"}})
+            mine = await client.call_tool("execute_tool", {"tool_name": "weather__list_my_roots", "parameters": {}})
+            sampled_before, listed_before = len(sampled), len(listed)
+            both = await client.call_tool("execute_tool", {"tool_name": "weather__ask_model_about_roots", "parameters": {}})
+    expect(version == "2026-07-28", "the protocol is 2026-07-28", version)
+    envelope = model.structured_content
+    expect(envelope["success"] is True and "sunny" in json.dumps(envelope["result"]), "sampling: the upstream got the client's text", envelope)
+    expect(len(sampled) >= 1 and sampled[0].messages[0].content.text == "Weather?", "with the upstream's own message", [str(s) for s in sampled])
+    envelope = mine.structured_content
+    expect(envelope["success"] is True and "file:///srv/forecasts" in str(envelope["result"]), "roots: the upstream got the client's roots", envelope)
+    envelope = both.structured_content
+    expect(envelope["success"] is True and "sunny" in json.dumps(envelope["result"]) and "file:///srv/forecasts" in json.dumps(envelope["result"]),
+           "two requests in one call: both answers reached the upstream", envelope)
+    expect(len(sampled) - sampled_before == 1 and len(listed) - listed_before == 1,
+           "and each was asked of the client once", [len(sampled) - sampled_before, len(listed) - listed_before])
     print("PASS")
 
 
