@@ -149,19 +149,19 @@ impl std::fmt::Debug for CallToken {
 /// otherwise it is `C`. The events of its answers are shown to `tasks` on the way
 /// ([`crate::task_support`]).
 #[derive(Clone)]
-pub(crate) struct HeaderClient<C> {
-    pub(crate) inner: C,
+pub(crate) struct HeaderClient {
+    pub(crate) inner: reqwest::Client,
     pub(crate) service: Option<TokenProvider>,
     pub(crate) tasks: Arc<crate::task_support::TaskTools>,
 }
 
-impl<C: StreamableHttpClient> HeaderClient<C> {
+impl HeaderClient {
     /// The `Authorization` of a request that carries no call token: toolgate's
     /// own token, when the upstream has one, else what rmcp gave (none).
     async fn service_auth(
         &self,
         auth_header: Option<String>,
-    ) -> Result<Option<String>, StreamableHttpError<C::Error>> {
+    ) -> Result<Option<String>, StreamableHttpError<reqwest::Error>> {
         let Some(service) = &self.service else { return Ok(auth_header) };
         // The caller is ignored by such a source: toolgate's own token is the same for all.
         let token = service.token(&Caller::new("toolgate", "")).await.map_err(|error| {
@@ -179,7 +179,7 @@ impl<C: StreamableHttpClient> HeaderClient<C> {
         message: &ClientJsonRpcMessage,
         auth_header: Option<String>,
         mut headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(Option<String>, HashMap<HeaderName, HeaderValue>), StreamableHttpError<C::Error>> {
+    ) -> Result<(Option<String>, HashMap<HeaderName, HeaderValue>), StreamableHttpError<reqwest::Error>> {
         let mut call_token = None;
         if let ClientJsonRpcMessage::Request(request) = message {
             let extensions = request.request.extensions();
@@ -207,10 +207,24 @@ impl<C: StreamableHttpClient> HeaderClient<C> {
             other => other,
         }
     }
+
+    /// A `tools/list` sent by toolgate, its plain JSON answer read for task support
+    /// ([`crate::listing`]); `None`: not a listing, or one for rmcp's client to send.
+    async fn listing(
+        &self,
+        uri: &str,
+        message: &ClientJsonRpcMessage,
+        session_id: Option<&str>,
+        auth: Option<&str>,
+        headers: &HashMap<HeaderName, HeaderValue>,
+    ) -> Option<Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>> {
+        let listing = crate::listing::Listing { uri, message, session_id, auth, headers };
+        crate::listing::list(&self.inner, listing, &self.tasks).await
+    }
 }
 
-impl<C: StreamableHttpClient + Sync> StreamableHttpClient for HeaderClient<C> {
-    type Error = C::Error;
+impl StreamableHttpClient for HeaderClient {
+    type Error = reqwest::Error;
 
     async fn post_message(
         &self,
@@ -221,6 +235,11 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for HeaderClient<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let (auth_header, headers) = self.for_message(&message, auth_header, custom_headers).await?;
+        if let Some(answer) =
+            self.listing(&uri, &message, session_id.as_deref(), auth_header.as_deref(), &headers).await
+        {
+            return answer;
+        }
         self.inner.post_message(uri, message, session_id, auth_header, headers).await.map(|r| self.tapped(r))
     }
 
@@ -234,6 +253,11 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for HeaderClient<C> {
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let (auth_header, headers) = self.for_message(&message, auth_header, custom_headers).await?;
+        if let Some(answer) =
+            self.listing(&uri, &message, session_id.as_deref(), auth_header.as_deref(), &headers).await
+        {
+            return answer;
+        }
         self.inner
             .post_message_with_max_sse_event_size(
                 uri,
@@ -257,6 +281,11 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for HeaderClient<C> {
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
         let (auth_header, headers) = self.for_message(&message, auth_header, custom_headers).await?;
+        if let Some(answer) =
+            self.listing(&uri, &message, session_id.as_deref(), auth_header.as_deref(), &headers).await
+        {
+            return answer;
+        }
         self.inner
             .post_message_with_response_limits(uri, message, session_id, auth_header, headers, limits)
             .await

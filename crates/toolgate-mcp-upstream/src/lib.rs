@@ -113,6 +113,7 @@ mod federation;
 mod identity;
 #[allow(deprecated)]
 mod link;
+mod listing;
 mod spec;
 mod supervisor;
 mod surface;

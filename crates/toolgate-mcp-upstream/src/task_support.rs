@@ -7,9 +7,9 @@
 //! rmcp's `Tool` has no `execution` field: the listing it parses has lost it.
 //! So the answers are read as they arrive, before rmcp parses them: the child's
 //! output through [`Tap`] (stdio), each event of an HTTP answer stream through
-//! [`tap_events`]. Only messages that carry a `tools` list are parsed, into the
-//! few fields read here. An HTTP upstream that answers `tools/list` with a
-//! plain JSON body (not an event stream) is not read: its tools stay plain calls.
+//! [`tap_events`], and the plain JSON answer of an HTTP listing, which toolgate
+//! sends itself for that ([`crate::listing`]). Only messages that carry a `tools`
+//! list are parsed, into the few fields read here.
 
 use std::collections::HashSet;
 use std::pin::Pin;

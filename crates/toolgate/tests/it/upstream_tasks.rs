@@ -5,7 +5,8 @@
 //! is created, polled to completion and read; another is cancelled, and the upstream's call
 //! ends (its marker file). `[tasks] per_owner = 1` refuses a second task of the same key
 //! while the first is held, and `toolgate check` refuses out-of-bounds and unknown keys.
-//! The same upstream over streamable HTTP has its marks read from its event stream.
+//! The same upstream over streamable HTTP has its marks read from its event stream, and from
+//! its plain JSON listing when it answers without one.
 //!
 //! Needs `TOOLGATE_PYTHON` with `mcp` 2.x; skips without it unless
 //! `TOOLGATE_REQUIRE_INTEROP=1`.
@@ -226,11 +227,23 @@ async fn an_upstream_tool_that_supports_tasks_runs_as_a_toolgate_task() {
 /// reads the marks too; a task of its tool is polled to its result, another cancelled.
 #[tokio::test]
 async fn an_http_upstreams_task_marks_are_read_from_its_event_stream() {
+    over_http("--http", "http").await;
+}
+
+/// The same with every answer a plain JSON body, which rmcp's client parses into a `Tool`
+/// without `execution`: toolgate sends the listing itself and reads the marks first.
+#[tokio::test]
+async fn an_http_upstreams_task_marks_are_read_from_a_plain_json_listing() {
+    over_http("--http-json", "json").await;
+}
+
+/// Tasks of the HTTP upstream started with `flag`; `label` names its held call's markers.
+async fn over_http(flag: &str, label: &str) {
     use tokio::io::AsyncBufReadExt;
     let Some(python) = toolgate_test_support::python::with("import uvicorn, mcp") else { return };
     let dir = tempfile::tempdir().unwrap();
     let mut upstream = tokio::process::Command::new(&python)
-        .args([UPSTREAM, "--http"])
+        .args([UPSTREAM, flag])
         .env("MARKER_DIR", dir.path())
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
@@ -276,18 +289,18 @@ async fn an_http_upstreams_task_marks_are_read_from_its_event_stream() {
     let result = alice.call("tasks/result", json!({"taskId": id})).await;
     assert_eq!(result["result"]["structuredContent"]["result"]["report"], "the report on Bergen", "{result}");
 
-    let held = alice.task("reports__hold_report", json!({"label": "http"})).await;
+    let held = alice.task("reports__hold_report", json!({"label": label})).await;
     let held_id =
         held["result"]["task"]["taskId"].as_str().unwrap_or_else(|| panic!("a task: {held}")).to_owned();
     // The upstream has the call before it is cancelled (a cancel sent earlier reaches nothing).
-    let started = dir.path().join("started-http");
+    let started = dir.path().join(format!("started-{label}"));
     toolgate_test_support::eventually(Duration::from_secs(20), "the upstream's call started", || async {
         started.exists()
     })
     .await;
     let cancelled = alice.call("tasks/cancel", json!({"taskId": held_id})).await;
     assert_eq!(cancelled["result"]["status"], "cancelled", "{cancelled}");
-    let marker = dir.path().join("cancelled-http");
+    let marker = dir.path().join(format!("cancelled-{label}"));
     toolgate_test_support::eventually(
         Duration::from_secs(10),
         "the upstream's call is cancelled",

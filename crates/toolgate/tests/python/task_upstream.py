@@ -8,7 +8,8 @@ call in a task of its own. MARKER_DIR (environment) is where `hold_report` leave
 its call is cancelled (the upstream heard `notifications/cancelled`).
 
 Over stdio by default; with `--http`, over streamable HTTP (answers as event streams, the SDK's
-default) on 127.0.0.1 at a port the system picks, printing `listening <port>` once it accepts.
+default) on 127.0.0.1 at a port the system picks, printing `listening <port>` once it accepts;
+with `--http-json` the same with every answer a plain JSON body (`json_response=True`).
 """
 
 from __future__ import annotations
@@ -66,14 +67,14 @@ def echo_word(word: str) -> dict[str, str]:
     return {"echo": word.upper()}
 
 
-async def serve_http() -> None:
+async def serve_http(json_response: bool) -> None:
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
-    uv = uvicorn.Server(uvicorn.Config(server.streamable_http_app(), log_level="warning"))
+    uv = uvicorn.Server(uvicorn.Config(server.streamable_http_app(json_response=json_response), log_level="warning"))
 
     async def announce() -> None:
         while not uv.started:
@@ -86,7 +87,7 @@ async def serve_http() -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--http"]:
-        anyio.run(serve_http)
+    if sys.argv[1:] in (["--http"], ["--http-json"]):
+        anyio.run(serve_http, sys.argv[1] == "--http-json")
     else:
         server.run()
