@@ -94,6 +94,18 @@ async fn sighup_swaps_the_domains_tools_and_a_bad_configuration_changes_nothing(
     };
     let before = names(request("tools/list", json!({})).await);
     assert!(before.contains(&"query_alpha".to_owned()) && !before.contains(&"query_beta".to_owned()));
+    // The session's own stream, where a direct-mode session hears that the tool list changed.
+    let stream = client
+        .get(&endpoint)
+        .bearer_auth(&key)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", mcp::PROTOCOL)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    let mut events = mcp::SseReader::new(stream);
 
     // A new table: served after SIGHUP, and callable.
     std::fs::write(routes.join("query_beta.toml"), table("query_beta", "get_beta", "/beta")).unwrap();
@@ -111,6 +123,16 @@ async fn sighup_swaps_the_domains_tools_and_a_bad_configuration_changes_nothing(
     assert_eq!(called["isError"], false, "{called}");
     assert_eq!(seen.lock().unwrap().last().map(String::as_str), Some("/beta"));
     eprintln!("a new table was served {} ms after SIGHUP", reloaded_after.as_millis());
+    // The open session was told, without asking: `notifications/tools/list_changed` on its stream.
+    loop {
+        let (_, data) = events.next(Duration::from_secs(10)).await.expect("the session's stream stays open");
+        if serde_json::from_str::<Value>(&data)
+            .is_ok_and(|m| m["method"] == "notifications/tools/list_changed")
+        {
+            break;
+        }
+    }
+    eprintln!("the open session heard the change {} ms after SIGHUP", sent.elapsed().as_millis());
 
     // A broken table: refused as a whole, every tool stays as it was.
     std::fs::write(routes.join("query_gamma.toml"), "tool = \"query_gamma\"\n").unwrap();
