@@ -33,7 +33,8 @@ pub struct HttpOptions {
     /// further than the limit). Default 1 MiB: base64 makes it a third larger in the answer.
     pub max_binary_bytes: usize,
     /// Largest upload: the files of one multipart request (`body_encoding = "multipart"`)
-    /// together, once decoded from the base64 text the model gives. More is `INVALID_PARAMS`
+    /// together, or the bytes of a binary body (`body_encoding = "binary"`), once decoded from
+    /// the base64 text the model gives. More is `INVALID_PARAMS`
     /// naming the size and this limit, and nothing is sent. Default 1 MiB.
     pub max_upload_bytes: usize,
     /// How many characters of an unexpected body (a 5xx page, text that is not JSON) go into
@@ -152,7 +153,9 @@ impl HttpOptions {
 /// Per call: the operation's path variables are filled percent-encoded (no value can change the
 /// path), each other field goes where [`Route::location`] says: by default GET and DELETE send
 /// them as a query string and no body, POST, PUT and PATCH as a JSON object, or as
-/// `application/x-www-form-urlencoded` pairs with `body_encoding = "form"` (none at all with
+/// `application/x-www-form-urlencoded` pairs with `body_encoding = "form"`, one field's value
+/// as the whole body with `body_field` (a JSON array, a free-form object, a binary body's
+/// decoded bytes with `body_encoding = "binary"`, in the route's `content_type`) (none at all with
 /// `body = "none"`, or with `body = "optional"` when no body field is given); `Accept` names the
 /// media types the operation documents, JSON first ([`Route::accept_header`]); the caller's credential made for this backend (from
 /// [`toolgate_core::Caller::credentials`], under [`HttpOptions::backend_id`]) goes in

@@ -102,6 +102,7 @@ mod prepare;
 mod response;
 mod targets;
 mod tls;
+mod whole;
 mod wire;
 
 pub use auth::{Auth, TokenProvider};

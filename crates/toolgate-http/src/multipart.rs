@@ -47,7 +47,7 @@ struct Part {
 
 /// Base64 text as bytes: the standard or URL-safe alphabet, padded or not, line breaks and
 /// spaces ignored (base64 is often wrapped); a `data:...;base64,` prefix is taken off.
-fn decode(text: &str) -> Option<Vec<u8>> {
+pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
     let text = match text.strip_prefix("data:").and_then(|rest| rest.split_once(";base64,")) {
         Some((_, data)) => data,
         None => text,

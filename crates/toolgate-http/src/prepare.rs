@@ -11,6 +11,7 @@ use toolgate_schema::{Body, BodyEncoding, Location, Method, OP_FIELD, Route};
 use crate::HttpExecutor;
 use crate::encode::{encode_component, fill_path, form_body, query_string, scalar_text};
 use crate::multipart::{MultipartBody, multipart_body};
+use crate::whole::{WholeBody, whole_body};
 use crate::wire::sent_value;
 
 /// A request ready to send: what [`HttpExecutor`] derives from an operation and its parameters
@@ -37,11 +38,16 @@ pub struct Prepared {
     /// Its keys are the names sent ([`Route::wire_name`]).
     pub body: Option<Map<String, Value>>,
     /// How [`Prepared::body`] is sent ([`Route::body_encoding`]): a JSON object,
-    /// `application/x-www-form-urlencoded` pairs (arrays as repeated keys), or
-    /// `multipart/form-data` parts (the files, given base64 in [`Prepared::body`], decoded).
+    /// `application/x-www-form-urlencoded` pairs (arrays as repeated keys),
+    /// `multipart/form-data` parts (the files, given base64 in [`Prepared::body`], decoded), or
+    /// a binary body's bytes ([`Prepared::whole_body`]).
     pub body_encoding: BodyEncoding,
     /// The encoded multipart body of a multipart route.
     multipart: Option<MultipartBody>,
+    /// The body of a route with a `body_field`: that field's value as sent.
+    whole: Option<WholeBody>,
+    /// The `Content-Type` of a JSON body ([`Route::content_type_header`]).
+    json_type: String,
 }
 
 impl Prepared {
@@ -49,6 +55,13 @@ impl Prepared {
     /// `Content-Type` (with the boundary) and its bytes, the files decoded.
     pub fn multipart(&self) -> Option<(String, &[u8])> {
         self.multipart.as_ref().map(|m| (m.content_type(), m.bytes.as_slice()))
+    }
+
+    /// The body of a route that sends one field's value as its body ([`Route::body_field`]):
+    /// its `Content-Type` and bytes (a JSON value as JSON text, a binary body's base64 text
+    /// decoded). [`Prepared::body`] holds that one field.
+    pub fn whole_body(&self) -> Option<(&str, &[u8])> {
+        self.whole.as_ref().map(|w| (w.content_type.as_str(), w.bytes.as_slice()))
     }
 }
 
@@ -146,6 +159,20 @@ impl HttpExecutor {
             }
             _ => None,
         };
+        // A body that is one field's value (an array, a free-form object, a binary body's
+        // bytes), decoded and its size checked here too.
+        let whole = match (&body, route.body_field.as_deref()) {
+            (Some(fields), Some(name)) => {
+                match whole_body(route, name, fields, self.options().max_upload_bytes) {
+                    Ok(whole) => Some(whole),
+                    Err(problem) => {
+                        errors.push(problem);
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
         // The body under the names the backend knows (`wire_name`), checked under the model's.
         let body = body.map(|b| b.into_iter().map(|(k, v)| (route.wire_name(&k).to_owned(), v)).collect());
         if !errors.is_empty() {
@@ -186,16 +213,32 @@ impl HttpExecutor {
             body,
             body_encoding: route.body_encoding,
             multipart,
+            whole,
+            json_type: route.content_type_header().to_owned(),
         })
     }
 }
 
 /// `request` with the body of a prepared request, if it has one, encoded as its
 /// `body_encoding` says: a JSON object, `application/x-www-form-urlencoded` pairs, or the
-/// multipart body encoded by [`HttpExecutor::prepare`], each with its `Content-Type`.
+/// multipart body encoded by [`HttpExecutor::prepare`], each with its `Content-Type`; a route
+/// with a `body_field` sends that field's value (JSON text, or a binary body's bytes).
 pub(crate) fn with_body(request: reqwest::RequestBuilder, prepared: &Prepared) -> reqwest::RequestBuilder {
+    use reqwest::header::CONTENT_TYPE;
+    if prepared.body.is_some()
+        && let Some(whole) = &prepared.whole
+    {
+        return request.header(CONTENT_TYPE, whole.content_type.as_str()).body(whole.bytes.clone());
+    }
     match (prepared.body.as_ref(), prepared.body_encoding) {
         (None, _) => request,
+        // Only ever with a `body_field` (the table's check), sent above.
+        (Some(_), BodyEncoding::Binary) => request,
+        (Some(body), BodyEncoding::Json) if prepared.json_type != BodyEncoding::Json.content_type() => {
+            request
+                .header(CONTENT_TYPE, prepared.json_type.as_str())
+                .body(serde_json::to_vec(body).expect("a JSON object serializes"))
+        }
         (Some(body), BodyEncoding::Json) => request.json(body),
         (Some(body), BodyEncoding::Form) => request
             .header(reqwest::header::CONTENT_TYPE, BodyEncoding::Form.content_type())

@@ -192,7 +192,7 @@ impl<'a> Op<'a> {
                     match encoding {
                         BodyEncoding::Form => "form",
                         BodyEncoding::Multipart => "multipart",
-                        BodyEncoding::Json => "JSON",
+                        BodyEncoding::Json | BodyEncoding::Binary => "JSON",
                     }
                 ));
             };
@@ -291,6 +291,8 @@ impl<'a> Op<'a> {
             fields: Vec::new(),
             body: Body::None,
             body_encoding: BodyEncoding::Json,
+            body_field: None,
+            content_type: None,
             accept: Vec::new(),
             server: None,
             security: None,
@@ -317,6 +319,8 @@ impl<'a> Op<'a> {
             fields,
             body,
             body_encoding,
+            body_field: None,
+            content_type: None,
             accept,
             server,
             security,

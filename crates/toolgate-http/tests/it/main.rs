@@ -17,4 +17,5 @@ mod refused;
 mod targets;
 mod tls;
 mod token;
+mod whole;
 mod wire_names;

@@ -21,6 +21,8 @@ fn route(op: &str) -> Route {
         fields: Vec::new(),
         body: Default::default(),
         body_encoding: Default::default(),
+        body_field: None,
+        content_type: None,
         accept: Vec::new(),
         server: None,
         security: None,

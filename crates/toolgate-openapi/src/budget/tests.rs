@@ -15,6 +15,8 @@ fn route(op: &str, method: Method, path: &str, words: usize) -> Route {
         fields,
         body: Default::default(),
         body_encoding: Default::default(),
+        body_field: None,
+        content_type: None,
         accept: Vec::new(),
         server: None,
         security: None,

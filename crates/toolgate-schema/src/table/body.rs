@@ -42,15 +42,21 @@ pub enum BodyEncoding {
     /// array of such) is a file: the model gives its content as base64 text, which is decoded
     /// and sent as a file part (`application/octet-stream`, the file name the field's name).
     Multipart,
+    /// The raw bytes of the route's [`Route::body_field`] (`application/octet-stream`, or the
+    /// route's [`Route::content_type`], e.g. `image/png`): the model gives them as base64 text
+    /// (the field is a string with `content_encoding = "base64"`), which is decoded and sent
+    /// as the whole body (Box's upload-session chunks, Petstore 2.0's image uploads).
+    Binary,
 }
 
 impl BodyEncoding {
-    /// `"json"`, `"form"` or `"multipart"`.
+    /// `"json"`, `"form"`, `"multipart"` or `"binary"`.
     pub fn as_str(self) -> &'static str {
         match self {
             BodyEncoding::Json => "json",
             BodyEncoding::Form => "form",
             BodyEncoding::Multipart => "multipart",
+            BodyEncoding::Binary => "binary",
         }
     }
 
@@ -61,6 +67,7 @@ impl BodyEncoding {
             BodyEncoding::Json => "application/json",
             BodyEncoding::Form => "application/x-www-form-urlencoded",
             BodyEncoding::Multipart => "multipart/form-data",
+            BodyEncoding::Binary => "application/octet-stream",
         }
     }
 

@@ -5,6 +5,7 @@ mod body;
 mod check;
 mod field;
 mod schema;
+mod whole;
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -108,8 +109,23 @@ pub struct Route {
     /// objects or arrays of arrays or objects; the table is refused at load otherwise.
     /// `"multipart"` sends `multipart/form-data` (file uploads), its files the body fields
     /// with `content_encoding = "base64"` ([`BodyEncoding::Multipart`]).
+    /// `"binary"` sends the bytes of its [`Route::body_field`], given as base64 text
+    /// ([`BodyEncoding::Binary`]).
     #[serde(default, skip_serializing_if = "BodyEncoding::is_json")]
     pub body_encoding: BodyEncoding,
+    /// The one body field whose value is the request body itself (key `body_field`), instead
+    /// of an object of the body fields: a JSON array (Petstore's `POST /user/createWithList`
+    /// takes `[User, ...]`), a free-form JSON object, or with `body_encoding = "binary"` the
+    /// bytes of a base64 field. It must be the route's only body field, required when the body
+    /// is (`body = "required"`); with `body = "optional"` the body is sent when it is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body_field: Option<String>,
+    /// The `Content-Type` of the body when it is not its encoding's default (key
+    /// `content_type`): a JSON type for a JSON body (`application/json-patch+json`), any
+    /// media type `type/subtype` for a binary one (default `application/octet-stream`). Not
+    /// for form and multipart bodies. See [`Route::content_type_header`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
     /// The media types the operation answers with, e.g. `["application/json",
     /// "application/xml"]`; sent as `Accept`, JSON types first, the others at `q=0.5`. Empty
     /// (the default): `Accept: application/json`.
@@ -204,6 +220,19 @@ impl Route {
         } else {
             Location::Body
         }
+    }
+
+    /// The `Content-Type` the route's body is sent with: its [`Route::content_type`], else its
+    /// encoding's ([`BodyEncoding::content_type`]; a multipart body adds its boundary).
+    ///
+    /// ```
+    /// let route: toolgate_schema::Route = toml::from_str(
+    ///     "op = \"put\"\nmethod = \"PUT\"\npath = \"/chunk\"\nsummary = \"s\"\nbody_encoding = \"binary\"",
+    /// ).unwrap();
+    /// assert_eq!(route.content_type_header(), "application/octet-stream");
+    /// ```
+    pub fn content_type_header(&self) -> &str {
+        self.content_type.as_deref().unwrap_or(self.body_encoding.content_type())
     }
 
     /// The `Accept` header of the operation: its [`Route::accept`] types, JSON ones
@@ -430,6 +459,7 @@ impl RouteTable {
             if route.body_encoding == BodyEncoding::Multipart {
                 body::check_multipart(route, &at, &mut problems);
             }
+            whole::check_whole_body(route, &at, &mut problems);
             body::check_content_encoding(route, &at, &mut problems);
             for media in &route.accept {
                 let plain = media.split_once('/').is_some_and(|(t, s)| {

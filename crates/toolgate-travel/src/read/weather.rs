@@ -163,6 +163,8 @@ pub(crate) fn provider(config: &TravelConfig) -> Option<Result<Provider, String>
         fields: Vec::new(),
         body: Default::default(),
         body_encoding: Default::default(),
+        body_field: None,
+        content_type: None,
         accept: Vec::new(),
         server: None,
         security: None,
