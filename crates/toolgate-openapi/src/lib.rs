@@ -17,9 +17,16 @@
 //! and a schema nesting deeper than 16 levels or containing itself is cut there to a free-form
 //! object, its description saying so. Header parameters are header fields; a body member named
 //! like a parameter is `body_<name>` for the model; a DELETE's JSON body is sent when one of
-//! its fields is given. An operation that cannot be mapped
-//! faithfully (multipart or other bodies, a body that is a `oneOf`, a form with nested fields,
-//! cookies, a GET with a body) is skipped with one
+//! its fields is given. A `multipart/form-data` body is a multipart route (its files base64
+//! text), a body that is a `oneOf`/`anyOf` of objects one route per branch. A body that is not
+//! an object of declared members is one field sent as the body itself (`body_field`): a JSON
+//! array named for its items (`users` for `[User]`), a free-form object or any other JSON value
+//! as `body`, in the document's JSON type (`content_type = "application/json-patch+json"`); a
+//! raw binary body (`application/octet-stream`, `image/png`) is `content`, base64 text sent
+//! decoded with that media type (`body_encoding = "binary"`). An operation that cannot be
+//! mapped faithfully (an XML or other body that is neither JSON, a form, multipart nor binary,
+//! a binary body of a wildcard type such as `image/*`, a union with a branch that is not an
+//! object, a form with nested fields, cookies, a GET with a body) is skipped with one
 //! [`Skipped`] line, and the rest is still imported; every table returned passes
 //! [`toolgate_schema::RouteTable::check`].
 //!
@@ -85,6 +92,7 @@ mod schema;
 mod servers;
 mod swagger2;
 mod union;
+mod whole;
 
 pub use auth::AuthHint;
 pub use bundle::{MAX_FILES, MAX_TOTAL_BYTES};

@@ -10,7 +10,7 @@ use toolgate_schema::{Field, FieldType, Items};
 const FILE_NOTE: &str = "A file: give its bytes base64-encoded (decoded and uploaded as a file part; at most the domain's upload limit, 1 MiB unless set).";
 
 /// Whether `schema` (a member of a multipart body, or its items) is a file.
-fn is_file(schema: &Value) -> bool {
+pub(crate) fn is_file(schema: &Value) -> bool {
     let string = match schema.get("type") {
         Some(Value::String(t)) => t == "string",
         Some(Value::Array(types)) => types.iter().any(|t| t == "string"),

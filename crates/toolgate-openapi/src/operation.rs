@@ -142,6 +142,8 @@ impl<'a> Op<'a> {
         // No requestBody: the write sends no body (a validating backend refuses `{}` with 415).
         let mut body_kind = Body::None;
         let mut body_encoding = BodyEncoding::Json;
+        // The field sent as the whole body, and the body's own `Content-Type`.
+        let (mut body_field, mut content_type): (Option<String>, Option<String>) = (None, None);
         if let Some(body) = self.operation.get("requestBody") {
             let body = match body.get("$ref").and_then(Value::as_str) {
                 Some(r) => follow(root, r)?,
@@ -159,47 +161,92 @@ impl<'a> Op<'a> {
                 })
             };
             // JSON when the operation takes it, else a urlencoded form (Twilio's writes), else
-            // multipart/form-data (file uploads); other bodies are not sent.
+            // multipart/form-data (file uploads), else raw bytes (`format: binary`); other
+            // bodies are not sent.
             let json = offered(|m| m == "application/json" || m.ends_with("+json"));
             let form = offered(|m| m == "application/x-www-form-urlencoded");
             let multipart = offered(|m| m == "multipart/form-data");
-            let (media, encoding) = match (json, form, multipart) {
-                (Some((_, media)), _, _) => (media, BodyEncoding::Json),
-                (None, Some((_, media)), _) => (media, BodyEncoding::Form),
-                (None, None, Some((_, media))) => (media, BodyEncoding::Multipart),
-                (None, None, None) => {
+            let kind = |m: &str| m.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
+            let binary = match (json, form, multipart, content) {
+                (None, None, None, Some(content)) => crate::whole::binary_media(root, content)?,
+                _ => None,
+            };
+            let (media_type, media, encoding) = match (json, form, multipart, binary) {
+                (Some((m, media)), ..) => (kind(m), media, BodyEncoding::Json),
+                (None, Some((m, media)), ..) => (kind(m), media, BodyEncoding::Form),
+                (None, None, Some((m, media)), _) => (kind(m), media, BodyEncoding::Multipart),
+                (None, None, None, Some((m, media))) => (m, media, BodyEncoding::Binary),
+                (None, None, None, None) => {
                     let kinds: Vec<&str> =
                         content.map(|c| c.keys().map(String::as_str).collect()).unwrap_or_default();
                     return Err(format!(
-                        "its body is not JSON ({}); only JSON, application/x-www-form-urlencoded and multipart/form-data bodies are sent",
+                        "its body is not JSON ({}); only JSON, application/x-www-form-urlencoded, multipart/form-data and binary (`format: binary`) bodies are sent",
                         kinds.join(", ")
                     ));
                 }
             };
             body_encoding = encoding;
+            let body_required = body.get("required").and_then(Value::as_bool).unwrap_or(false);
+            body_kind = if body_required { Body::Required } else { Body::Optional };
+            // The document's JSON type when it is not plain JSON (`application/json-patch+json`).
+            if encoding == BodyEncoding::Json && media_type != "application/json" {
+                content_type = Some(media_type.clone());
+            }
+            if encoding == BodyEncoding::Binary {
+                let Some(sent) = crate::whole::binary_type(&media_type) else {
+                    return Err(format!(
+                        "its binary body is `{media_type}`, which names no one media type to send it as"
+                    ));
+                };
+                if method == Method::Delete {
+                    return Err("DELETE with a binary body (only a JSON one is sent)".to_owned());
+                }
+                let schema = match media.get("schema") {
+                    Some(schema) => Some(flatten(root, schema, 0)?),
+                    None => None,
+                };
+                let about = body.get("description").and_then(Value::as_str);
+                let field = crate::whole::binary_field(schema.as_ref(), &sent, body_required, about);
+                body_field = Some(whole_field(&mut fields, field));
+                if sent != BodyEncoding::Binary.content_type() {
+                    content_type = Some(sent);
+                }
+            }
+            let raw_schema = media.get("schema").unwrap_or(&Value::Null);
             let schema = match branch {
                 Some(branch) => branch.clone(),
-                None => flatten(root, media.get("schema").unwrap_or(&Value::Null), 0)?,
+                None if encoding == BodyEncoding::Binary => Value::Null,
+                None => flatten(root, raw_schema, 0)?,
             };
             if schema.get("oneOf").is_some() || schema.get("anyOf").is_some() {
                 return Err("its body is a oneOf/anyOf union".to_owned());
             }
             let props = schema.get("properties").and_then(Value::as_object);
             let is_object = schema.get("type").is_none_or(|t| t == "object");
-            let Some(props) = props.filter(|p| is_object && !p.is_empty()) else {
-                return Err(format!(
-                    "its body is not a {} object with declared properties",
-                    match encoding {
-                        BodyEncoding::Form => "form",
-                        BodyEncoding::Multipart => "multipart",
-                        BodyEncoding::Json | BodyEncoding::Binary => "JSON",
-                    }
-                ));
+            let props = props.filter(|p| is_object && !p.is_empty());
+            // A JSON body that is not an object of declared members (an array, a free-form
+            // object): one field, sent as the body itself.
+            if props.is_none() && encoding == BodyEncoding::Json {
+                let about = body.get("description").and_then(Value::as_str);
+                let mut field = crate::whole::json_field(root, raw_schema, &schema, body_required, about)?;
+                if method == Method::Delete {
+                    field.location = Some(Location::Body);
+                }
+                body_field = Some(whole_field(&mut fields, field));
+            }
+            let none = serde_json::Map::new();
+            let props = match props {
+                Some(props) => props,
+                None if body_field.is_some() => &none,
+                None => {
+                    return Err(format!(
+                        "its body is not a {} object with declared properties",
+                        if encoding == BodyEncoding::Form { "form" } else { "multipart" }
+                    ));
+                }
             };
             // An optional body keeps its schema's required fields: they are required of the body,
             // which is sent only when the caller gives one of its fields.
-            let body_required = body.get("required").and_then(Value::as_bool).unwrap_or(false);
-            body_kind = if body_required { Body::Required } else { Body::Optional };
             let required: Vec<&str> = schema
                 .get("required")
                 .and_then(Value::as_array)
@@ -319,8 +366,8 @@ impl<'a> Op<'a> {
             fields,
             body,
             body_encoding,
-            body_field: None,
-            content_type: None,
+            body_field,
+            content_type,
             accept,
             server,
             security,
@@ -375,6 +422,21 @@ impl<'a> Op<'a> {
         }
         Ok(out)
     }
+}
+
+/// Add `field`, the whole body, to `fields` under a name no parameter has (`body_items` beside
+/// a parameter `items`); the name given.
+fn whole_field(fields: &mut Vec<Field>, mut field: Field) -> String {
+    let base = field.name.clone();
+    let mut name = base.clone();
+    let mut n = 1;
+    while fields.iter().any(|f| f.name == name) {
+        n += 1;
+        name = if n == 2 { format!("body_{base}") } else { format!("body_{base}_{n}") };
+    }
+    field.name = name.clone();
+    fields.push(field);
+    name
 }
 
 /// Headers a parameter may not set (toolgate sends them itself), lowercase.

@@ -13,4 +13,5 @@ mod swagger2;
 mod targets;
 mod third_party;
 mod unions;
+mod whole_bodies;
 mod writes;
