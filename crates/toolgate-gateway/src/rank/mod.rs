@@ -1,0 +1,298 @@
+//! Relevance ranking for discovery (`get_tool_schema` with a `query`):
+//! BM25F over what describes each tool, so that "create a task on a file"
+//! finds the task-creating tool although no tool carries every one of its
+//! words.
+//!
+//! A route-table tool holds many operations (the `op` branches of its
+//! `oneOf` schema, which is where a table's operations reach the registry),
+//! and a request asks for one of them: each operation is a sub-document, and
+//! a tool scores as its best-matching operation does. A sub-document has
+//! fields, each with its own weight and length normalisation (BM25F): the
+//! operation's name and summary, its parameters (names and descriptions, a
+//! little), and the tool's own name (with its domain and tags) and
+//! description, which all the tool's operations share (a route table's
+//! description, which lists its operations, only a little). A tool without operations is one sub-document of the
+//! tool's fields alone. A term's rarity (IDF) is counted over the operations,
+//! a tool's own fields counted once per tool, so that a word every operation
+//! of one big table repeats in its description still counts as rare.
+//!
+//! Words are normalised by [`words::terms`] (identifiers split, stop words
+//! out, a light stemmer), and a query term also finds its related terms
+//! ([`words::related`]: general API verbs, and a few domain words) at
+//! [`RELATED_WEIGHT`].
+//!
+//! The index is built once per table snapshot (see [`index_for`]): a query
+//! only walks the postings of its own terms.
+
+mod words;
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+use toolgate_core::ToolSpec;
+
+use crate::dynamic::Table;
+
+/// BM25's term-frequency saturation.
+const K1: f64 = 1.2;
+
+/// The fields of a sub-document: what counts for how much, and how much a
+/// long field is discounted (BM25F's per-field weight and `b`).
+#[derive(Clone, Copy)]
+enum Field {
+    /// The operation's name (`create_task`, split) and summary.
+    Operation,
+    /// The operation's parameters: their names and descriptions, and those of
+    /// their nested properties [`PARAMETER_DEPTH`] levels down.
+    Parameters,
+    /// The tool's name, domain and tags.
+    Name,
+    /// The tool's description.
+    Description,
+}
+
+impl Field {
+    const ALL: [Field; 4] = [Field::Operation, Field::Parameters, Field::Name, Field::Description];
+
+    /// How many times one mention here counts against one in a description.
+    fn weight(self) -> f64 {
+        match self {
+            Field::Operation => 3.0,
+            Field::Parameters => 0.1,
+            Field::Name => 2.0,
+            Field::Description => 1.0,
+        }
+    }
+
+    /// BM25's length normalisation for the field.
+    fn b(self) -> f64 {
+        match self {
+            Field::Operation => 0.5,
+            Field::Parameters => 0.75,
+            Field::Name => 0.3,
+            Field::Description => 0.75,
+        }
+    }
+}
+
+/// What a route-table tool's description counts for against a tool's without operations:
+/// it lists the table's operations, which count already as the table's sub-documents.
+const TABLE_DESCRIPTION: f64 = 0.1;
+
+/// What a related term counts for against the query's own term.
+const RELATED_WEIGHT: f64 = 0.5;
+
+/// A route-table tool's operations: each `oneOf` branch's `op` constant, its
+/// description (the route's summary) and the text of the branch's other
+/// properties (see [`parameter_text`]).
+fn operations(schema: &Value) -> impl Iterator<Item = (&str, &str, Vec<&str>)> {
+    schema.get("oneOf").and_then(Value::as_array).into_iter().flatten().filter_map(|branch| {
+        let properties = branch.get("properties")?.as_object()?;
+        let op = properties.get("op")?;
+        let name = op.get("const").and_then(Value::as_str)?;
+        let summary = op.get("description").and_then(Value::as_str).unwrap_or_default();
+        let mut params = Vec::new();
+        for (key, value) in properties.iter().filter(|(k, _)| *k != "op") {
+            params.push(key.as_str());
+            parameter_text(value, PARAMETER_DEPTH, &mut params);
+        }
+        Some((name, summary, params))
+    })
+}
+
+/// How deep into a parameter's nested objects its text is read.
+const PARAMETER_DEPTH: usize = 2;
+
+/// A parameter schema's description and, `depth` levels down, its nested
+/// properties' names and descriptions (an array's items too).
+fn parameter_text<'a>(schema: &'a Value, depth: usize, out: &mut Vec<&'a str>) {
+    if let Some(text) = schema.get("description").and_then(Value::as_str) {
+        out.push(text);
+    }
+    if depth == 0 {
+        return;
+    }
+    if let Some(items) = schema.get("items") {
+        parameter_text(items, depth, out);
+    }
+    for (key, value) in schema.get("properties").and_then(Value::as_object).into_iter().flatten() {
+        out.push(key);
+        parameter_text(value, depth - 1, out);
+    }
+}
+
+/// Term counts of one field of one document.
+type Counts = HashMap<String, u32>;
+
+fn counts<'a>(texts: impl IntoIterator<Item = &'a str>) -> (Counts, u32) {
+    let mut counts = Counts::new();
+    let mut length = 0;
+    for text in texts {
+        for term in words::terms(text) {
+            *counts.entry(term).or_default() += 1;
+            length += 1;
+        }
+    }
+    (counts, length)
+}
+
+/// A BM25F index over a list of tools and their operations; tools are
+/// numbered in the list's order.
+#[derive(Debug, Default)]
+pub(crate) struct Index {
+    /// Each term's operations (sub-documents), with the term's weighted,
+    /// length-normalised frequency in their own fields.
+    operations: HashMap<String, Vec<(u32, f64)>>,
+    /// Each term's tools, with its frequency in the tools' own fields.
+    tools: HashMap<String, Vec<(u32, f64)>>,
+    /// Each operation's tool.
+    tool_of: Vec<u32>,
+    /// Each term's IDF.
+    idf: HashMap<String, f64>,
+    /// How many tools.
+    tool_count: usize,
+}
+
+impl Index {
+    /// Index these tools; a hit names a tool by its position here.
+    pub(crate) fn build<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> Self {
+        // Per tool its own fields, per operation its fields: term counts and lengths.
+        let mut tool_fields: Vec<[(Counts, u32); 2]> = Vec::new();
+        let mut op_fields: Vec<(u32, [(Counts, u32); 2])> = Vec::new();
+        let mut has_operations: Vec<bool> = Vec::new();
+        for (tool, spec) in specs.into_iter().enumerate() {
+            let tags = spec.tags.iter().map(String::as_str);
+            let name = counts([spec.name.as_str(), spec.domain.as_str()].into_iter().chain(tags));
+            tool_fields.push([name, counts([spec.description.as_str()])]);
+            let before = op_fields.len();
+            for (op, summary, params) in operations(&spec.input_schema) {
+                op_fields.push((tool as u32, [counts([op, summary]), counts(params)]));
+            }
+            has_operations.push(op_fields.len() > before);
+            if op_fields.len() == before {
+                op_fields.push((tool as u32, [(Counts::new(), 0), (Counts::new(), 0)]));
+            }
+        }
+        let mean = |lengths: &mut dyn Iterator<Item = u32>| {
+            let (sum, n) = lengths.fold((0u64, 0u64), |(s, n), l| (s + u64::from(l), n + 1));
+            (sum as f64 / n.max(1) as f64).max(1.0)
+        };
+        let norm = |field: Field, length: u32, mean: f64| {
+            field.weight() / (1.0 - field.b() + field.b() * f64::from(length) / mean)
+        };
+        let mut index = Index { tool_count: tool_fields.len(), ..Index::default() };
+        let mut df: HashMap<String, u32> = HashMap::new();
+        // Operation fields: Operation, Parameters; tool fields: Name, Description.
+        let (op_kinds, tool_kinds) = Field::ALL.split_at(2);
+        let op_means: Vec<f64> =
+            (0..2).map(|f| mean(&mut op_fields.iter().map(|(_, fields)| fields[f].1))).collect();
+        let tool_means: Vec<f64> = (0..2).map(|f| mean(&mut tool_fields.iter().map(|t| t[f].1))).collect();
+        for (doc, (tool, fields)) in op_fields.iter().enumerate() {
+            index.tool_of.push(*tool);
+            let mut tf: HashMap<&str, f64> = HashMap::new();
+            for (f, (counts, length)) in fields.iter().enumerate() {
+                let weight = norm(op_kinds[f], *length, op_means[f]);
+                for (term, &count) in counts {
+                    *tf.entry(term).or_default() += weight * f64::from(count);
+                }
+            }
+            for (term, tf) in tf {
+                *df.entry(term.to_owned()).or_default() += 1;
+                index.operations.entry(term.to_owned()).or_default().push((doc as u32, tf));
+            }
+        }
+        for (tool, fields) in tool_fields.iter().enumerate() {
+            let mut tf: HashMap<&str, f64> = HashMap::new();
+            for (f, (counts, length)) in fields.iter().enumerate() {
+                let mut weight = norm(tool_kinds[f], *length, tool_means[f]);
+                if matches!(tool_kinds[f], Field::Description) && has_operations[tool] {
+                    weight *= TABLE_DESCRIPTION;
+                }
+                for (term, &count) in counts {
+                    *tf.entry(term).or_default() += weight * f64::from(count);
+                }
+            }
+            for (term, tf) in tf {
+                *df.entry(term.to_owned()).or_default() += 1;
+                index.tools.entry(term.to_owned()).or_default().push((tool as u32, tf));
+            }
+        }
+        let n = (op_fields.len() + tool_fields.len()) as f64;
+        index.idf = df
+            .into_iter()
+            .map(|(term, df)| {
+                let df = f64::from(df);
+                (term, (1.0 + (n - df + 0.5) / (df + 0.5)).ln())
+            })
+            .collect();
+        index
+    }
+
+    /// The tools that share at least one term with `query`, best first;
+    /// equal scores keep the tools' order. `None` when the query has no
+    /// word to look for (empty, or stop words only).
+    pub(crate) fn search(&self, query: &str) -> Option<Vec<usize>> {
+        let terms = words::terms(query);
+        if terms.is_empty() {
+            return None;
+        }
+        // Each query term at weight 1, its related terms at RELATED_WEIGHT (the larger
+        // weight where a term is both).
+        let mut weights: HashMap<&str, f64> = HashMap::new();
+        for term in &terms {
+            for other in words::related(term) {
+                let w = weights.entry(other.as_str()).or_insert(0.0);
+                *w = w.max(RELATED_WEIGHT);
+            }
+        }
+        for term in &terms {
+            weights.insert(term.as_str(), 1.0);
+        }
+        let mut weights: Vec<(&str, f64)> = weights.into_iter().collect();
+        weights.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let saturate = |tf: f64| tf * (K1 + 1.0) / (tf + K1);
+        // A tool's score is what its own fields give every one of its operations (`base`),
+        // plus what its best operation adds with its own fields (`best`).
+        let mut base = vec![0.0_f64; self.tool_count];
+        let mut touched = vec![false; self.tool_count];
+        let mut extra: HashMap<u32, f64> = HashMap::new();
+        for (term, weight) in &weights {
+            let Some(&idf) = self.idf.get(*term) else { continue };
+            let mut tool_tf: HashMap<u32, f64> = HashMap::new();
+            for &(tool, tf) in self.tools.get(*term).into_iter().flatten() {
+                tool_tf.insert(tool, tf);
+                base[tool as usize] += weight * idf * saturate(tf);
+                touched[tool as usize] = true;
+            }
+            for &(op, tf) in self.operations.get(*term).into_iter().flatten() {
+                let tool = self.tool_of[op as usize];
+                let shared = tool_tf.get(&tool).copied().unwrap_or(0.0);
+                *extra.entry(op).or_default() += weight * idf * (saturate(tf + shared) - saturate(shared));
+                touched[tool as usize] = true;
+            }
+        }
+        let mut best = vec![0.0_f64; self.tool_count];
+        for (op, score) in extra {
+            let tool = self.tool_of[op as usize] as usize;
+            best[tool] = best[tool].max(score);
+        }
+        let mut hits: Vec<(usize, f64)> =
+            (0..self.tool_count).filter(|&t| touched[t]).map(|t| (t, base[t] + best[t])).collect();
+        hits.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        Some(hits.into_iter().map(|(tool, _)| tool).collect())
+    }
+}
+
+/// The index of this table snapshot, built on its first query and kept with
+/// it: a table is immutable and replaced whole when a source changes, so its
+/// index stays right for as long as the snapshot lives.
+pub(crate) fn index_for(table: &Table) -> &Index {
+    table.index.get_or_init(|| {
+        Index::build(
+            table.order.iter().filter_map(|name| table.tools.get(name)).map(|entry| entry.tool.spec()),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests;

