@@ -34,7 +34,7 @@ pub struct HttpOptions {
     pub max_binary_bytes: usize,
     /// Largest upload: the files of one multipart request (`body_encoding = "multipart"`)
     /// together, or the bytes of a binary body (`body_encoding = "binary"`), once decoded from
-    /// the base64 text the model gives. More is `INVALID_PARAMS`
+    /// the base64 text the model gives, or of a text body (`"text"`). More is `INVALID_PARAMS`
     /// naming the size and this limit, and nothing is sent. Default 1 MiB.
     pub max_upload_bytes: usize,
     /// How many characters of an unexpected body (a 5xx page, text that is not JSON) go into

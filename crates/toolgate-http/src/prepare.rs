@@ -233,7 +233,7 @@ pub(crate) fn with_body(request: reqwest::RequestBuilder, prepared: &Prepared) -
     match (prepared.body.as_ref(), prepared.body_encoding) {
         (None, _) => request,
         // Only ever with a `body_field` (the table's check), sent above.
-        (Some(_), BodyEncoding::Binary) => request,
+        (Some(_), BodyEncoding::Binary | BodyEncoding::Text) => request,
         (Some(body), BodyEncoding::Json) if prepared.json_type != BodyEncoding::Json.content_type() => {
             request
                 .header(CONTENT_TYPE, prepared.json_type.as_str())

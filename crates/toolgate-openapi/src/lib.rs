@@ -23,8 +23,9 @@
 //! array named for its items (`users` for `[User]`), a free-form object or any other JSON value
 //! as `body`, in the document's JSON type (`content_type = "application/json-patch+json"`); a
 //! raw binary body (`application/octet-stream`, `image/png`) is `content`, base64 text sent
-//! decoded with that media type (`body_encoding = "binary"`). An operation that cannot be
-//! mapped faithfully (an XML or other body that is neither JSON, a form, multipart nor binary,
+//! decoded with that media type (`body_encoding = "binary"`), and a string in another media
+//! type `content` sent as it is given (`body_encoding = "text"`). An operation that cannot be
+//! mapped faithfully (an XML or other object body that is neither JSON, a form nor multipart,
 //! a binary body of a wildcard type such as `image/*`, a union with a branch that is not an
 //! object, a form with nested fields, cookies, a GET with a body) is skipped with one
 //! [`Skipped`] line, and the rest is still imported; every table returned passes

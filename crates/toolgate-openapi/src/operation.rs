@@ -161,26 +161,26 @@ impl<'a> Op<'a> {
                 })
             };
             // JSON when the operation takes it, else a urlencoded form (Twilio's writes), else
-            // multipart/form-data (file uploads), else raw bytes (`format: binary`); other
-            // bodies are not sent.
+            // multipart/form-data (file uploads), else raw bytes (`format: binary`) or text (a
+            // string schema); other bodies are not sent.
             let json = offered(|m| m == "application/json" || m.ends_with("+json"));
             let form = offered(|m| m == "application/x-www-form-urlencoded");
             let multipart = offered(|m| m == "multipart/form-data");
             let kind = |m: &str| m.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
             let binary = match (json, form, multipart, content) {
-                (None, None, None, Some(content)) => crate::whole::binary_media(root, content)?,
+                (None, None, None, Some(content)) => crate::whole::raw_media(root, content)?,
                 _ => None,
             };
             let (media_type, media, encoding) = match (json, form, multipart, binary) {
                 (Some((m, media)), ..) => (kind(m), media, BodyEncoding::Json),
                 (None, Some((m, media)), ..) => (kind(m), media, BodyEncoding::Form),
                 (None, None, Some((m, media)), _) => (kind(m), media, BodyEncoding::Multipart),
-                (None, None, None, Some((m, media))) => (m, media, BodyEncoding::Binary),
+                (None, None, None, Some((m, media, raw))) => (m, media, raw),
                 (None, None, None, None) => {
                     let kinds: Vec<&str> =
                         content.map(|c| c.keys().map(String::as_str).collect()).unwrap_or_default();
                     return Err(format!(
-                        "its body is not JSON ({}); only JSON, application/x-www-form-urlencoded, multipart/form-data and binary (`format: binary`) bodies are sent",
+                        "its body is not JSON ({}); only JSON, application/x-www-form-urlencoded, multipart/form-data, binary (`format: binary`) and string bodies are sent",
                         kinds.join(", ")
                     ));
                 }
@@ -192,30 +192,23 @@ impl<'a> Op<'a> {
             if encoding == BodyEncoding::Json && media_type != "application/json" {
                 content_type = Some(media_type.clone());
             }
-            if encoding == BodyEncoding::Binary {
-                let Some(sent) = crate::whole::binary_type(&media_type) else {
-                    return Err(format!(
-                        "its binary body is `{media_type}`, which names no one media type to send it as"
-                    ));
-                };
+            if matches!(encoding, BodyEncoding::Binary | BodyEncoding::Text) {
                 if method == Method::Delete {
-                    return Err("DELETE with a binary body (only a JSON one is sent)".to_owned());
+                    return Err(format!(
+                        "DELETE with a {} body (only a JSON one is sent)",
+                        encoding.as_str()
+                    ));
                 }
-                let schema = match media.get("schema") {
-                    Some(schema) => Some(flatten(root, schema, 0)?),
-                    None => None,
-                };
                 let about = body.get("description").and_then(Value::as_str);
-                let field = crate::whole::binary_field(schema.as_ref(), &sent, body_required, about);
+                let (field, sent) =
+                    crate::whole::raw_field(root, media, &media_type, encoding, body_required, about)?;
                 body_field = Some(whole_field(&mut fields, field));
-                if sent != BodyEncoding::Binary.content_type() {
-                    content_type = Some(sent);
-                }
+                content_type = sent;
             }
             let raw_schema = media.get("schema").unwrap_or(&Value::Null);
             let schema = match branch {
                 Some(branch) => branch.clone(),
-                None if encoding == BodyEncoding::Binary => Value::Null,
+                None if body_field.is_some() => Value::Null,
                 None => flatten(root, raw_schema, 0)?,
             };
             if schema.get("oneOf").is_some() || schema.get("anyOf").is_some() {

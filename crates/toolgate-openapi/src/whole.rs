@@ -3,17 +3,16 @@
 //! `[User, ...]`) as a field named for its items (`users`), any other JSON body (a free-form
 //! object, Box's metadata instances) as `body`, and a raw binary body (`application/octet-stream`,
 //! `image/png`: Box's upload-session chunks) as `content`, base64 text the executor decodes
-//! and sends with the document's media type (`body_encoding = "binary"`).
+//! and sends with the document's media type (`body_encoding = "binary"`), and a string in
+//! another media type (Spotify's base64 `image/jpeg` cover) as `content` sent as it is given
+//! (`body_encoding = "text"`).
 
 use serde_json::Value;
-use toolgate_schema::{Field, FieldType};
+use toolgate_schema::{BodyEncoding, Field, FieldType};
 
 use crate::multipart::is_file;
 use crate::operation::snake_case;
-use crate::schema::{follow, to_field};
-
-/// What a binary body field's description says, before the document's own text.
-const BINARY_NOTE: &str = "The request body: give its bytes base64-encoded (decoded and sent as";
+use crate::schema::{flatten, follow, to_field};
 
 /// The schema a reference chain ends at, unflattened (to read the `$ref` name of its items).
 fn resolve<'a>(root: &'a Value, mut schema: &'a Value) -> Result<&'a Value, String> {
@@ -49,8 +48,17 @@ fn json_name(root: &Value, raw: &Value, schema: &Value) -> Result<String, String
     }
     let raw = resolve(root, raw)?;
     let item = raw.get("items").and_then(|i| i.get("$ref")).and_then(Value::as_str);
-    let title = schema.get("items").and_then(|i| i.get("title")).and_then(Value::as_str);
-    let name = item.map(|r| r.rsplit('/').next().unwrap_or(r)).or(title).map(plural);
+    // A title is a name when it is a few words ("A metadata instance update operation":
+    // `metadata_instance_update_operations`), without its article.
+    let title = schema.get("items").and_then(|i| i.get("title")).and_then(Value::as_str).and_then(|t| {
+        let words: Vec<&str> = t.split_whitespace().collect();
+        let words = match words.first().map(|w| w.to_ascii_lowercase()) {
+            Some(w) if ["a", "an", "the"].contains(&w.as_str()) => &words[1..],
+            _ => &words[..],
+        };
+        (!words.is_empty() && words.len() <= 4).then(|| words.join(" "))
+    });
+    let name = item.map(|r| r.rsplit('/').next().unwrap_or(r).to_owned()).or(title).map(|n| plural(&n));
     // A name the table can hold and that says something: else `items`.
     Ok(name
         .filter(|n| n.len() <= 40 && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
@@ -81,25 +89,28 @@ pub(crate) fn json_field(
     Ok(field)
 }
 
-/// The media type a binary body is sent with, from the document's `media` (lowercase, no
-/// parameters): itself, `application/octet-stream` for `*/*` and `application/*`; `None` for
+/// The media type a binary or text body is sent with, from the document's `media`
+/// (lowercase, no parameters): itself; `default` for `*/*` and `application/*`; `None` for
 /// another wildcard (`image/*`: the document does not say which type).
-pub(crate) fn binary_type(media: &str) -> Option<String> {
+pub(crate) fn sent_type(media: &str, default: &str) -> Option<String> {
     match media.split_once('/') {
-        Some(("*", "*")) | Some(("application", "*")) => Some("application/octet-stream".to_owned()),
+        Some(("*", "*")) | Some(("application", "*")) => Some(default.to_owned()),
         Some((_, "*")) | Some(("*", _)) => None,
         Some(_) => Some(media.to_owned()),
         None => None,
     }
 }
 
-/// The body's media type entry sent as raw bytes, when the body offers no JSON, form or
-/// multipart one: one whose schema is binary (`format: binary`, a 3.1 `contentMediaType` or
-/// `contentEncoding`) or absent. Its key (lowercase, no parameters) and the entry.
-pub(crate) fn binary_media<'a>(
+/// The body's media type entry sent raw, when the body offers no JSON, form or multipart one:
+/// the first whose schema is binary (`format: binary`, a 3.1 `contentMediaType` or
+/// `contentEncoding`) or absent, as bytes (`BodyEncoding::Binary`), else the first whose
+/// schema is another string (Spotify's base64 `image/jpeg`), as text. Its key (lowercase, no
+/// parameters), the entry and the encoding.
+pub(crate) fn raw_media<'a>(
     root: &'a Value,
     content: &'a serde_json::Map<String, Value>,
-) -> Result<Option<(String, &'a Value)>, String> {
+) -> Result<Option<(String, &'a Value, BodyEncoding)>, String> {
+    let mut text = None;
     for (key, media) in content {
         let kind = key.split(';').next().unwrap_or_default().trim().to_ascii_lowercase();
         let schema = match media.get("schema") {
@@ -111,10 +122,58 @@ pub(crate) fn binary_media<'a>(
             Some(schema) => schema.as_object().is_some_and(|s| s.is_empty()) || is_file(schema),
         };
         if binary {
-            return Ok(Some((kind, media)));
+            return Ok(Some((kind, media, BodyEncoding::Binary)));
+        }
+        let string = schema.is_some_and(|s| s.get("type") == Some(&Value::from("string")));
+        if string && text.is_none() {
+            text = Some((kind, media, BodyEncoding::Text));
         }
     }
-    Ok(None)
+    Ok(text)
+}
+
+/// The field of a binary body (`content`, base64 text sent decoded) or a text body (`content`,
+/// a string sent as it is), and the `Content-Type` to send when it is not the encoding's.
+/// `media` is the document's entry (`media_type` its key), `about` the requestBody's own
+/// description, said when the schema has none.
+pub(crate) fn raw_field(
+    root: &Value,
+    media: &Value,
+    media_type: &str,
+    encoding: BodyEncoding,
+    required: bool,
+    about: Option<&str>,
+) -> Result<(Field, Option<String>), String> {
+    let Some(sent) = sent_type(media_type, encoding.content_type()) else {
+        return Err(format!(
+            "its {} body is `{media_type}`, which names no one media type to send it as",
+            encoding.as_str()
+        ));
+    };
+    let schema = match media.get("schema") {
+        Some(schema) => Some(flatten(root, schema, 0)?),
+        None => None,
+    };
+    let own = schema.as_ref().and_then(|s| s.get("description")).and_then(Value::as_str);
+    let field = if encoding == BodyEncoding::Text {
+        let mut field = to_field("content", schema.as_ref().unwrap_or(&Value::Null), required)?;
+        let note = format!(
+            "The request body, sent as this text (as `{sent}`; at most the domain's upload limit, 1 MiB unless set)."
+        );
+        field.description = Some(with_text(note, own.or(about)));
+        field
+    } else {
+        let mut field = Field::new("content", FieldType::String);
+        field.required = required;
+        field.shape.content_encoding = Some("base64".to_owned());
+        let note = format!(
+            "The request body: give its bytes base64-encoded (decoded and sent as `{sent}`; at most the domain's upload limit, 1 MiB unless set)."
+        );
+        field.shape.description = Some(with_text(note, own.or(about)));
+        field
+    };
+    let sent = (sent != encoding.content_type()).then_some(sent);
+    Ok((field, sent))
 }
 
 /// `note`, then the document's `text` when there is one.
@@ -125,26 +184,9 @@ fn with_text(note: String, text: Option<&str>) -> String {
     }
 }
 
-/// The field of a binary body: `content`, base64 text sent decoded as `media_type`; its
-/// description the schema's, else `about` (the requestBody's).
-pub(crate) fn binary_field(
-    schema: Option<&Value>,
-    media_type: &str,
-    required: bool,
-    about: Option<&str>,
-) -> Field {
-    let mut field = Field::new("content", FieldType::String);
-    field.required = required;
-    field.shape.content_encoding = Some("base64".to_owned());
-    let note = format!("{BINARY_NOTE} `{media_type}`; at most the domain's upload limit, 1 MiB unless set).");
-    let own = schema.and_then(|s| s.get("description")).and_then(Value::as_str);
-    field.shape.description = Some(with_text(note, own.or(about)));
-    field
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{binary_type, plural};
+    use super::{plural, sent_type};
 
     #[test]
     fn item_names_become_plural_field_names() {
@@ -154,13 +196,15 @@ mod tests {
         assert_eq!(plural("Category"), "categories");
         assert_eq!(plural("Day"), "days");
         assert_eq!(plural("Box"), "boxes");
+        assert_eq!(plural("metadata instance update operation"), "metadata_instance_update_operations");
     }
 
     #[test]
     fn wildcards_but_any_type_have_no_type_to_send() {
-        assert_eq!(binary_type("image/png").as_deref(), Some("image/png"));
-        assert_eq!(binary_type("*/*").as_deref(), Some("application/octet-stream"));
-        assert_eq!(binary_type("application/*").as_deref(), Some("application/octet-stream"));
-        assert_eq!(binary_type("image/*"), None);
+        let bytes = "application/octet-stream";
+        assert_eq!(sent_type("image/png", bytes).as_deref(), Some("image/png"));
+        assert_eq!(sent_type("*/*", bytes).as_deref(), Some(bytes));
+        assert_eq!(sent_type("application/*", "text/plain").as_deref(), Some("text/plain"));
+        assert_eq!(sent_type("image/*", bytes), None);
     }
 }

@@ -1,6 +1,7 @@
 //! Bodies that are one field's value (`body_field`): a JSON array is sent as the body itself,
 //! a free-form object as it is given, a binary body (`body_encoding = "binary"`) as the
-//! decoded bytes of its base64 text under the route's `content_type`; a JSON body in a `+json`
+//! decoded bytes of its base64 text under the route's `content_type`, a text body
+//! (`"text"`) as its text; a JSON body in a `+json`
 //! type keeps that type. A binary body that is not base64, or over the upload limit, is
 //! `INVALID_PARAMS` and nothing is sent. The backend is a real axum server on 127.0.0.1:0
 //! that records the exact bytes and `Content-Type` it received.
@@ -73,6 +74,16 @@ body = "optional"
 body_encoding = "binary"
 body_field = "content"
 fields = [{ name = "content", type = "string", content_encoding = "base64" }]
+
+[[routes]]
+op = "set_cover"
+method = "PUT"
+path = "/covers/{id}"
+summary = "A cover image as base64 text (Spotify's playlist images)"
+body_encoding = "text"
+body_field = "image"
+content_type = "image/jpeg"
+fields = [{ name = "id", type = "string", required = true }, { name = "image", type = "string", required = true }]
 
 [[routes]]
 op = "create_doc"
@@ -219,4 +230,16 @@ async fn a_binary_body_that_is_not_base64_or_over_the_upload_limit_is_refused_be
     assert!(details.contains("17 bytes") && details.contains("upload limit of 16 bytes"), "{details}");
     let answer = env.call(json!({"op": "upload_raw", "content": STANDARD.encode([0u8; 17])})).await;
     env.refused(&answer);
+}
+
+#[tokio::test]
+async fn a_text_body_is_its_text_as_given_with_the_documented_content_type_and_the_upload_limit() {
+    let env = Env::start(16).await;
+    let seen = env.sent(json!({"op": "set_cover", "id": "p1", "image": "/9j/2wCEABoZ"})).await;
+    assert_eq!((seen.method.as_str(), seen.target.as_str()), ("PUT", "/covers/p1"));
+    assert_eq!(seen.content_type.as_deref(), Some("image/jpeg"));
+    assert_eq!(seen.body, b"/9j/2wCEABoZ", "sent as given, not decoded");
+    let answer = env.call(json!({"op": "set_cover", "id": "p1", "image": "x".repeat(17)})).await;
+    let details = env.refused(&answer);
+    assert!(details.contains("17 bytes") && details.contains("upload limit of 16 bytes"), "{details}");
 }

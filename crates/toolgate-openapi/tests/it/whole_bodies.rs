@@ -2,7 +2,8 @@
 //! (`body_field`): a JSON array (Petstore's `createUsersWithListInput`, `[User]`) as a field
 //! named for its items, a free-form object (`additionalProperties` true or absent) as `body`,
 //! and a raw binary body (`application/octet-stream`, `image/png`) as `content`, base64 text
-//! the executor decodes and sends with the document's media type (`body_encoding = "binary"`).
+//! the executor decodes and sends with the document's media type (`body_encoding = "binary"`),
+//! and a string in another media type as text sent as it is (`body_encoding = "text"`).
 //! What the executor prepares from each is checked too.
 
 use serde_json::{Value, json};
@@ -93,6 +94,9 @@ fn free_form_and_other_json_bodies_are_one_field_in_the_documents_json_type() {
                     json!({"type": "array", "items": {"$ref": "#/components/schemas/TaxonomyLevel"}}))}},
             "/names": {"post": {"operationId": "setNames", "tags": ["m"], "requestBody": {"content": {
                 "application/json": {"schema": {"type": "array", "items": {"type": "string"}}}}}}},
+            "/ops": {"post": {"operationId": "runOps", "tags": ["m"], "requestBody": body("application/json",
+                json!({"type": "array", "items": {"title": "A metadata update operation", "type": "object",
+                    "properties": {"op": {"type": "string"}}}}))}},
             "/score": {"post": {"operationId": "setScore", "tags": ["m"], "requestBody": body("application/json",
                 json!({"type": "number"}))}},
             "/form": {"post": {"operationId": "setForm", "tags": ["m"], "requestBody": {"content": {
@@ -161,6 +165,9 @@ fn free_form_and_other_json_bodies_are_one_field_in_the_documents_json_type() {
     let (_, names) = find(&import, "set_names");
     assert_eq!((names.body_field.as_deref(), names.body), (Some("items"), Body::Optional));
     assert!(executor().prepare(names, &json!({"op": "set_names"})).unwrap().whole_body().is_none());
+    // Inline items with a title of a few words: named by it, without its article.
+    let (_, ops) = find(&import, "run_ops");
+    assert_eq!(ops.body_field.as_deref(), Some("metadata_update_operations"));
     // A number is a JSON body too.
     let (_, score) = find(&import, "set_score");
     let prepared = executor().prepare(score, &json!({"op": "set_score", "body": 2.5})).unwrap();
@@ -182,6 +189,10 @@ fn a_raw_binary_body_is_base64_text_sent_decoded_in_the_documents_media_type() {
             "/any": {"post": {"operationId": "anyBytes", "tags": ["f"], "requestBody": {"content": {"*/*": {}}}}},
             "/image": {"post": {"operationId": "someImage", "tags": ["f"], "requestBody": {"content": {
                 "image/*": {"schema": {"type": "string", "format": "binary"}}}}}},
+            "/covers/{id}": {"put": {"operationId": "setCover", "tags": ["f"],
+                "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+                "requestBody": body("image/jpeg", json!({"type": "string", "format": "base64",
+                    "description": "Base64 encoded JPEG image data."}))}},
             "/gone": {"delete": {"operationId": "dropBytes", "tags": ["f"],
                 "requestBody": body("application/octet-stream", binary)}}
         }),
@@ -234,4 +245,18 @@ fn a_raw_binary_body_is_base64_text_sent_decoded_in_the_documents_media_type() {
         (any.body_encoding, any.content_type_header()),
         (BodyEncoding::Binary, "application/octet-stream")
     );
+
+    // A string in another media type (Spotify's playlist cover: base64 text as image/jpeg) is
+    // a text body, sent as it is given.
+    let (_, cover) = find(&import, "set_cover");
+    assert_eq!(
+        (cover.body_encoding, cover.content_type.as_deref()),
+        (BodyEncoding::Text, Some("image/jpeg"))
+    );
+    let content = cover.fields.iter().find(|f| f.name == "content").unwrap();
+    assert!(content.required && !content.is_base64_file(), "{content:?}");
+    assert!(content.description.as_deref().unwrap().ends_with("Base64 encoded JPEG image data."));
+    let prepared =
+        executor().prepare(cover, &json!({"op": "set_cover", "id": "p", "content": "/9j/"})).unwrap();
+    assert_eq!(prepared.whole_body(), Some(("image/jpeg", &b"/9j/"[..])));
 }

@@ -47,16 +47,22 @@ pub enum BodyEncoding {
     /// (the field is a string with `content_encoding = "base64"`), which is decoded and sent
     /// as the whole body (Box's upload-session chunks, Petstore 2.0's image uploads).
     Binary,
+    /// The text of the route's [`Route::body_field`] (a string, sent as it is given, UTF-8)
+    /// under the route's [`Route::content_type`] (default `text/plain`): a body the document
+    /// declares as a string in another media type (Spotify's playlist cover, base64 text as
+    /// `image/jpeg`; a `text/csv` upload).
+    Text,
 }
 
 impl BodyEncoding {
-    /// `"json"`, `"form"`, `"multipart"` or `"binary"`.
+    /// `"json"`, `"form"`, `"multipart"`, `"binary"` or `"text"`.
     pub fn as_str(self) -> &'static str {
         match self {
             BodyEncoding::Json => "json",
             BodyEncoding::Form => "form",
             BodyEncoding::Multipart => "multipart",
             BodyEncoding::Binary => "binary",
+            BodyEncoding::Text => "text",
         }
     }
 
@@ -68,6 +74,7 @@ impl BodyEncoding {
             BodyEncoding::Form => "application/x-www-form-urlencoded",
             BodyEncoding::Multipart => "multipart/form-data",
             BodyEncoding::Binary => "application/octet-stream",
+            BodyEncoding::Text => "text/plain",
         }
     }
 

@@ -110,7 +110,7 @@ pub struct Route {
     /// `"multipart"` sends `multipart/form-data` (file uploads), its files the body fields
     /// with `content_encoding = "base64"` ([`BodyEncoding::Multipart`]).
     /// `"binary"` sends the bytes of its [`Route::body_field`], given as base64 text
-    /// ([`BodyEncoding::Binary`]).
+    /// ([`BodyEncoding::Binary`]); `"text"` that field's text as it is ([`BodyEncoding::Text`]).
     #[serde(default, skip_serializing_if = "BodyEncoding::is_json")]
     pub body_encoding: BodyEncoding,
     /// The one body field whose value is the request body itself (key `body_field`), instead
@@ -122,8 +122,8 @@ pub struct Route {
     pub body_field: Option<String>,
     /// The `Content-Type` of the body when it is not its encoding's default (key
     /// `content_type`): a JSON type for a JSON body (`application/json-patch+json`), any
-    /// media type `type/subtype` for a binary one (default `application/octet-stream`). Not
-    /// for form and multipart bodies. See [`Route::content_type_header`].
+    /// media type `type/subtype` for a binary one (default `application/octet-stream`) or a
+    /// text one (default `text/plain`). Not for form and multipart bodies. See [`Route::content_type_header`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content_type: Option<String>,
     /// The media types the operation answers with, e.g. `["application/json",

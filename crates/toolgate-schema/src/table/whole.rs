@@ -2,7 +2,7 @@
 //! object, the bytes of a binary body) and the `Content-Type` a body is sent with
 //! ([`Route::content_type`]): the rules they keep.
 
-use super::field::Location;
+use super::field::{FieldType, Location};
 use super::{Body, BodyEncoding, Method, Route};
 
 /// Whether `media` is a media type `type/subtype` a request can be sent with: tokens, no
@@ -25,9 +25,11 @@ pub(super) fn check_whole_body(route: &Route, at: &str, problems: &mut Vec<Strin
     // A DELETE sends a body only of `in = "body"` fields, which a `body_field` is then.
     let sends_body = route.body != Body::None && (writes || route.method == Method::Delete);
     let binary = route.body_encoding == BodyEncoding::Binary;
-    if binary && !(writes && route.body != Body::None) {
+    let text = route.body_encoding == BodyEncoding::Text;
+    if (binary || text) && !(writes && route.body != Body::None) {
         problems.push(format!(
-            "{at}: `body_encoding = \"binary\"` applies to a POST, PUT or PATCH that sends a body; this {} sends none, remove `body_encoding`",
+            "{at}: `body_encoding = \"{}\"` applies to a POST, PUT or PATCH that sends a body; this {} sends none, remove `body_encoding`",
+            route.body_encoding.as_str(),
             if writes { "route with `body = \"none\"`" } else { route.method.as_str() }
         ));
     }
@@ -56,6 +58,11 @@ pub(super) fn check_whole_body(route: &Route, at: &str, problems: &mut Vec<Strin
         if binary {
             problems.push(format!(
                 "{at}: `body_encoding = \"binary\"` sends the bytes of one field; name it with `body_field` (a string with `content_encoding = \"base64\"`)"
+            ));
+        }
+        if text {
+            problems.push(format!(
+                "{at}: `body_encoding = \"text\"` sends the text of one field; name it with `body_field` (a string)"
             ));
         }
         return;
@@ -92,6 +99,11 @@ pub(super) fn check_whole_body(route: &Route, at: &str, problems: &mut Vec<Strin
     if route.body == Body::Required && !field.required {
         problems.push(format!(
             "{at}: `body_field = {name:?}` is the body, which the route always sends (`body = \"required\"`); mark the field `required = true`, or set `body = \"optional\"`"
+        ));
+    }
+    if text && (field.ty != FieldType::String || field.content_encoding.is_some() || field.nullable) {
+        problems.push(format!(
+            "{at}: `body_field = {name:?}` of a text body must be a string without `content_encoding` (not nullable): it is sent as it is given"
         ));
     }
     if binary && (!field.is_base64_file() || field.nullable) {
@@ -149,10 +161,20 @@ fields = [
   { name = "content", type = "string", content_encoding = "base64", required = true },
   { name = "digest", type = "string", in = "header", wire_name = "Digest" },
 ]
+[[routes]]
+op = "set_cover"
+method = "PUT"
+path = "/covers/{id}"
+summary = "A cover, base64 text as image/jpeg"
+body_encoding = "text"
+body_field = "image"
+content_type = "image/jpeg"
+fields = [{ name = "id", type = "string" }, { name = "image", type = "string", required = true }]
 "#,
         )
         .unwrap();
-        let [users, meta, upload] = &t.routes[..] else { panic!() };
+        let [users, meta, upload, cover] = &t.routes[..] else { panic!() };
+        assert_eq!((cover.body_encoding.as_str(), cover.content_type_header()), ("text", "image/jpeg"));
         assert_eq!(users.body_field.as_deref(), Some("users"));
         assert_eq!(users.content_type_header(), "application/json");
         assert_eq!(meta.content_type_header(), "application/json-patch+json");
@@ -222,6 +244,14 @@ body_field = "n"
 content_type = "application/json"
 fields = [{ name = "n", type = "string", required = true }]
 [[routes]]
+op = "h"
+method = "PUT"
+path = "/h"
+summary = "s"
+body_encoding = "text"
+body_field = "n"
+fields = [{ name = "n", type = "integer", required = true }]
+[[routes]]
 op = "g"
 method = "POST"
 path = "/g"
@@ -244,8 +274,9 @@ fields = [{ name = "content", type = "string", content_encoding = "base64" }]
             "routes[4] (op `e`): `content_type = \"text/plain\"` is not a JSON type",
             "routes[5] (op `f`): `content_type` applies to JSON and binary bodies; a `body_encoding = \"form\"` body is sent as application/x-www-form-urlencoded",
             "routes[5] (op `f`): `body_field` applies to JSON and binary bodies",
-            "routes[6] (op `g`): `body_encoding = \"binary\"` applies to a POST, PUT or PATCH that sends a body; this route with `body = \"none\"` sends none",
-            "routes[6] (op `g`): `body_field = \"content\"` is not sent in the body (it goes in the query)",
+            "routes[6] (op `h`): `body_field = \"n\"` of a text body must be a string without `content_encoding`",
+            "routes[7] (op `g`): `body_encoding = \"binary\"` applies to a POST, PUT or PATCH that sends a body; this route with `body = \"none\"` sends none",
+            "routes[7] (op `g`): `body_field = \"content\"` is not sent in the body (it goes in the query)",
         ] {
             assert!(err.contains(expected), "{expected}: {err}");
         }
