@@ -94,6 +94,12 @@ async fn petstore_swagger_2_0_yaml() {
             ("create_user", "Prism: a `{}` body of a 2.0 operation without `consumes`"),
             ("place_order", "Prism: a `{}` body of a 2.0 operation without `consumes`"),
             ("update_user", "Prism: a `{}` body of a 2.0 operation without `consumes`"),
+            // Prism, not toolgate: @stoplight/http-spec gives a 2.0 `body` parameter one media
+            // type per `consumes` entry, none here, so Prism refuses every non-empty body of
+            // these (415 "No supported content types, but request included a non-empty body",
+            // the array as well as `[]`); the users array, the only field, is their only call.
+            ("create_users_with_array_input", "Prism: any body of a 2.0 operation without `consumes`"),
+            ("create_users_with_list_input", "Prism: any body of a 2.0 operation without `consumes`"),
         ],
     })
     .await;

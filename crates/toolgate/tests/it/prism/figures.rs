@@ -88,7 +88,8 @@ impl Figures {
         gaps
     }
 
-    /// Where the valid calls put values: path, query, header, JSON body, form body, a null.
+    /// Where the valid calls put values: path, query, header, JSON body (an array too), form,
+    /// multipart or binary body, a null.
     pub(crate) fn features(&self) -> BTreeSet<&'static str> {
         let mut seen = BTreeSet::new();
         for call in self.calls.iter().filter(|c| c.outcome == Outcome::Valid) {
@@ -100,8 +101,14 @@ impl Figures {
                 seen.insert("query");
             }
             match x.content_type.as_deref().unwrap_or("") {
-                ct if ct.starts_with("application/json") => {
+                ct if ct.starts_with("application/json")
+                    || ct.split(';').next().is_some_and(|m| m.ends_with("+json")) =>
+                {
                     seen.insert("json");
+                    // A body that is one field's value (`body_field`): an array.
+                    if x.body.trim_start().starts_with('[') {
+                        seen.insert("json array");
+                    }
                 }
                 ct if ct.starts_with("application/x-www-form-urlencoded") => {
                     seen.insert("form");
@@ -109,7 +116,12 @@ impl Figures {
                 ct if ct.starts_with("multipart/form-data") => {
                     seen.insert("multipart");
                 }
-                _ => {}
+                // A raw body in another media type (`body_encoding = "binary"` or `"text"`:
+                // application/octet-stream, image/png, Spotify's base64 image/jpeg).
+                "" => {}
+                _ => {
+                    seen.insert("binary");
+                }
             }
             if x.body.contains("null") && call.fill == Fill::Every {
                 seen.insert("null");
