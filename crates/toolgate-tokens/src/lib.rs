@@ -61,6 +61,111 @@ fn tool_text(name: &str, description: &str, input_schema: &Value) -> String {
     json!({ "name": name, "description": description, "inputSchema": input_schema }).to_string()
 }
 
+/// Token counts that remember the parts of the texts they counted, for counting many texts
+/// that share large parts (a tool's schema with one operation more or less, as an importer
+/// sizes its tools): the figures are [`count`]'s, exactly; only the same part is not
+/// tokenized twice.
+///
+/// A text is counted in parts cut where `o200k_base`'s pre-tokenizer (which has no
+/// look-behind, so the pieces on either side of such a place are the same alone as together)
+/// always starts a new piece: where an ASCII letter is followed by two or more ASCII
+/// punctuation characters (a letter run ends there, as only `'` continues one), and after that
+/// run of punctuation where a letter or digit follows it (no letter follows its first
+/// character, so the run is one piece). In a tool's JSON these are the places around `":"`,
+/// `","` and `},{"`: each operation's branch of the `oneOf` is counted in the same parts in
+/// every table it is in. A text holding a special token (`<|...`) is counted whole.
+///
+/// ```
+/// let memo = toolgate_tokens::Memo::default();
+/// let text = r#"{"oneOf":[{"type":"object"},{"type":"object"}]}"#;
+/// assert_eq!(memo.count(text), toolgate_tokens::count(text));
+/// assert_eq!(memo.count(text), toolgate_tokens::count(text), "the second time from memory");
+/// ```
+#[derive(Debug, Default)]
+pub struct Memo {
+    parts: std::cell::RefCell<std::collections::HashMap<Box<str>, usize>>,
+}
+
+impl Memo {
+    /// Tokens of `text`, as [`count`] gives them.
+    pub fn count(&self, text: &str) -> usize {
+        let mut parts = self.parts.borrow_mut();
+        let mut total = 0;
+        for part in parts_of(text) {
+            total += match parts.get(part) {
+                Some(&n) => n,
+                None => {
+                    let n = count(part);
+                    parts.insert(part.into(), n);
+                    n
+                }
+            };
+        }
+        total
+    }
+
+    /// Tokens of one tool, as [`tool`] gives them.
+    pub fn tool(&self, name: &str, description: &str, input_schema: &Value) -> usize {
+        self.count(&tool_text(name, description, input_schema))
+    }
+
+    /// Whether one tool costs at most `limit` tokens, as [`tool_within`] says; with its tokens
+    /// when they were counted (a text within `limit` bytes is not).
+    pub fn tool_within(
+        &self,
+        name: &str,
+        description: &str,
+        input_schema: &Value,
+        limit: usize,
+    ) -> (bool, Option<usize>) {
+        let text = tool_text(name, description, input_schema);
+        if text.len() <= limit {
+            return (true, None);
+        }
+        let n = self.count(&text);
+        (n <= limit, Some(n))
+    }
+}
+
+/// `text` cut into consecutive parts whose token counts add up to its own (see [`Memo`]).
+fn parts_of(text: &str) -> Vec<&str> {
+    // A special token (`<|endoftext|>`) is one token wherever it is: never cut into.
+    if text.contains("<|") {
+        return vec![text];
+    }
+    let b = text.as_bytes();
+    let mut parts = Vec::new();
+    let mut start = 0;
+    let mut p = 1;
+    while p + 1 < b.len() {
+        if !(b[p - 1].is_ascii_alphabetic()
+            && b[p].is_ascii_punctuation()
+            && b[p] != b'\''
+            && b[p + 1].is_ascii_punctuation())
+        {
+            p += 1;
+            continue;
+        }
+        // A letter run ends at `p` (only `'` continues one), and no letter follows the
+        // punctuation there, so the next piece is the whole run of punctuation.
+        if p > start {
+            parts.push(&text[start..p]);
+            start = p;
+        }
+        let mut q = p + 1;
+        while q < b.len() && b[q].is_ascii_punctuation() {
+            q += 1;
+        }
+        if q < b.len() && b[q].is_ascii_alphanumeric() {
+            parts.push(&text[start..q]);
+            start = q;
+        }
+        p = q;
+    }
+    parts.push(&text[start..]);
+    parts
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +182,57 @@ mod tests {
                 tokens <= limit
             );
         }
+    }
+
+    #[test]
+    fn a_memo_counts_as_the_tokenizer_does() {
+        let memo = Memo::default();
+        let branch = |op: &str| {
+            json!({"additionalProperties": false, "properties": {"op": {"const": op, "description": "Read the cats."},
+                "kind": {"oneOf": [{"type": "string"}, {"type": "integer", "description": "A number\"},{\"x"}]}},
+                "required": ["op"], "type": "object"})
+        };
+        let mut branches = Vec::new();
+        for op in ["list_cats", "get_cat", "ÉtéCat", "x1"] {
+            branches.push(branch(op));
+            let schema = json!({"type": "object", "oneOf": branches});
+            for name in ["query_cats", "q"] {
+                let text = tool_text(name, "Cats. Operations: `list_cats`; \"quoted\"},{", &schema);
+                assert!(parts_of(&text).len() > branches.len(), "{text}");
+                assert_eq!(parts_of(&text).concat(), text);
+                assert_eq!(memo.count(&text), count(&text), "{text}");
+                assert_eq!(memo.tool(name, "d", &schema), tool(name, "d", &schema));
+            }
+        }
+        for text in [
+            "",
+            "a",
+            "a\"",
+            "ab\"},{",
+            "\"},{\"}",
+            "x\":[{y\"}]z",
+            "it's\",\"a",
+            "a.\n\nb",
+            "x<|endoftext|>\"y",
+            "é\"}é",
+            "a\"}1",
+        ] {
+            assert_eq!(parts_of(text).concat(), text);
+            assert_eq!(memo.count(text), count(text), "{text:?}");
+        }
+        // Any text: this file's own source (code, prose, quotes, `'`, line breaks), as it is
+        // and as a JSON string.
+        // (Without its special-token examples, which make a text be counted whole.)
+        let source = include_str!("lib.rs").replace("<|", "< |");
+        assert!(parts_of(&source).len() > 100);
+        assert_eq!(memo.count(&source), count(&source));
+        let quoted = json!({"description": source, "lines": source.lines().collect::<Vec<_>>()}).to_string();
+        assert!(parts_of(&quoted).len() > 100);
+        assert_eq!(memo.count(&quoted), count(&quoted));
+        let small = json!({"type": "object"});
+        assert_eq!(memo.tool_within("t", "d", &small, 1000), (true, None));
+        let n = tool("t", "d", &small);
+        assert_eq!(memo.tool_within("t", "d", &small, 5), (n <= 5, Some(n)));
     }
 
     #[test]

@@ -12,8 +12,9 @@
 //! a schema holding a file (a multipart body's base64 member changes what is sent).
 
 use toolgate_schema::{BodyEncoding, FieldType, Items, Location, Route, RouteTable};
+use toolgate_tokens::Memo;
 
-use super::table_tokens;
+use super::measure;
 use crate::schema::{cut_note, with_note};
 
 /// The fewest bytes (of the shape's serialized form) a cut must free: a smaller one would
@@ -46,11 +47,12 @@ struct Candidate {
 /// `table` with its deepest shapes cut, level by level and largest first, until it is within
 /// `limit` tokens; how many shapes were cut, and whether it fits.
 pub(super) fn cut(
+    memo: &Memo,
     table: RouteTable,
     limit: usize,
     build: &dyn Fn(&str, Vec<Route>) -> RouteTable,
 ) -> (RouteTable, usize, bool) {
-    let mut tokens = table_tokens(&table);
+    let mut tokens = measure(memo, &table);
     if tokens <= limit {
         return (table, 0, true);
     }
@@ -80,7 +82,7 @@ pub(super) fn cut(
             freed += candidate.saved as f64 * ratio;
             if freed >= tokens.saturating_sub(limit) as f64 {
                 table = build(&name, routes.clone());
-                tokens = table_tokens(&table);
+                tokens = measure(memo, &table);
                 counted = true;
                 if tokens <= limit {
                     return (table, cuts, true);
@@ -91,7 +93,7 @@ pub(super) fn cut(
         }
         if !counted {
             table = build(&name, routes.clone());
-            tokens = table_tokens(&table);
+            tokens = measure(memo, &table);
             if tokens <= limit {
                 return (table, cuts, true);
             }

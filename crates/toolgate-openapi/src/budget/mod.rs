@@ -29,6 +29,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use toolgate_schema::{Route, RouteTable};
+use toolgate_tokens::Memo;
 
 /// The default limit of one generated tool, in tokens of its name, description and input
 /// schema.
@@ -39,10 +40,17 @@ pub fn table_tokens(table: &RouteTable) -> usize {
     toolgate_tokens::tool(&table.tool, &table.description, &table.schema())
 }
 
+/// [`table_tokens`], counted with `memo` (which tokenizes each operation's part of the schema
+/// once however many tables it is counted in).
+pub(crate) fn measure(memo: &Memo, table: &RouteTable) -> usize {
+    memo.tool(&table.tool, &table.description, &table.schema())
+}
+
 /// Whether a table costs at most `limit` tokens ([`table_tokens`]), found without the
-/// tokenizer when its text is that short in bytes ([`toolgate_tokens::tool_within`]).
-pub(crate) fn within(table: &RouteTable, limit: usize) -> bool {
-    toolgate_tokens::tool_within(&table.tool, &table.description, &table.schema(), limit)
+/// tokenizer when its text is that short in bytes ([`toolgate_tokens::tool_within`]); with its
+/// tokens when they were counted.
+pub(crate) fn within(memo: &Memo, table: &RouteTable, limit: usize) -> (bool, Option<usize>) {
+    memo.tool_within(&table.tool, &table.description, &table.schema(), limit)
 }
 
 /// What the budget changed.
@@ -145,12 +153,15 @@ pub(crate) fn fit(
     let mut taken: BTreeSet<String> = tables.iter().map(|t| t.tool.clone()).collect();
     let mut report = Report { limit, changes: Vec::new() };
     let mut out = Vec::with_capacity(tables.len());
+    let memo = Memo::default();
+    let memo = &memo;
     for table in tables {
-        if within(&table, limit) {
+        let (fits, counted) = within(memo, &table, limit);
+        if fits {
             out.push(table);
             continue;
         }
-        let tokens = table_tokens(&table);
+        let tokens = counted.unwrap_or_else(|| measure(memo, &table));
         let read = table.routes.iter().all(|r| r.method.is_read());
         let build = |name: &str, routes: Vec<Route>| {
             let mut t = make(&table.domain, read, routes);
@@ -159,14 +170,14 @@ pub(crate) fn fit(
             t.tags.clone_from(&table.tags);
             t
         };
-        let parts = split::split(&table.tool, table.routes.clone(), limit, &build);
+        let parts = split::split(memo, &table.tool, table.routes.clone(), limit, &build);
         let mut change = Change { tool: table.tool.clone(), tokens, into: Vec::new() };
         let mut names = Names { taken: &mut taken, own: table.tool.clone() };
         for (name, routes) in parts {
-            for (part, clipped, cut) in fit_part(name, routes, limit, &build) {
+            for (part, clipped, cut) in fit_part(memo, name, routes, limit, &build) {
                 let mut part = part;
                 part.tool = names.claim(&part.tool);
-                let tokens = table_tokens(&part);
+                let tokens = measure(memo, &part);
                 let ops = part.routes.len();
                 change.into.push(Part { tool: part.tool.clone(), ops, tokens, clipped, cut });
                 out.push(part);
@@ -182,6 +193,7 @@ pub(crate) fn fit(
 /// a part still too large has its nested schemas cut. Each with how many texts were clipped
 /// and how many schemas cut in it.
 fn fit_part(
+    memo: &Memo,
     name: String,
     routes: Vec<Route>,
     limit: usize,
@@ -191,33 +203,34 @@ fn fit_part(
         let (t, cuts) = match fits {
             true => (t, 0),
             false => {
-                let (t, cuts, _) = cut::cut(t, limit, build);
+                let (t, cuts, _) = cut::cut(memo, t, limit, build);
                 (t, cuts)
             }
         };
         let clipped = trim::count_clipped(&t.routes) + removed;
         (t, clipped, cuts)
     };
-    let (table, removed, fits) = trimmed(&name, routes.clone(), limit, build);
+    let (table, removed, fits) = trimmed(memo, &name, routes.clone(), limit, build);
     if fits || routes.len() == 1 {
         return vec![counted((table, removed, fits))];
     }
-    split::chunks(&name, routes, limit, build)
+    split::chunks(memo, &name, routes, limit, build)
         .into_iter()
-        .map(|t| counted(trimmed(&t.tool.clone(), t.routes, limit, build)))
+        .map(|t| counted(trimmed(memo, &t.tool.clone(), t.routes, limit, build)))
         .collect()
 }
 
 /// The table of these operations, their texts clipped step by step until it fits; how many
 /// descriptions were left out, and whether it fits.
 fn trimmed(
+    memo: &Memo,
     name: &str,
     routes: Vec<Route>,
     limit: usize,
     build: &dyn Fn(&str, Vec<Route>) -> RouteTable,
 ) -> (RouteTable, usize, bool) {
     let mut table = build(name, routes);
-    if within(&table, limit) {
+    if within(memo, &table, limit).0 {
         return (table, 0, true);
     }
     let mut removed = 0;
@@ -225,7 +238,7 @@ fn trimmed(
         let mut routes = table.routes;
         removed += trim::routes(&mut routes, tier);
         table = build(name, routes);
-        if within(&table, limit) {
+        if within(memo, &table, limit).0 {
             return (table, removed, true);
         }
     }

@@ -3,8 +3,9 @@
 //! differ.
 
 use toolgate_schema::{Route, RouteTable};
+use toolgate_tokens::Memo;
 
-use super::table_tokens;
+use super::measure;
 use crate::operation::snake_case;
 
 /// Longest tool name, in characters (`toolgate_core::names::is_tool_name`).
@@ -24,6 +25,7 @@ struct Costed {
 /// document's order; a part may still be over `limit` where its operations share every path
 /// segment (then [`chunks`] cuts it) or one operation alone is that large.
 pub(super) fn split(
+    memo: &Memo,
     name: &str,
     routes: Vec<Route>,
     limit: usize,
@@ -31,12 +33,12 @@ pub(super) fn split(
 ) -> Vec<(String, Vec<Route>)> {
     // A table's tokens are close to its header (name, sentence, the `oneOf` around the
     // branches) plus what each operation adds: measured once per operation, summed per part.
-    let header = table_tokens(&build(name, Vec::new()));
+    let header = measure(memo, &build(name, Vec::new()));
     let costed: Vec<Costed> = routes
         .into_iter()
         .enumerate()
         .map(|(index, route)| {
-            let cost = table_tokens(&build(name, vec![route.clone()])).saturating_sub(header);
+            let cost = measure(memo, &build(name, vec![route.clone()])).saturating_sub(header);
             Costed { index, segments: segments(route.path_template()), route, cost }
         })
         .collect();
@@ -149,6 +151,7 @@ pub(super) fn join(name: &str, suffix: &str) -> String {
 /// Cut operations that share their path segments into consecutive parts within `limit`
 /// (`name`, `name_2`, `name_3`, ...), each with one operation at least.
 pub(super) fn chunks(
+    memo: &Memo,
     name: &str,
     routes: Vec<Route>,
     limit: usize,
@@ -159,7 +162,7 @@ pub(super) fn chunks(
     for route in routes {
         current.push(route);
         if current.len() > 1
-            && !super::within(&build(name, current.clone()), limit)
+            && !super::within(memo, &build(name, current.clone()), limit).0
             && let Some(last) = current.pop()
         {
             parts.push(std::mem::replace(&mut current, vec![last]));
