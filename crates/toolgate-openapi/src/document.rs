@@ -533,15 +533,10 @@ fn table(domain: &str, read: bool, routes: Vec<Route>, role: &str, title: &str) 
         "{what} {domain} in {title}. Operations: {}. Choose one with `op`; path and query values and the JSON body fields are parameters. Example: {example}.",
         ops.join("; ")
     );
-    RouteTable {
-        tool: format!("{verb}_{domain}"),
-        description,
-        domain: domain.to_owned(),
-        required_role: role.to_owned(),
-        tags: vec!["openapi".to_owned()],
-        result_template: None,
-        routes,
-    }
+    let mut table = RouteTable::new(format!("{verb}_{domain}"), description, domain, routes);
+    table.required_role = role.to_owned();
+    table.tags = vec!["openapi".to_owned()];
+    table
 }
 
 /// The parameters of a valid call: `op` and every required field with a value of its type.

@@ -323,20 +323,7 @@ impl<'a> Op<'a> {
         let accept = self.accept();
         let mut path = self.wire_path();
         // The path key's own query fixes those parameters: the model does not set them.
-        let probe = Route {
-            op: String::new(),
-            method,
-            path: path.clone(),
-            summary: String::new(),
-            fields: Vec::new(),
-            body: Body::None,
-            body_encoding: BodyEncoding::Json,
-            body_field: None,
-            content_type: None,
-            accept: Vec::new(),
-            server: None,
-            security: None,
-        };
+        let probe = Route::new("", method, path.clone(), "");
         let fixed: Vec<String> = probe.fixed_query().into_iter().map(|(k, _)| k).collect();
         fields.retain(|f| !(query_names.contains(&f.name) && fixed.contains(&f.name)));
         // A path variable the document does not declare still needs a name the model may see.
@@ -351,20 +338,12 @@ impl<'a> Op<'a> {
         rename(&mut fields, &path_names, &mut path);
         let server = crate::servers::own_server(root, self.item, self.operation)?;
         let security = crate::servers::own_security(root, self.operation)?;
-        Ok(Route {
-            op: self.name(),
-            method,
-            path,
-            summary,
-            fields,
-            body,
-            body_encoding,
-            body_field,
-            content_type,
-            accept,
-            server,
-            security,
-        })
+        let mut route = Route::new(self.name(), method, path, summary);
+        route.fields = fields;
+        (route.body, route.body_encoding, route.body_field) = (body, body_encoding, body_field);
+        (route.content_type, route.accept) = (content_type, accept);
+        (route.server, route.security) = (server, security);
+        Ok(route)
     }
 
     /// The path as sent: the key without its `#fragment`, which only tells operations apart in

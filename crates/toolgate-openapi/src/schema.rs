@@ -304,7 +304,13 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
             let mut shape = Items::new(FieldType::Any);
             shape.nullable = nullable;
             shape.description = describe(schema);
-            shape.any_of = branches.into_iter().map(|b| Items { nullable: false, ..b }).collect();
+            shape.any_of = branches
+                .into_iter()
+                .map(|mut b| {
+                    b.nullable = false;
+                    b
+                })
+                .collect();
             return Ok(shape);
         }
     }
@@ -376,35 +382,31 @@ fn parse(schema: &Value, what: &str) -> Result<Items, String> {
         },
         _ => None,
     };
-    Ok(Items {
-        ty,
-        nullable,
-        format: schema.get("format").and_then(Value::as_str).filter(|_| text).map(str::to_owned),
-        // Set for a multipart body's files (`crate::multipart`), where it changes what is sent.
-        content_encoding: None,
-        collection_format: None,
-        // 3.1's `const: card` is the one-value enum it means.
-        enum_values: schema
-            .get("enum")
-            .and_then(Value::as_array)
-            .cloned()
-            .or_else(|| schema.get("const").map(|c| vec![c.clone()]))
-            .map(|v| v.into_iter().filter(|v| !v.is_null()).collect::<Vec<_>>())
-            .filter(|v| !v.is_empty()),
-        description: describe(&schema),
-        minimum: bound("minimum", "exclusiveMinimum", 1.0).filter(|_| numeric),
-        maximum: bound("maximum", "exclusiveMaximum", -1.0).filter(|_| numeric),
-        items,
-        pattern: schema.get("pattern").and_then(Value::as_str).filter(|_| text).map(str::to_owned),
-        min_length: count("minLength").filter(|_| text),
-        max_length: count("maxLength").filter(|_| text),
-        min_items: count("minItems").filter(|_| ty == FieldType::Array),
-        max_items: count("maxItems").filter(|_| ty == FieldType::Array),
-        fields,
-        values,
-        one_of: Vec::new(),
-        any_of: Vec::new(),
-    })
+    let mut out = Items::new(ty);
+    out.nullable = nullable;
+    out.format = schema.get("format").and_then(Value::as_str).filter(|_| text).map(str::to_owned);
+    // `content_encoding` is set for a multipart body's files (`crate::multipart`), where it
+    // changes what is sent; `collection_format` by the parameter's style.
+    // 3.1's `const: card` is the one-value enum it means.
+    out.enum_values = schema
+        .get("enum")
+        .and_then(Value::as_array)
+        .cloned()
+        .or_else(|| schema.get("const").map(|c| vec![c.clone()]))
+        .map(|v| v.into_iter().filter(|v| !v.is_null()).collect::<Vec<_>>())
+        .filter(|v| !v.is_empty());
+    out.description = describe(&schema);
+    out.minimum = bound("minimum", "exclusiveMinimum", 1.0).filter(|_| numeric);
+    out.maximum = bound("maximum", "exclusiveMaximum", -1.0).filter(|_| numeric);
+    out.items = items;
+    out.pattern = schema.get("pattern").and_then(Value::as_str).filter(|_| text).map(str::to_owned);
+    out.min_length = count("minLength").filter(|_| text);
+    out.max_length = count("maxLength").filter(|_| text);
+    out.min_items = count("minItems").filter(|_| ty == FieldType::Array);
+    out.max_items = count("maxItems").filter(|_| ty == FieldType::Array);
+    out.fields = fields;
+    out.values = values;
+    Ok(out)
 }
 
 /// Whether an object member may be a table field as it is named: an identifier, not one
@@ -464,11 +466,8 @@ fn describe(schema: &Value) -> Option<String> {
 
 /// A named property as a field.
 pub(crate) fn to_field(name: &str, schema: &Value, required: bool) -> Result<Field, String> {
-    Ok(Field {
-        name: name.to_owned(),
-        required,
-        location: None,
-        wire_name: None,
-        shape: parse(schema, &format!("field `{name}`"))?,
-    })
+    let mut field = Field::new(name, FieldType::Any);
+    field.required = required;
+    field.shape = parse(schema, &format!("field `{name}`"))?;
+    Ok(field)
 }

@@ -13,20 +13,7 @@ fn route(op: &str) -> Route {
         "get" => (Method::Get, "/a/{x}/b"),
         _ => (Method::Put, "/a/{x}/b/{y}"),
     };
-    Route {
-        op: op.to_owned(),
-        method,
-        path: path.to_owned(),
-        summary: "test".to_owned(),
-        fields: Vec::new(),
-        body: Default::default(),
-        body_encoding: Default::default(),
-        body_field: None,
-        content_type: None,
-        accept: Vec::new(),
-        server: None,
-        security: None,
-    }
+    Route::new(op, method, path, "test")
 }
 
 /// One executor for every case: building a client loads the system's TLS roots, which is

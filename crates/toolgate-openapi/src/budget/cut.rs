@@ -213,23 +213,24 @@ fn cut_shape(items: &Items, limit: usize) -> Items {
     let note = cut_note(&format!("{left_out} {budget}"), what);
     let mut out = match items.ty {
         FieldType::Object => {
-            Items { values: Some(Box::new(Items::new(FieldType::Any))), ..Items::new(FieldType::Object) }
+            let mut out = Items::new(FieldType::Object);
+            out.values = Some(Box::new(Items::new(FieldType::Any)));
+            out
         }
-        FieldType::Array => Items {
-            items: Some(Box::new(Items::new(FieldType::Any))),
-            min_items: items.min_items,
-            max_items: items.max_items,
-            ..Items::new(FieldType::Array)
-        },
+        FieldType::Array => {
+            let mut out = Items::new(FieldType::Array);
+            out.items = Some(Box::new(Items::new(FieldType::Any)));
+            (out.min_items, out.max_items) = (items.min_items, items.max_items);
+            out
+        }
         // A scalar or any value with branches: the branches go, its own limits stay.
-        _ => Items {
-            fields: Vec::new(),
-            items: None,
-            values: None,
-            one_of: Vec::new(),
-            any_of: Vec::new(),
-            ..items.clone()
-        },
+        _ => {
+            let mut out = items.clone();
+            out.fields = Vec::new();
+            (out.items, out.values) = (None, None);
+            (out.one_of, out.any_of) = (Vec::new(), Vec::new());
+            out
+        }
     };
     out.nullable = items.nullable;
     out.description = Some(with_note(items.description.as_deref(), note));

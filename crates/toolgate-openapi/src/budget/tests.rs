@@ -7,35 +7,21 @@ fn route(op: &str, method: Method, path: &str, words: usize) -> Route {
     if !method.is_read() {
         fields.push(Field::new("note", FieldType::String).describe("What it is for. ".repeat(words)));
     }
-    Route {
-        op: op.to_owned(),
-        method,
-        path: path.to_owned(),
-        summary: format!("Operation {op}"),
-        fields,
-        body: Default::default(),
-        body_encoding: Default::default(),
-        body_field: None,
-        content_type: None,
-        accept: Vec::new(),
-        server: None,
-        security: None,
-    }
+    let mut route = Route::new(op, method, path, format!("Operation {op}"));
+    route.fields = fields;
+    route
 }
 
 fn make(domain: &str, read: bool, routes: Vec<Route>) -> RouteTable {
-    RouteTable {
-        tool: format!("{}_{domain}", if read { "query" } else { "update" }),
-        description: format!(
-            "Change {domain}. Operations: {}.",
-            routes.iter().map(|r| r.op.as_str()).collect::<Vec<_>>().join(", ")
-        ),
-        domain: domain.to_owned(),
-        required_role: "member".to_owned(),
-        tags: vec!["openapi".to_owned()],
-        result_template: None,
-        routes,
-    }
+    let description = format!(
+        "Change {domain}. Operations: {}.",
+        routes.iter().map(|r| r.op.as_str()).collect::<Vec<_>>().join(", ")
+    );
+    let tool = format!("{}_{domain}", if read { "query" } else { "update" });
+    let mut table = RouteTable::new(tool, description, domain, routes);
+    table.required_role = "member".to_owned();
+    table.tags = vec!["openapi".to_owned()];
+    table
 }
 
 /// A write table of `databases`: cluster operations and four sub-resources, the users one the

@@ -49,22 +49,11 @@ fn a_write_without_a_request_body_sends_none_and_its_query_parameters_stay_query
         (Body::Required, Location::Query, Location::Body)
     );
     // The table written says so, and reads back the same.
-    let table = toolgate_schema::RouteTable { routes: routes.clone(), ..dummy() };
+    let mut table = toolgate_schema::RouteTable::new("update_things", "d", "things", routes.clone());
+    table.required_role = "member".into();
     let text = toml::to_string(&table).unwrap();
     assert!(text.contains("body = \"none\"") && text.contains("in = \"query\""), "{text}");
     assert_eq!(toolgate_schema::RouteTable::from_toml_str(&text).unwrap().routes, routes);
-}
-
-fn dummy() -> toolgate_schema::RouteTable {
-    toolgate_schema::RouteTable {
-        tool: "update_things".into(),
-        description: "d".into(),
-        domain: "things".into(),
-        required_role: "member".into(),
-        tags: vec![],
-        result_template: None,
-        routes: vec![],
-    }
 }
 
 #[test]

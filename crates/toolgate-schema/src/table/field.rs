@@ -78,6 +78,7 @@ impl Location {
 /// (`name = "date"`, `required = true`, `type = "string"`, ...); the shape's
 /// members are read through [`std::ops::Deref`], so `field.ty` works.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct Field {
     /// Parameter name (`[A-Za-z_][A-Za-z0-9_]*`, at most 64 characters).
     pub name: String,
@@ -186,6 +187,7 @@ impl CollectionFormat {
 /// read and written through this struct (see `field/wire.rs`).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Items {
     /// JSON type.
     #[serde(rename = "type")]

@@ -2,6 +2,7 @@
 //! read from TOML or JSON data files and turned into one JSON Schema 2020-12.
 
 mod body;
+mod build;
 mod check;
 mod field;
 mod schema;
@@ -55,6 +56,7 @@ fn guest() -> String {
 /// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct RouteTable {
     /// Tool name, verb_noun, e.g. `query_nutrition`.
     pub tool: String,
@@ -77,9 +79,11 @@ pub struct RouteTable {
     pub routes: Vec<Route>,
 }
 
-/// One operation of a route table.
+/// One operation of a route table. Read from a table, or built with [`Route::new`] and its
+/// fields set (a route gains keys as tables learn to say more, so it is not built by a literal).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[non_exhaustive]
 pub struct Route {
     /// Operation name, snake_case, unique in the table; the value of `op`.
     pub op: String,

@@ -155,20 +155,7 @@ pub(crate) fn provider(config: &TravelConfig) -> Option<Result<Provider, String>
         .timeout(config.weather_timeout)
         .backend_name("the weather provider")
         .max_response_bytes(MAX_BODY);
-    let route = Route {
-        op: "get_forecast".into(),
-        method: Method::Get,
-        path: String::new(),
-        summary: "The forecast of one city on one day".into(),
-        fields: Vec::new(),
-        body: Default::default(),
-        body_encoding: Default::default(),
-        body_field: None,
-        content_type: None,
-        accept: Vec::new(),
-        server: None,
-        security: None,
-    };
+    let route = Route::new("get_forecast", Method::Get, "", "The forecast of one city on one day");
     Some(HttpExecutor::new(url, options).map(|executor| Provider { executor, route }).map_err(|e| {
         tracing::error!(target: "toolgate_travel::weather", error = %e, "the weather provider URL cannot be used");
         format!("the weather provider URL configured in {ENV_WEATHER_URL} (or [weather] url) cannot be used")
