@@ -255,25 +255,31 @@ impl Index {
         // plus what its best operation adds with its own fields (`best`).
         let mut base = vec![0.0_f64; self.tool_count];
         let mut touched = vec![false; self.tool_count];
-        let mut extra: HashMap<u32, f64> = HashMap::new();
+        // What each operation adds; the term's frequency in each tool's own fields (zero
+        // again after each term).
+        let mut extra = vec![0.0_f64; self.tool_of.len()];
+        let mut tool_tf = vec![0.0_f64; self.tool_count];
         for (term, weight) in &weights {
             let Some(&idf) = self.idf.get(*term) else { continue };
-            let mut tool_tf: HashMap<u32, f64> = HashMap::new();
-            for &(tool, tf) in self.tools.get(*term).into_iter().flatten() {
-                tool_tf.insert(tool, tf);
+            let tools = self.tools.get(*term).map_or(&[][..], Vec::as_slice);
+            for &(tool, tf) in tools {
+                tool_tf[tool as usize] = tf;
                 base[tool as usize] += weight * idf * saturate(tf);
                 touched[tool as usize] = true;
             }
             for &(op, tf) in self.operations.get(*term).into_iter().flatten() {
-                let tool = self.tool_of[op as usize];
-                let shared = tool_tf.get(&tool).copied().unwrap_or(0.0);
-                *extra.entry(op).or_default() += weight * idf * (saturate(tf + shared) - saturate(shared));
-                touched[tool as usize] = true;
+                let tool = self.tool_of[op as usize] as usize;
+                let shared = tool_tf[tool];
+                extra[op as usize] += weight * idf * (saturate(tf + shared) - saturate(shared));
+                touched[tool] = true;
+            }
+            for &(tool, _) in tools {
+                tool_tf[tool as usize] = 0.0;
             }
         }
         let mut best = vec![0.0_f64; self.tool_count];
-        for (op, score) in extra {
-            let tool = self.tool_of[op as usize] as usize;
+        for (op, &score) in extra.iter().enumerate() {
+            let tool = self.tool_of[op] as usize;
             best[tool] = best[tool].max(score);
         }
         let mut hits: Vec<(usize, f64)> =
