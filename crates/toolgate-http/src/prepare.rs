@@ -96,13 +96,13 @@ impl HttpExecutor {
                     body.insert(key.clone(), sent_value(route, key, value));
                 }
                 Location::Header if value.is_null() => {}
-                Location::Header => match scalar_text(value) {
+                Location::Header => match header_text(value) {
                     Some(text) if reqwest::header::HeaderValue::from_str(&text).is_ok() => {
                         headers.push((route.wire_name(key).to_owned(), text));
                     }
                     _ => errors.push(FieldError::new(
                         pointer(key),
-                        "a string, number or boolean without line breaks or control characters",
+                        "a string, number or boolean (or an array of them) without line breaks or control characters",
                         value,
                         format!("`{key}` is sent as a request header; give one line of text"),
                     )),
@@ -256,6 +256,15 @@ pub(crate) fn with_body(request: reqwest::RequestBuilder, prepared: &Prepared) -
 /// items as text, each percent-encoded, joined by the separator as OpenAPI writes it (`a,b`,
 /// `a%20b`, `a|b` as `a%7Cb`); `None` for any other field or value (sent as given: repeated
 /// keys, a null left out).
+/// A header's text: a scalar as it is, an array of scalars comma-separated (OpenAPI's
+/// `simple` style, `a,b`); `None` for anything else.
+fn header_text(value: &Value) -> Option<String> {
+    match value {
+        Value::Array(items) => items.iter().map(scalar_text).collect::<Option<Vec<_>>>().map(|t| t.join(",")),
+        other => scalar_text(other),
+    }
+}
+
 fn joined(route: &Route, name: &str, value: &Value) -> Option<String> {
     let separator = route
         .fields

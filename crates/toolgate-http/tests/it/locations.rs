@@ -50,6 +50,16 @@ fields = [
 ]
 
 [[routes]]
+op = "create_assistant"
+method = "POST"
+path = "/assistants"
+summary = "An OpenAI-like write with an array header (`OpenAI-Beta: assistants=v2,realtime=v1`)"
+body = "none"
+fields = [
+  { name = "openai_beta", type = "array", items = { type = "string" }, in = "header", wire_name = "OpenAI-Beta" },
+]
+
+[[routes]]
 op = "login_user"
 method = "POST"
 path = "/user/login"
@@ -137,4 +147,16 @@ async fn accept_names_the_documented_media_types_json_first() {
     assert_eq!(env.take().header("accept").as_deref(), Some("application/json, application/xml;q=0.5"));
     ok(&env.call("update_things", json!({"op": "cancel_batch", "batch_id": "b"})).await);
     assert_eq!(env.take().header("accept").as_deref(), Some("application/json"), "none documented: JSON");
+}
+
+#[tokio::test]
+async fn an_array_header_is_sent_comma_separated_and_a_bad_item_is_refused() {
+    let env = env().await;
+    let call = json!({"op": "create_assistant", "openai_beta": ["assistants=v2", "realtime=v1"]});
+    ok(&env.call("update_things", call).await);
+    assert_eq!(env.take().header("openai-beta").as_deref(), Some("assistants=v2,realtime=v1"));
+    // One item with a line break cannot be a header: refused before anything is sent.
+    let refused = env.call("update_things", json!({"op": "create_assistant", "openai_beta": ["a\nb"]})).await;
+    assert_eq!(refused.error.as_ref().map(|e| e.code), Some(ErrorCode::InvalidParams), "{refused:?}");
+    assert!(env.nothing_sent(), "nothing was sent");
 }

@@ -277,4 +277,10 @@ impl Items {
             FieldType::Array | FieldType::Object => false,
         }
     }
+
+    /// Whether this is an array of strings, numbers or booleans (what a header can hold as
+    /// a comma-separated list, OpenAPI's `simple` style).
+    pub fn is_scalar_list(&self) -> bool {
+        self.ty == FieldType::Array && self.items.as_deref().is_some_and(Items::is_scalar)
+    }
 }

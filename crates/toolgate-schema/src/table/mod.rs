@@ -528,8 +528,8 @@ impl RouteTable {
                             field.name
                         ))
                     }
-                    Some(Location::Header) if !field.is_scalar() => problems.push(format!(
-                        "{at}: header field `{}` must be a string, number or boolean",
+                    Some(Location::Header) if !field.is_scalar() && !field.is_scalar_list() => problems.push(format!(
+                        "{at}: header field `{}` must be a string, number or boolean, or an array of them (sent comma-separated)",
                         field.name
                     )),
                     Some(_) => {}

@@ -146,6 +146,9 @@ fields = [
   { name = "h", type = "string", in = "header", wire_name = "Authorization" },
   { name = "o", type = "object", fields = [{ name = "k", type = "string", wire_name = "K" }, { name = "K", type = "string" }] },
   { name = "p", type = "object", fields = [{ name = "n", type = "string", wire_name = "" }] },
+  { name = "hs", type = "array", items = { type = "string" }, in = "header", wire_name = "X-Tags" },
+  { name = "ho", type = "object", in = "header", wire_name = "X-Obj" },
+  { name = "hn", type = "array", items = { type = "object" }, in = "header", wire_name = "X-Nested" },
 ]
 [[routes]]
 op = "b"
@@ -167,9 +170,13 @@ fields = [{ name = "beta_", type = "string", wire_name = "beta" }]
             "field `p`.n: `wire_name` is empty",
             "has a `{variable}`",
             "which the path's fixed query already sets",
+            "header field `ho` must be a string, number or boolean, or an array of them",
+            "header field `hn` must be a string",
         ] {
             assert!(err.contains(expected), "{expected}: {err}");
         }
+        // An array of scalars is a header (sent comma-separated).
+        assert!(!err.contains("header field `hs`"), "{err}");
     }
 }
 
