@@ -15,6 +15,11 @@
 use super::{Route, RouteTable};
 use crate::Method;
 
+/// The role a table is for when it names none: every caller.
+pub(super) fn guest() -> String {
+    "guest".to_owned()
+}
+
 impl RouteTable {
     /// A table of `routes` for the tool `tool`, readable by every role (`guest`), no tags,
     /// no result template. Check it with [`RouteTable::check`] before serving it.
@@ -28,7 +33,7 @@ impl RouteTable {
             tool: tool.into(),
             description: description.into(),
             domain: domain.into(),
-            required_role: "guest".to_owned(),
+            required_role: guest(),
             tags: Vec::new(),
             result_template: None,
             routes,

@@ -19,6 +19,7 @@ use toolgate_core::names::{is_injected_field, is_tool_name};
 use toolgate_core::{Effect, SCHEMA_DIALECT, ToolSpec};
 
 pub use self::body::{Body, BodyEncoding};
+use self::build::guest;
 use self::check::{
     RESERVED_HEADERS, check_collection_format, check_field, check_form, check_path,
     check_server_and_security, check_wire_names,
@@ -31,10 +32,6 @@ use crate::{Error, Result};
 
 /// The property that selects the operation in a route-table schema.
 pub const OP_FIELD: &str = "op";
-
-fn guest() -> String {
-    "guest".to_string()
-}
 
 /// A route table: one tool whose operations share one schema (`oneOf`, one
 /// branch per operation, the branch chosen by `op`).
