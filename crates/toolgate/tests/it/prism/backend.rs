@@ -97,14 +97,18 @@ pub(crate) struct Backend {
     /// The recorder's base URL (the domain's `base_url`).
     pub(crate) url: String,
     pub(crate) log: Arc<Mutex<Vec<Exchange>>>,
-    child: Child,
+    _child: Killed,
     _server: tokio::task::JoinHandle<()>,
 }
 
-impl Drop for Backend {
+/// A child process killed and reaped when dropped, however the test ends: also when the test
+/// panics (or its runtime stops) while Prism is still starting, which left Prism running before.
+struct Killed(Child);
+
+impl Drop for Killed {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
@@ -113,16 +117,18 @@ impl Backend {
     /// recorder in front of it.
     pub(crate) async fn start(prism: PathBuf, document: PathBuf) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let mut child = Command::new(&prism)
-            .args(["mock", "--errors", "-h", "127.0.0.1", "-p", &port.to_string()])
-            .arg(&document)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting {}: {e}", prism.display()));
-        let stdout = child.stdout.take().unwrap();
-        let stderr = child.stderr.take().unwrap();
+        let mut child = Killed(
+            Command::new(&prism)
+                .args(["mock", "--errors", "-h", "127.0.0.1", "-p", &port.to_string()])
+                .arg(&document)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap_or_else(|e| panic!("starting {}: {e}", prism.display())),
+        );
+        let stdout = child.0.stdout.take().unwrap();
+        let stderr = child.0.stderr.take().unwrap();
         let (ready, listening) = std::sync::mpsc::channel();
         let lines = Arc::new(Mutex::new(Vec::new()));
         let sink = lines.clone();
@@ -172,7 +178,7 @@ impl Backend {
         let server = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Self { url, log, child, _server: server }
+        Self { url, log, _child: child, _server: server }
     }
 
     /// How many requests reached Prism so far.
