@@ -54,14 +54,7 @@ impl Recorder {
     pub(crate) async fn start(tables: &[&str]) -> Self {
         let log: Log = Arc::default();
         let app = Router::new().fallback(record).with_state(log.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        let executor = Arc::new(
-            HttpExecutor::new(&url, HttpOptions::default().auth(toolgate_http::Auth::None)).unwrap(),
-        );
-        let tables = tables.iter().map(|t| RouteTable::from_toml_str(t).unwrap());
-        let gateway = Gateway::builder().tools(executor.tools(tables).unwrap()).build().unwrap();
+        let (gateway, server) = serve_gateway(app, tables, HttpOptions::default()).await;
         Self { gateway, log, _server: server }
     }
 
@@ -82,6 +75,22 @@ impl Recorder {
     pub(crate) fn nothing_sent(&self) -> bool {
         self.log.lock().unwrap().is_empty()
     }
+}
+
+/// `app` served on 127.0.0.1 (a free port), and a gateway with `tables` (TOML) called against
+/// it with `options` and no auth.
+pub(crate) async fn serve_gateway(
+    app: Router,
+    tables: &[&str],
+    options: HttpOptions,
+) -> (Gateway, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let executor = Arc::new(HttpExecutor::new(&url, options.auth(toolgate_http::Auth::None)).unwrap());
+    let tables = tables.iter().map(|t| RouteTable::from_toml_str(t).unwrap());
+    let gateway = Gateway::builder().tools(executor.tools(tables).unwrap()).build().unwrap();
+    (gateway, server)
 }
 
 /// The envelope succeeded.

@@ -17,8 +17,7 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 use toolgate_core::{Caller, Envelope, ErrorCode, ToolContext};
 use toolgate_gateway::{CallOptions, Gateway};
-use toolgate_http::{HttpExecutor, HttpOptions};
-use toolgate_schema::RouteTable;
+use toolgate_http::HttpOptions;
 
 const TABLE: &str = r#"
 tool = "update_things"
@@ -128,14 +127,8 @@ impl Env {
     async fn start(max_upload_bytes: usize) -> Self {
         let log: Log = Arc::default();
         let app = Router::new().fallback(record).with_state(log.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-        let options =
-            HttpOptions::default().auth(toolgate_http::Auth::None).max_upload_bytes(max_upload_bytes);
-        let executor = Arc::new(HttpExecutor::new(&url, options).unwrap());
-        let tables = [RouteTable::from_toml_str(TABLE).unwrap()];
-        let gateway = Gateway::builder().tools(executor.tools(tables).unwrap()).build().unwrap();
+        let options = HttpOptions::default().max_upload_bytes(max_upload_bytes);
+        let (gateway, server) = crate::recorder::serve_gateway(app, &[TABLE], options).await;
         Self { gateway, log, _server: server }
     }
 

@@ -4,6 +4,7 @@
 mod bodies;
 mod budget;
 mod cases;
+mod common;
 mod faithful;
 mod files;
 mod form;

@@ -5,29 +5,12 @@
 
 use serde_json::{Value, json};
 use toolgate_openapi::Options;
-use toolgate_schema::{FieldType, Location, Route, RouteTable, Validator};
+use toolgate_schema::{FieldType, Location, RouteTable};
+
+use crate::common::{find, import_doc, validator};
 
 fn import(paths: Value, schemas: Value) -> toolgate_openapi::Import {
-    let text = json!({"openapi": "3.1.0", "info": {"title": "U", "version": "1"}, "paths": paths,
-        "components": {"schemas": schemas}})
-    .to_string();
-    toolgate_openapi::import(&text, &Options::default()).unwrap()
-}
-
-fn find<'a>(import: &'a toolgate_openapi::Import, op: &str) -> (&'a RouteTable, &'a Route) {
-    let table = import
-        .tables
-        .iter()
-        .find(|t| t.route(op).is_some())
-        .unwrap_or_else(|| panic!("{op}: {}", import.summary()));
-    (table, table.route(op).unwrap())
-}
-
-fn validator(table: &RouteTable) -> Validator {
-    // Through TOML, as `serve` reads it.
-    let back = RouteTable::from_toml_str(&toml::to_string(table).unwrap()).unwrap();
-    assert_eq!(&back, table);
-    Validator::new(&back.spec().unwrap().input_schema).unwrap()
+    import_doc("3.1.0", "U", paths, schemas)
 }
 
 #[test]

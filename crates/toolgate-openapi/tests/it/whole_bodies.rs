@@ -9,29 +9,12 @@
 use serde_json::{Value, json};
 use toolgate_http::{Auth, HttpExecutor, HttpOptions};
 use toolgate_openapi::Options;
-use toolgate_schema::{Body, BodyEncoding, FieldType, Location, Route, RouteTable, Validator};
+use toolgate_schema::{Body, BodyEncoding, FieldType, Location};
+
+use crate::common::{find, import_doc, validator};
 
 fn import(paths: Value, schemas: Value) -> toolgate_openapi::Import {
-    let text = json!({"openapi": "3.0.3", "info": {"title": "W", "version": "1"}, "paths": paths,
-        "components": {"schemas": schemas}})
-    .to_string();
-    toolgate_openapi::import(&text, &Options::default()).unwrap()
-}
-
-fn find<'a>(import: &'a toolgate_openapi::Import, op: &str) -> (&'a RouteTable, &'a Route) {
-    let table = import
-        .tables
-        .iter()
-        .find(|t| t.route(op).is_some())
-        .unwrap_or_else(|| panic!("{op}: {}", import.summary()));
-    (table, table.route(op).unwrap())
-}
-
-/// The table as written and read back, and a validator of its published schema.
-fn validator(table: &RouteTable) -> Validator {
-    let back = RouteTable::from_toml_str(&toml::to_string(table).unwrap()).unwrap();
-    assert_eq!(&back, table);
-    Validator::new(&back.spec().unwrap().input_schema).unwrap()
+    import_doc("3.0.3", "W", paths, schemas)
 }
 
 fn executor() -> HttpExecutor {

@@ -154,9 +154,7 @@ mod tests {
     use super::*;
 
     fn table(routes: &str) -> crate::Result<RouteTable> {
-        RouteTable::from_toml_str(&format!(
-            "tool = \"update_x\"\ndescription = \"d\"\ndomain = \"x\"\n{routes}"
-        ))
+        super::super::tests::table_of("update_x", routes)
     }
 
     #[test]

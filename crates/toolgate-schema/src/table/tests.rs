@@ -2,6 +2,11 @@
 
 use super::*;
 
+/// A table of the tool `tool` holding `routes` (the TOML `[[routes]]` text), parsed and checked.
+pub(super) fn table_of(tool: &str, routes: &str) -> Result<RouteTable> {
+    RouteTable::from_toml_str(&format!("tool = \"{tool}\"\ndescription = \"d\"\ndomain = \"x\"\n{routes}"))
+}
+
 mod patterns {
     use super::*;
 
@@ -24,9 +29,7 @@ mod location_tests {
     use super::*;
 
     fn table(routes: &str) -> Result<RouteTable> {
-        RouteTable::from_toml_str(&format!(
-            "tool = \"update_x\"\ndescription = \"d\"\ndomain = \"x\"\n{routes}"
-        ))
+        super::table_of("update_x", routes)
     }
 
     #[test]
@@ -79,9 +82,7 @@ mod wire_tests {
     use super::*;
 
     fn table(routes: &str) -> Result<RouteTable> {
-        RouteTable::from_toml_str(&format!(
-            "tool = \"query_x\"\ndescription = \"d\"\ndomain = \"x\"\n{routes}"
-        ))
+        super::table_of("query_x", routes)
     }
 
     #[test]
@@ -184,9 +185,7 @@ mod form_tests {
     use super::*;
 
     fn table(routes: &str) -> Result<RouteTable> {
-        RouteTable::from_toml_str(&format!(
-            "tool = \"send_messages\"\ndescription = \"d\"\ndomain = \"x\"\n{routes}"
-        ))
+        super::table_of("send_messages", routes)
     }
 
     #[test]
