@@ -1,0 +1,278 @@
+//! A BERT encoder's forward pass (absolute positions, post-layer-norm, GELU), in f32 with
+//! ndarray's matrix products, over one sequence at a time (no padding, so no attention mask).
+
+use ndarray::{Array1, Array2, ArrayView2, Axis, Slice};
+use safetensors::{Dtype, SafeTensors};
+use serde::Deserialize;
+
+use crate::Error;
+
+/// The fields of a BERT `config.json` the forward pass needs.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Config {
+    hidden_size: usize,
+    num_attention_heads: usize,
+    num_hidden_layers: usize,
+    intermediate_size: usize,
+    #[serde(default = "eps")]
+    layer_norm_eps: f32,
+    #[serde(default = "gelu")]
+    hidden_act: String,
+    pub(crate) max_position_embeddings: usize,
+}
+
+fn eps() -> f32 {
+    1e-12
+}
+
+fn gelu() -> String {
+    "gelu".to_owned()
+}
+
+/// A linear layer: `x · weightᵀ + bias`, the weight `[out, in]` as PyTorch stores it.
+#[derive(Debug)]
+struct Linear {
+    weight: Array2<f32>,
+    bias: Array1<f32>,
+}
+
+impl Linear {
+    fn forward(&self, x: &ArrayView2<'_, f32>) -> Array2<f32> {
+        x.dot(&self.weight.t()) + &self.bias
+    }
+}
+
+#[derive(Debug)]
+struct Norm {
+    gain: Array1<f32>,
+    bias: Array1<f32>,
+}
+
+#[derive(Debug)]
+struct Layer {
+    query: Linear,
+    key: Linear,
+    value: Linear,
+    attention_out: Linear,
+    attention_norm: Norm,
+    intermediate: Linear,
+    output: Linear,
+    output_norm: Norm,
+}
+
+/// The encoder's weights.
+#[derive(Debug)]
+pub(crate) struct Bert {
+    config: Config,
+    words: Array2<f32>,
+    positions: Array2<f32>,
+    token_type: Array1<f32>,
+    embedding_norm: Norm,
+    layers: Vec<Layer>,
+}
+
+/// The tensors of a safetensors file, by name without a leading `bert.`.
+struct Tensors<'a>(SafeTensors<'a>, Vec<String>);
+
+impl Tensors<'_> {
+    fn get(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, Error> {
+        let full = self.1.iter().find(|n| n.strip_prefix("bert.").unwrap_or(n) == name);
+        let Some(full) = full else { return Err(Error::Weights(format!("no tensor {name}"))) };
+        let view = self.0.tensor(full).map_err(|e| Error::Weights(format!("{name}: {e}")))?;
+        if view.dtype() != Dtype::F32 {
+            return Err(Error::Weights(format!("{name} is {:?}, only F32 is read", view.dtype())));
+        }
+        if view.shape() != shape {
+            return Err(Error::Weights(format!(
+                "{name} has shape {:?}, the config says {shape:?}",
+                view.shape()
+            )));
+        }
+        Ok(view.data().chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+    }
+
+    fn matrix(&self, name: &str, rows: usize, cols: usize) -> Result<Array2<f32>, Error> {
+        let data = self.get(name, &[rows, cols])?;
+        Array2::from_shape_vec((rows, cols), data).map_err(|e| Error::Weights(format!("{name}: {e}")))
+    }
+
+    fn vector(&self, name: &str, len: usize) -> Result<Array1<f32>, Error> {
+        Ok(Array1::from_vec(self.get(name, &[len])?))
+    }
+
+    fn linear(&self, name: &str, out: usize, input: usize) -> Result<Linear, Error> {
+        Ok(Linear {
+            weight: self.matrix(&format!("{name}.weight"), out, input)?,
+            bias: self.vector(&format!("{name}.bias"), out)?,
+        })
+    }
+
+    fn norm(&self, name: &str, len: usize) -> Result<Norm, Error> {
+        Ok(Norm {
+            gain: self.vector(&format!("{name}.weight"), len)?,
+            bias: self.vector(&format!("{name}.bias"), len)?,
+        })
+    }
+}
+
+impl Bert {
+    /// The encoder of `config` with the weights of a safetensors file's bytes.
+    pub(crate) fn new(config: Config, weights: &[u8]) -> Result<Self, Error> {
+        if config.hidden_act != "gelu" {
+            return Err(Error::Config(format!("hidden_act {:?}: only gelu is supported", config.hidden_act)));
+        }
+        if config.num_attention_heads == 0 || !config.hidden_size.is_multiple_of(config.num_attention_heads) {
+            return Err(Error::Config("hidden_size is not a multiple of num_attention_heads".to_owned()));
+        }
+        let file = SafeTensors::deserialize(weights).map_err(|e| Error::Weights(e.to_string()))?;
+        let names = file.names().into_iter().map(str::to_owned).collect();
+        let t = Tensors(file, names);
+        let h = config.hidden_size;
+        let words = t.0.tensor(
+            t.1.iter()
+                .find(|n| n.ends_with("embeddings.word_embeddings.weight"))
+                .ok_or_else(|| Error::Weights("no tensor embeddings.word_embeddings.weight".to_owned()))?,
+        );
+        let vocab = words.map_err(|e| Error::Weights(e.to_string()))?.shape().first().copied().unwrap_or(0);
+        let mut layers = Vec::with_capacity(config.num_hidden_layers);
+        for l in 0..config.num_hidden_layers {
+            let p = format!("encoder.layer.{l}");
+            layers.push(Layer {
+                query: t.linear(&format!("{p}.attention.self.query"), h, h)?,
+                key: t.linear(&format!("{p}.attention.self.key"), h, h)?,
+                value: t.linear(&format!("{p}.attention.self.value"), h, h)?,
+                attention_out: t.linear(&format!("{p}.attention.output.dense"), h, h)?,
+                attention_norm: t.norm(&format!("{p}.attention.output.LayerNorm"), h)?,
+                intermediate: t.linear(&format!("{p}.intermediate.dense"), config.intermediate_size, h)?,
+                output: t.linear(&format!("{p}.output.dense"), h, config.intermediate_size)?,
+                output_norm: t.norm(&format!("{p}.output.LayerNorm"), h)?,
+            });
+        }
+        let types = t.matrix("embeddings.token_type_embeddings.weight", 2, h);
+        // A model with one token type has a [1, h] table.
+        let token_type = match types {
+            Ok(types) => types.row(0).to_owned(),
+            Err(_) => t.matrix("embeddings.token_type_embeddings.weight", 1, h)?.row(0).to_owned(),
+        };
+        Ok(Self {
+            words: t.matrix("embeddings.word_embeddings.weight", vocab, h)?,
+            positions: t.matrix(
+                "embeddings.position_embeddings.weight",
+                config.max_position_embeddings,
+                h,
+            )?,
+            token_type,
+            embedding_norm: t.norm("embeddings.LayerNorm", h)?,
+            layers,
+            config,
+        })
+    }
+
+    /// How many ids the vocabulary has.
+    pub(crate) fn vocab_size(&self) -> usize {
+        self.words.nrows()
+    }
+
+    /// The mean of the last layer's states over `ids` (each below [`Bert::vocab_size`], at most
+    /// `max_position_embeddings` of them), normalised to length 1.
+    pub(crate) fn embed(&self, ids: &[u32]) -> Vec<f32> {
+        let h = self.config.hidden_size;
+        let n = ids.len().min(self.config.max_position_embeddings);
+        let mut x = Array2::<f32>::zeros((n, h));
+        for (i, &id) in ids.iter().take(n).enumerate() {
+            let mut row = x.row_mut(i);
+            row += &self.words.row(id as usize);
+            row += &self.positions.row(i);
+            row += &self.token_type;
+        }
+        let eps = self.config.layer_norm_eps;
+        layer_norm(&mut x, &self.embedding_norm, eps);
+        let heads = self.config.num_attention_heads;
+        let d = h / heads;
+        let scale = 1.0 / (d as f32).sqrt();
+        for layer in &self.layers {
+            let q = layer.query.forward(&x.view());
+            let k = layer.key.forward(&x.view());
+            let v = layer.value.forward(&x.view());
+            let mut context = Array2::<f32>::zeros((n, h));
+            for head in 0..heads {
+                // (`s![]` expands to code that allows unsafe, which the workspace forbids.)
+                let cols = Slice::from(head * d..(head + 1) * d);
+                let mut scores = q.slice_axis(Axis(1), cols).dot(&k.slice_axis(Axis(1), cols).t()) * scale;
+                for mut row in scores.rows_mut() {
+                    let max = row.fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+                    row.mapv_inplace(|v| (v - max).exp());
+                    let sum = row.sum();
+                    row /= sum;
+                }
+                context.slice_axis_mut(Axis(1), cols).assign(&scores.dot(&v.slice_axis(Axis(1), cols)));
+            }
+            let mut attended = layer.attention_out.forward(&context.view()) + &x;
+            layer_norm(&mut attended, &layer.attention_norm, eps);
+            let mut inner = layer.intermediate.forward(&attended.view());
+            inner.mapv_inplace(gelu_erf);
+            let mut out = layer.output.forward(&inner.view()) + &attended;
+            layer_norm(&mut out, &layer.output_norm, eps);
+            x = out;
+        }
+        let mean = x.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(h));
+        let length = mean.dot(&mean).sqrt().max(f32::MIN_POSITIVE);
+        mean.iter().map(|v| v / length).collect()
+    }
+}
+
+fn layer_norm(x: &mut Array2<f32>, norm: &Norm, eps: f32) {
+    for mut row in x.rows_mut() {
+        let n = row.len() as f32;
+        let mean = row.sum() / n;
+        let var = row.fold(0.0, |a, &v| a + (v - mean) * (v - mean)) / n;
+        let inv = 1.0 / (var + eps).sqrt();
+        row.mapv_inplace(|v| (v - mean) * inv);
+        row *= &norm.gain;
+        row += &norm.bias;
+    }
+}
+
+/// GELU as BERT defines it, `x·Φ(x)` with the error function (not the tanh approximation).
+fn gelu_erf(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf(x / std::f32::consts::SQRT_2))
+}
+
+/// The error function, Abramowitz and Stegun 7.1.26 (absolute error under 1.5e-7).
+fn erf(x: f32) -> f32 {
+    let sign = x.signum();
+    let x = f64::from(x.abs());
+    let t = 1.0 / (1.0 + 0.327_591_1 * x);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    sign * (1.0 - poly * (-x * x).exp()) as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn erf_matches_known_values() {
+        for (x, want) in
+            [(0.0, 0.0), (0.5, 0.520_499_9), (1.0, 0.842_700_8), (-2.0, -0.995_322_3), (3.5, 0.999_999_3)]
+        {
+            assert!((erf(x) - want).abs() < 2e-7, "erf({x}) = {} not {want}", erf(x));
+        }
+    }
+
+    #[test]
+    fn a_config_the_pass_cannot_run_is_refused() {
+        let config: Config = serde_json::from_str(
+            r#"{"hidden_size": 8, "num_attention_heads": 3, "num_hidden_layers": 1, "intermediate_size": 16, "max_position_embeddings": 4}"#,
+        )
+        .unwrap();
+        assert!(matches!(Bert::new(config, &[]), Err(Error::Config(_))));
+        let config: Config = serde_json::from_str(
+            r#"{"hidden_size": 8, "num_attention_heads": 2, "num_hidden_layers": 1, "intermediate_size": 16, "max_position_embeddings": 4, "hidden_act": "relu"}"#,
+        )
+        .unwrap();
+        assert!(matches!(Bert::new(config, &[]), Err(Error::Config(_))));
+    }
+}
