@@ -173,17 +173,27 @@ impl Bert {
         self.words.nrows()
     }
 
-    /// The mean of the last layer's states over `ids` (each below [`Bert::vocab_size`], at most
-    /// `max_position_embeddings` of them), normalised to length 1.
-    pub(crate) fn embed(&self, ids: &[u32]) -> Vec<f32> {
+    /// For each sequence of `batch`, the mean of the last layer's states over its ids (each
+    /// below [`Bert::vocab_size`], at most `max_position_embeddings` of them), normalised to
+    /// length 1. The sequences' tokens go through each linear layer as one matrix (what makes
+    /// a batch cheaper than its sequences one by one); attention stays within a sequence.
+    pub(crate) fn embed_batch(&self, batch: &[Vec<u32>]) -> Vec<Vec<f32>> {
         let h = self.config.hidden_size;
-        let n = ids.len().min(self.config.max_position_embeddings);
-        let mut x = Array2::<f32>::zeros((n, h));
-        for (i, &id) in ids.iter().take(n).enumerate() {
-            let mut row = x.row_mut(i);
-            row += &self.words.row(id as usize);
-            row += &self.positions.row(i);
-            row += &self.token_type;
+        let lengths: Vec<usize> =
+            batch.iter().map(|ids| ids.len().min(self.config.max_position_embeddings)).collect();
+        let rows: usize = lengths.iter().sum();
+        let mut x = Array2::<f32>::zeros((rows, h));
+        let mut starts = Vec::with_capacity(batch.len());
+        let mut row = 0;
+        for (ids, &n) in batch.iter().zip(&lengths) {
+            starts.push(row);
+            for (i, &id) in ids.iter().take(n).enumerate() {
+                let mut state = x.row_mut(row + i);
+                state += &self.words.row(id as usize);
+                state += &self.positions.row(i);
+                state += &self.token_type;
+            }
+            row += n;
         }
         let eps = self.config.layer_norm_eps;
         layer_norm(&mut x, &self.embedding_norm, eps);
@@ -194,18 +204,27 @@ impl Bert {
             let q = layer.query.forward(&x.view());
             let k = layer.key.forward(&x.view());
             let v = layer.value.forward(&x.view());
-            let mut context = Array2::<f32>::zeros((n, h));
-            for head in 0..heads {
-                // (`s![]` expands to code that allows unsafe, which the workspace forbids.)
-                let cols = Slice::from(head * d..(head + 1) * d);
-                let mut scores = q.slice_axis(Axis(1), cols).dot(&k.slice_axis(Axis(1), cols).t()) * scale;
-                for mut row in scores.rows_mut() {
-                    let max = row.fold(f32::NEG_INFINITY, |m, &v| m.max(v));
-                    row.mapv_inplace(|v| (v - max).exp());
-                    let sum = row.sum();
-                    row /= sum;
+            let mut context = Array2::<f32>::zeros((rows, h));
+            for (&start, &n) in starts.iter().zip(&lengths) {
+                let seq = Slice::from(start..start + n);
+                let (q, k, v) =
+                    (q.slice_axis(Axis(0), seq), k.slice_axis(Axis(0), seq), v.slice_axis(Axis(0), seq));
+                for head in 0..heads {
+                    // (`s![]` expands to code that allows unsafe, which the workspace forbids.)
+                    let cols = Slice::from(head * d..(head + 1) * d);
+                    let mut scores =
+                        q.slice_axis(Axis(1), cols).dot(&k.slice_axis(Axis(1), cols).t()) * scale;
+                    for mut row in scores.rows_mut() {
+                        let max = row.fold(f32::NEG_INFINITY, |m, &v| m.max(v));
+                        row.mapv_inplace(|v| (v - max).exp());
+                        let sum = row.sum();
+                        row /= sum;
+                    }
+                    context
+                        .slice_axis_mut(Axis(0), seq)
+                        .slice_axis_mut(Axis(1), cols)
+                        .assign(&scores.dot(&v.slice_axis(Axis(1), cols)));
                 }
-                context.slice_axis_mut(Axis(1), cols).assign(&scores.dot(&v.slice_axis(Axis(1), cols)));
             }
             let mut attended = layer.attention_out.forward(&context.view()) + &x;
             layer_norm(&mut attended, &layer.attention_norm, eps);
@@ -215,9 +234,16 @@ impl Bert {
             layer_norm(&mut out, &layer.output_norm, eps);
             x = out;
         }
-        let mean = x.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(h));
-        let length = mean.dot(&mean).sqrt().max(f32::MIN_POSITIVE);
-        mean.iter().map(|v| v / length).collect()
+        starts
+            .iter()
+            .zip(&lengths)
+            .map(|(&start, &n)| {
+                let states = x.slice_axis(Axis(0), Slice::from(start..start + n));
+                let mean = states.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(h));
+                let length = mean.dot(&mean).sqrt().max(f32::MIN_POSITIVE);
+                mean.iter().map(|v| v / length).collect()
+            })
+            .collect()
     }
 }
 

@@ -103,3 +103,19 @@ fn a_folder_that_is_not_a_model_is_a_clear_error() {
     let err = Encoder::load(dir.path()).unwrap_err();
     assert!(err.to_string().contains("only mean pooling"), "{err}");
 }
+
+#[test]
+fn a_batch_embeds_each_text_as_alone() {
+    let Some(encoder) = model() else { return };
+    // More tokens than one batch holds, of texts of different lengths.
+    let texts: Vec<String> =
+        (0..150).map(|i| format!("{} {}", TEXTS[i % 5], "and more ".repeat(i % 7))).collect();
+    let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let batch = encoder.embed_batch(&texts);
+    assert_eq!(batch.len(), texts.len());
+    for (text, embedding) in texts.iter().zip(&batch).step_by(13) {
+        let alone = encoder.embed(text);
+        assert!(similarity(&alone, embedding) > 0.9999, "{text}");
+    }
+    assert!(encoder.embed_batch(&[]).is_empty());
+}
