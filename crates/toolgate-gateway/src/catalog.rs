@@ -116,7 +116,10 @@ impl Gateway {
     /// shares a word with it (every word a substring, as before).
     pub fn search(&self, caller: &Caller, filter: &Filter) -> Vec<ToolSpec> {
         let table = self.inner.tools();
-        let Some(hits) = filter.text.as_deref().and_then(|text| crate::rank::index_for(&table).search(text))
+        let Some(hits) = filter
+            .text
+            .as_deref()
+            .and_then(|text| crate::rank::index_for(&table, self.inner.semantic.as_deref()).search(text))
         else {
             return self.discover(caller, filter);
         };

@@ -111,7 +111,7 @@ impl Gateway {
             }
         };
         next.sources = sources;
-        self.inner.table.store(Arc::new(next));
+        self.inner.publish(next);
         self.inner.changes.send_modify(|version| *version += 1);
         problems
     }

@@ -127,6 +127,7 @@ pub use meta::{EXECUTE_TOOL, GET_SKILL_GUIDE, GET_TOOL_SCHEMA, MAX_DISCOVERED, M
 pub use metrics::{LATENCY_BUCKETS, MAX_DYNAMIC_TOOLS, ToolStats, label as metric_label};
 pub use observe::CallObserver;
 pub use options::{CallOptions, Format, Limits, SchemaFormat};
+pub use rank::Embedder;
 pub use ratelimit::{MemoryRateStore, RateLimits, RateRule, RateStore, RateStoreError, ToolRate, subject};
 pub use registry::{BuildError, Gateway, GatewayBuilder};
 pub use route::{RouteHandler, RouteTool};

@@ -249,7 +249,7 @@ impl Gateway {
         };
         let mut next = Table::new(map, Arc::new(settings)).map_err(|e| vec![Problem::Tool(e)])?;
         next.sources = sources;
-        self.inner.table.store(Arc::new(next));
+        self.inner.publish(next);
         self.inner.changes.send_modify(|version| *version += 1);
         Ok(applied)
     }

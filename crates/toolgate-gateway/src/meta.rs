@@ -238,7 +238,8 @@ impl Gateway {
     /// without a query word to rank by.
     fn rank_tools(&self, caller: &Caller, filter: &Filter, limit: usize) -> Option<(Vec<Value>, usize)> {
         let table = self.inner.tools();
-        let hits = crate::rank::index_for(&table).search(filter.text.as_deref()?)?;
+        let hits =
+            crate::rank::index_for(&table, self.inner.semantic.as_deref()).search(filter.text.as_deref()?)?;
         let mut found = Vec::with_capacity(limit.min(hits.len()));
         let mut total = 0;
         for spec in hits

@@ -92,6 +92,8 @@ pub(crate) struct Inner {
     pub(crate) limiter: Option<Limiter>,
     pub(crate) audit: Option<Arc<dyn AuditSink>>,
     pub(crate) observer: Option<Arc<dyn CallObserver>>,
+    /// Discovery's sentence encoder and its embeddings, when one is set.
+    pub(crate) semantic: Option<Arc<crate::rank::Semantic>>,
 }
 
 /// The gateway: cheap to clone, shared by every transport.
@@ -122,6 +124,7 @@ pub struct GatewayBuilder {
     audit: Option<Arc<dyn AuditSink>>,
     later: Vec<String>,
     observer: Option<Arc<dyn CallObserver>>,
+    embedder: Option<Arc<dyn crate::Embedder>>,
     /// Tools registered at the build under a source name, so that
     /// [`Gateway::replace_source_tools`] can replace them later.
     sourced: Vec<(String, Arc<dyn Tool>)>,
@@ -164,6 +167,15 @@ impl GatewayBuilder {
     /// Tell this observer about every finished call (an OpenTelemetry exporter).
     pub fn observer(mut self, observer: Arc<dyn CallObserver>) -> Self {
         self.observer = Some(observer);
+        self
+    }
+
+    /// Rank discovery's queries by meaning too: each operation's name and summary embedded by
+    /// `embedder` (once per text, when a snapshot of the tools is first searched), a query's
+    /// embedding compared with them, and that ranking fused with the lexical one (see
+    /// [`Gateway::search`]).
+    pub fn embedder(mut self, embedder: Arc<dyn crate::Embedder>) -> Self {
+        self.embedder = Some(embedder);
         self
     }
 
@@ -236,7 +248,9 @@ impl GatewayBuilder {
         inner.limiter = self.limiter;
         inner.audit = self.audit;
         inner.observer = self.observer;
+        inner.semantic = self.embedder.map(|e| Arc::new(crate::rank::Semantic::new(e)));
         let inner = Arc::new(inner);
+        inner.warm_index();
         #[cfg(feature = "skills")]
         let _ = slot.set(Arc::downgrade(&inner));
         Ok(Gateway { inner })
@@ -326,10 +340,33 @@ fn assemble(
         limiter: None,
         audit: None,
         observer: None,
+        semantic: None,
     })
 }
 
 impl Inner {
+    /// Serve `table` from now on (calls in flight keep the snapshot they loaded), and start
+    /// building its discovery index (see [`Inner::warm_index`]).
+    pub(crate) fn publish(&self, table: Table) {
+        self.table.store(Arc::new(table));
+        self.warm_index();
+    }
+
+    /// With an embedder, build the current snapshot's discovery index on a thread of its
+    /// own, so that the first query after a start or a change does not wait seconds for a
+    /// big API's operations to be embedded (a query that comes first waits for the same
+    /// build, which runs once).
+    pub(crate) fn warm_index(&self) {
+        let Some(semantic) = self.semantic.clone() else { return };
+        let table = self.table.load_full();
+        let spawned = std::thread::Builder::new().name("toolgate-index".to_owned()).spawn(move || {
+            crate::rank::index_for(&table, Some(&semantic));
+        });
+        if let Err(error) = spawned {
+            tracing::warn!(%error, "cannot start the discovery index's thread: the first query builds it");
+        }
+    }
+
     /// The current snapshot of the tool table (no lock: an atomic load).
     pub(crate) fn tools(&self) -> Arc<Table> {
         self.table.load_full()

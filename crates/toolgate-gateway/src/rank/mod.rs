@@ -21,12 +21,25 @@
 //! ([`words::related`]: general API verbs, and a few domain words) at
 //! [`RELATED_WEIGHT`].
 //!
+//! With an [`Embedder`] (a sentence encoder such as `toolgate-embed`'s, set with
+//! `GatewayBuilder::embedder`), each operation also has an embedding of its name
+//! and summary, and a tool a semantic score, its best operation's cosine
+//! similarity with the query's embedding: what a request means finds a tool
+//! that shares no word with it ("spin up a virtual server" for a Droplet). The
+//! two rankings are fused by reciprocal rank ([`FUSED`] of each, constant
+//! [`RRF_K`]), the rest of the lexical hits after them.
+//!
 //! The index is built once per table snapshot (see [`index_for`]): a query
-//! only walks the postings of its own terms.
+//! only walks the postings of its own terms (and, with an embedder, is
+//! embedded once and compared with each operation's embedding). Embeddings are
+//! kept across snapshots by their text ([`Semantic`]), so a reload or an
+//! upstream's new list embeds only what is new.
 
 mod words;
 
 use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 use toolgate_core::ToolSpec;
@@ -151,15 +164,24 @@ pub(crate) struct Index {
     idf: HashMap<String, f64>,
     /// How many tools.
     tool_count: usize,
+    /// Each operation's embedding, with an embedder ([`Semantic`]); empty without.
+    vectors: Vec<Arc<[f32]>>,
+    /// What embeds a query, with the embeddings.
+    embedder: Option<Arc<dyn Embedder>>,
 }
 
 impl Index {
     /// Index these tools; a hit names a tool by its position here.
-    pub(crate) fn build<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> Self {
+    pub(crate) fn build<'a>(
+        specs: impl IntoIterator<Item = &'a ToolSpec>,
+        semantic: Option<&Semantic>,
+    ) -> Self {
         // Per tool its own fields, per operation its fields: term counts and lengths.
         let mut tool_fields: Vec<[(Counts, u32); 2]> = Vec::new();
         let mut op_fields: Vec<(u32, [(Counts, u32); 2])> = Vec::new();
         let mut has_operations: Vec<bool> = Vec::new();
+        // What each operation's embedding is of: its name in words and its summary.
+        let mut texts: Vec<String> = Vec::new();
         for (tool, spec) in specs.into_iter().enumerate() {
             let tags = spec.tags.iter().map(String::as_str);
             let name = counts([spec.name.as_str(), spec.domain.as_str()].into_iter().chain(tags));
@@ -167,10 +189,12 @@ impl Index {
             let before = op_fields.len();
             for (op, summary, params) in operations(&spec.input_schema) {
                 op_fields.push((tool as u32, [counts([op, summary]), counts(params)]));
+                texts.push(embedding_text(op, summary));
             }
             has_operations.push(op_fields.len() > before);
             if op_fields.len() == before {
                 op_fields.push((tool as u32, [(Counts::new(), 0), (Counts::new(), 0)]));
+                texts.push(embedding_text(&spec.name, &spec.description));
             }
         }
         let mean = |lengths: &mut dyn Iterator<Item = u32>| {
@@ -216,6 +240,10 @@ impl Index {
                 *df.entry(term.to_owned()).or_default() += 1;
                 index.tools.entry(term.to_owned()).or_default().push((tool as u32, tf));
             }
+        }
+        if let Some(semantic) = semantic {
+            index.vectors = semantic.embed_all(&texts);
+            index.embedder = Some(Arc::clone(&semantic.embedder));
         }
         let n = (op_fields.len() + tool_fields.len()) as f64;
         index.idf = df
@@ -285,17 +313,138 @@ impl Index {
         let mut hits: Vec<(usize, f64)> =
             (0..self.tool_count).filter(|&t| touched[t]).map(|t| (t, base[t] + best[t])).collect();
         hits.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        Some(hits.into_iter().map(|(tool, _)| tool).collect())
+        let lexical: Vec<usize> = hits.into_iter().map(|(tool, _)| tool).collect();
+        match &self.embedder {
+            Some(embedder) if !self.vectors.is_empty() => {
+                Some(fuse(&lexical, &self.semantic(embedder.as_ref(), query)))
+            }
+            _ => Some(lexical),
+        }
+    }
+
+    /// The tools by their best operation's similarity with `query`'s embedding, best first.
+    fn semantic(&self, embedder: &dyn Embedder, query: &str) -> Vec<usize> {
+        let query = embedder.embed(query);
+        let mut best = vec![f32::NEG_INFINITY; self.tool_count];
+        for (op, vector) in self.vectors.iter().enumerate() {
+            let tool = self.tool_of[op] as usize;
+            let score: f32 = vector.iter().zip(&query).map(|(a, b)| a * b).sum();
+            best[tool] = best[tool].max(score);
+        }
+        let mut tools: Vec<usize> = (0..self.tool_count).collect();
+        tools.sort_by(|&a, &b| best[b].total_cmp(&best[a]).then(a.cmp(&b)));
+        tools
+    }
+}
+
+/// How many of each ranking's first tools the fusion takes.
+const FUSED: usize = 30;
+
+/// Reciprocal-rank fusion's constant: a tool at rank `r` (from 0) of a ranking scores
+/// `1 / (RRF_K + r)` from it. A small constant lets the first places of either ranking lead.
+const RRF_K: f64 = 1.0;
+
+/// The first [`FUSED`] of each ranking fused by reciprocal rank (ties in the semantic
+/// order, then the lexical one), then the rest of `lexical`.
+fn fuse(lexical: &[usize], semantic: &[usize]) -> Vec<usize> {
+    let mut scores: HashMap<usize, f64> = HashMap::new();
+    for ranking in [lexical, semantic] {
+        for (rank, &tool) in ranking.iter().take(FUSED).enumerate() {
+            *scores.entry(tool).or_default() += 1.0 / (RRF_K + rank as f64);
+        }
+    }
+    let position = |tool: usize| {
+        let at =
+            |ranking: &[usize]| ranking.iter().take(FUSED).position(|&t| t == tool).unwrap_or(usize::MAX);
+        (at(semantic), at(lexical))
+    };
+    let mut fused: Vec<(usize, f64)> = scores.into_iter().collect();
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(position(a.0).cmp(&position(b.0))));
+    let mut out: Vec<usize> = fused.into_iter().map(|(tool, _)| tool).collect();
+    let rest: Vec<usize> = lexical.iter().skip(FUSED).filter(|t| !out.contains(t)).copied().collect();
+    out.extend(rest);
+    out
+}
+
+/// What an operation's embedding is of: its name in words and its summary
+/// (`create_task: Create a task`), as a model would read them.
+fn embedding_text(name: &str, summary: &str) -> String {
+    let name = name.replace('_', " ");
+    if summary.is_empty() { name } else { format!("{name}: {summary}") }
+}
+
+/// A sentence encoder for discovery's semantic ranking: text in, a vector of
+/// unit length out (so that a dot product is a cosine similarity), the same
+/// length for every text. `toolgate-embed`'s `Encoder` is one.
+pub trait Embedder: Send + Sync + fmt::Debug {
+    /// The embedding of `text`.
+    fn embed(&self, text: &str) -> Vec<f32>;
+
+    /// The embeddings of `texts`, in order (an index's operations: an encoder may run them
+    /// faster together). By default, one by one.
+    fn embed_batch(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        texts.iter().map(|text| self.embed(text)).collect()
+    }
+}
+
+#[cfg(feature = "embed")]
+impl Embedder for toolgate_embed::Encoder {
+    fn embed(&self, text: &str) -> Vec<f32> {
+        toolgate_embed::Encoder::embed(self, text)
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Vec<Vec<f32>> {
+        toolgate_embed::Encoder::embed_batch(self, texts)
+    }
+}
+
+/// An embedder with the embeddings of the texts the last index held, so that
+/// the next snapshot's index embeds only its new texts.
+#[derive(Debug)]
+pub(crate) struct Semantic {
+    embedder: Arc<dyn Embedder>,
+    cache: Mutex<HashMap<String, Arc<[f32]>>>,
+}
+
+impl Semantic {
+    pub(crate) fn new(embedder: Arc<dyn Embedder>) -> Self {
+        Self { embedder, cache: Mutex::default() }
+    }
+
+    /// The embeddings of `texts`, in order; the cache then holds these texts only.
+    fn embed_all(&self, texts: &[String]) -> Vec<Arc<[f32]>> {
+        let old = std::mem::take(&mut *self.cache.lock().unwrap_or_else(|e| e.into_inner()));
+        let mut new: HashMap<String, Arc<[f32]>> = HashMap::with_capacity(texts.len());
+        let mut missing: Vec<&str> = Vec::new();
+        for text in texts {
+            match old.get(text) {
+                Some(vector) => {
+                    new.insert(text.clone(), Arc::clone(vector));
+                }
+                None if !new.contains_key(text) => {
+                    new.insert(text.clone(), Arc::from(Vec::new()));
+                    missing.push(text);
+                }
+                None => {}
+            }
+        }
+        for (text, vector) in missing.iter().zip(self.embedder.embed_batch(&missing)) {
+            new.insert((*text).to_owned(), Arc::from(vector));
+        }
+        let vectors = texts.iter().map(|text| Arc::clone(&new[text])).collect();
+        *self.cache.lock().unwrap_or_else(|e| e.into_inner()) = new;
+        vectors
     }
 }
 
 /// The index of this table snapshot, built on its first query and kept with
 /// it: a table is immutable and replaced whole when a source changes, so its
 /// index stays right for as long as the snapshot lives.
-pub(crate) fn index_for(table: &Table) -> &Index {
+pub(crate) fn index_for<'a>(table: &'a Table, semantic: Option<&Semantic>) -> &'a Index {
     table.index.get_or_init(|| {
         Index::build(
             table.order.iter().filter_map(|name| table.tools.get(name)).map(|entry| entry.tool.spec()),
+            semantic,
         )
     })
 }

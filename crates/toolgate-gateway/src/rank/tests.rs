@@ -33,7 +33,7 @@ fn any_word_counts_and_the_better_match_comes_first() {
         spec("update_tasks", "Create a task, assign it, complete it."),
         spec("query_weather", "The forecast for a city."),
     ];
-    let index = Index::build(&specs);
+    let index = Index::build(&specs, None);
     let hits = index.search("create a task on a file").unwrap();
     assert_eq!(names(&specs, &hits), ["update_tasks", "query_files"]);
     assert_eq!(index.search("nothing matches").unwrap(), Vec::<usize>::new());
@@ -51,7 +51,7 @@ fn operations_of_a_route_table_are_indexed() {
             &[("post_tasks", "Create task", &[]), ("delete_tasks_id", "Remove task", &[])],
         ),
     ];
-    let index = Index::build(&specs);
+    let index = Index::build(&specs, None);
     assert_eq!(names(&specs, &index.search("remove a task").unwrap()), ["update_items"]);
     assert_eq!(names(&specs, &index.search("post").unwrap()), ["update_items"]);
     // Inflections and the general verbs: "deleting" is "remove"'s synonym's form.
@@ -80,7 +80,7 @@ fn a_tool_scores_as_its_best_operation() {
             &[("copy_folder", "Copy a folder", &[]), ("delete_file", "Delete a file", &[])],
         ),
     ];
-    let index = Index::build(&specs);
+    let index = Index::build(&specs, None);
     assert_eq!(index.search("copy a folder").unwrap()[0], 1);
 }
 
@@ -94,7 +94,7 @@ fn parameter_names_count_a_little() {
         ),
         table("query_calls", "Read calls.", &[("list_calls", "List calls", &["PageSize"])]),
     ];
-    let index = Index::build(&specs);
+    let index = Index::build(&specs, None);
     assert_eq!(names(&specs, &index.search("area code").unwrap()), ["query_numbers"]);
 }
 
@@ -113,7 +113,7 @@ fn a_word_every_operation_of_one_table_repeats_is_still_rare() {
         spec("query_marks", "Marks: get a mark, list marks."),
         spec("query_water", "Water levels."),
     ];
-    let index = Index::build(&specs);
+    let index = Index::build(&specs, None);
     assert_eq!(index.search("watermark").unwrap(), [0]);
 }
 
@@ -121,7 +121,7 @@ fn a_word_every_operation_of_one_table_repeats_is_still_rare() {
 fn equal_scores_keep_the_registry_order() {
     let specs =
         [spec("zeta_one", "Same words."), spec("alpha_two", "Same words."), spec("mid_six", "Same words.")];
-    let index = Index::build(&specs);
+    let index = Index::build(&specs, None);
     assert_eq!(index.search("same words").unwrap(), [0, 1, 2]);
 }
 
@@ -133,15 +133,91 @@ fn a_rare_word_outweighs_a_common_one() {
         spec("update_comments", "Create a comment."),
         spec("update_users", "Create a user."),
     ];
-    let index = Index::build(&specs);
+    let index = Index::build(&specs, None);
     assert_eq!(index.search("create task").unwrap()[0], 1);
 }
 
 #[test]
 fn an_index_is_built_once_per_snapshot() {
     let table = Table::default();
-    let first = index_for(&table);
-    assert!(std::ptr::eq(first, index_for(&table)));
+    let first = index_for(&table, None);
+    assert!(std::ptr::eq(first, index_for(&table, None)));
     let other = Table::default();
-    assert!(!std::ptr::eq(first, index_for(&other)));
+    assert!(!std::ptr::eq(first, index_for(&other, None)));
+}
+
+/// A stand-in for a sentence encoder that knows a few concepts: each text's vector counts
+/// the words of each concept it holds (normalised), and every text it embeds is counted.
+#[derive(Debug, Default)]
+struct Concepts {
+    embedded: Mutex<Vec<String>>,
+}
+
+const CONCEPTS: [&[&str]; 3] =
+    [&["server", "droplet", "machine"], &["text", "message", "sms"], &["bill", "invoice"]];
+
+impl Embedder for Concepts {
+    fn embed(&self, text: &str) -> Vec<f32> {
+        self.embedded.lock().unwrap().push(text.to_owned());
+        let lower = text.to_lowercase();
+        let mut v: Vec<f32> =
+            CONCEPTS.iter().map(|words| words.iter().filter(|w| lower.contains(*w)).count() as f32).collect();
+        v.push(0.1);
+        let length = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / length).collect()
+    }
+}
+
+#[test]
+fn with_an_embedder_a_tool_sharing_no_word_is_found_by_meaning() {
+    let specs = [
+        table("update_droplets", "Droplets.", &[("create_droplet", "Create a new Droplet", &[])]),
+        table("update_messages", "Messages.", &[("create_message", "Send a message", &[])]),
+        table("query_invoices", "Invoices.", &[("get_invoice", "Retrieve an invoice", &[])]),
+        table("update_servers_of_games", "Games.", &[("create_game", "Create a new game lobby", &[])]),
+    ];
+    let lexical = Index::build(&specs, None);
+    // By words alone, "new" leads to the game lobby (and to the Droplet); nothing to the SMS.
+    assert_eq!(names(&specs, &lexical.search("text my phone").unwrap()), Vec::<&str>::new());
+    let concepts = Arc::new(Concepts::default());
+    let semantic = Semantic::new(concepts.clone());
+    let index = Index::build(&specs, Some(&semantic));
+    assert_eq!(names(&specs, &index.search("text my phone").unwrap())[0], "update_messages");
+    assert_eq!(names(&specs, &index.search("a new virtual machine").unwrap())[0], "update_droplets");
+    // One embedding per operation, then one per query.
+    assert_eq!(concepts.embedded.lock().unwrap().len(), 4 + 2);
+    assert_eq!(concepts.embedded.lock().unwrap()[0], "create droplet: Create a new Droplet");
+}
+
+#[test]
+fn a_new_snapshot_embeds_only_its_new_operations() {
+    let concepts = Arc::new(Concepts::default());
+    let semantic = Semantic::new(concepts.clone());
+    let first = [table("update_droplets", "Droplets.", &[("create_droplet", "Create a new Droplet", &[])])];
+    Index::build(&first, Some(&semantic));
+    let second = [
+        table("update_droplets", "Droplets.", &[("create_droplet", "Create a new Droplet", &[])]),
+        table(
+            "query_invoices",
+            "Invoices.",
+            &[("get_invoice", "Retrieve an invoice", &[]), ("get_invoice", "Retrieve an invoice", &[])],
+        ),
+    ];
+    Index::build(&second, Some(&semantic));
+    // The Droplet's text from the cache, the invoice's once although two operations share it.
+    assert_eq!(
+        *concepts.embedded.lock().unwrap(),
+        ["create droplet: Create a new Droplet", "get invoice: Retrieve an invoice"]
+    );
+}
+
+#[test]
+fn fusion_takes_the_first_of_either_ranking_and_keeps_the_rest_of_the_lexical() {
+    // 0: first by words, third by meaning; 9: first by meaning only, level with 1 (second in
+    // both), and before it: a tie goes the semantic ranking's way.
+    assert_eq!(fuse(&[0, 1, 2], &[9, 1, 0]), [0, 9, 1, 2]);
+    let lexical: Vec<usize> = (0..40).collect();
+    let fused = fuse(&lexical, &[39]);
+    assert_eq!(fused.len(), 40, "every lexical hit is kept");
+    assert_eq!(&fused[..2], [39, 0]);
 }
