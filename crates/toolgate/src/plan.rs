@@ -26,6 +26,8 @@ pub struct Plan {
     pub oauth: Option<toolgate_oauth::resource::Verifier>,
     /// The `[tasks]` limits, each within its bounds.
     pub tasks: toolgate_mcp::TaskLimits,
+    /// The `[discovery] model`, loaded.
+    pub encoder: Option<std::sync::Arc<toolgate_embed::Encoder>>,
     /// What will work but not as the operator may think (a domain whose every call will be
     /// refused, a resource host the Host check refuses).
     pub warnings: Vec<String>,
@@ -92,9 +94,15 @@ impl Plan {
         }
         warnings
             .extend(config.auth.oauth.as_ref().and_then(|s| s.host_warning(&config.server.allowed_hosts)));
+        let encoder = config.discovery.model.as_ref().and_then(|dir| {
+            toolgate_embed::Encoder::load(dir)
+                .map(std::sync::Arc::new)
+                .map_err(|e| problems.push(format!("in [discovery] model ({}): {e}", dir.display())))
+                .ok()
+        });
         match policy {
             Some(policy) if problems.is_empty() => {
-                Ok(Self { ca_pem, domains, policy, upstreams, oauth, tasks, warnings })
+                Ok(Self { ca_pem, domains, policy, upstreams, oauth, tasks, encoder, warnings })
             }
             _ => Err(problems),
         }

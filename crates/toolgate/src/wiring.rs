@@ -134,6 +134,9 @@ impl App {
         let mut builder = prepared
             .build_into(Gateway::builder().policy(plan.policy.clone()).limits(config.limits.clone()))
             .skills(skill_set);
+        if let Some(encoder) = plan.encoder.clone() {
+            builder = builder.embedder(encoder);
+        }
         let audit = if config.audit.enabled {
             let audit = toolgate_fleet::SqlAudit::open(db.clone(), instance_name(config))
                 .await

@@ -50,6 +50,13 @@ pub(crate) fn run(globals: &Globals) -> Result<ExitCode> {
                         v.config().resource
                     ));
                 }
+                if let (Some(encoder), Some(dir)) = (&plan.encoder, &config.discovery.model) {
+                    facts.push(format!(
+                        "discovery ranks by meaning too ({}, {} dimensions)",
+                        dir.display(),
+                        encoder.dimension()
+                    ));
+                }
                 let (skills, skill_problems) =
                     load_skills(config.skills.dir.as_deref(), plan.policy.hierarchy());
                 problems.extend(skill_problems.iter().map(ToString::to_string));

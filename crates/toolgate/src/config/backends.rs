@@ -84,6 +84,16 @@ pub struct SkillsConfig {
     pub dir: Option<PathBuf>,
 }
 
+/// `[discovery]`: how `get_tool_schema`'s `query` (and the page's tool search) ranks tools.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DiscoveryConfig {
+    /// A sentence-transformers folder (`config.json`, `tokenizer.json`, `model.safetensors`,
+    /// e.g. all-MiniLM-L6-v2): queries are then ranked by meaning too, each operation's name
+    /// and summary embedded once at start. Empty: by words only (BM25F).
+    pub model: Option<PathBuf>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::Config;

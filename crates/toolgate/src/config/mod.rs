@@ -16,7 +16,9 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 pub use agent::{AgentSection, EnvRef};
-pub use backends::{DatabaseConfig, FitnessConfig, RedisConfig, SkillsConfig, TlsConfig, WeatherConfig};
+pub use backends::{
+    DatabaseConfig, DiscoveryConfig, FitnessConfig, RedisConfig, SkillsConfig, TlsConfig, WeatherConfig,
+};
 pub use server::TasksConfig;
 pub use server::{AuditConfig, RateLimitsConfig, ServerConfig, parse_listen};
 pub use signin::{
@@ -42,6 +44,8 @@ pub struct Config {
     pub weather: WeatherConfig,
     /// The skills.
     pub skills: SkillsConfig,
+    /// How discovery ranks tools (by words; with a model, by meaning too).
+    pub discovery: DiscoveryConfig,
     /// The MCP server.
     pub server: ServerConfig,
     /// Sign-in beside API keys (`[auth.oauth]`).
@@ -127,6 +131,14 @@ pub const ENV_OVERRIDES: &[EnvOverride] = &[
         field: "skills.dir",
         apply: |c, v| {
             c.skills.dir = Some(PathBuf::from(v));
+            Ok(())
+        },
+    },
+    EnvOverride {
+        var: "TOOLGATE_DISCOVERY_MODEL",
+        field: "discovery.model",
+        apply: |c, v| {
+            c.discovery.model = Some(PathBuf::from(v));
             Ok(())
         },
     },

@@ -86,7 +86,7 @@ fn domain_tools(gateway: &Gateway) -> Vec<String> {
 /// The sections of `next` that differ from `running` and are read only at start.
 fn restart_sections(running: &Config, next: &Config) -> Vec<&'static str> {
     let differs = |a: &dyn erased::Section, b: &dyn erased::Section| a.text() != b.text();
-    let pairs: [(&'static str, &dyn erased::Section, &dyn erased::Section); 11] = [
+    let pairs: [(&'static str, &dyn erased::Section, &dyn erased::Section); 12] = [
         ("[database]", &running.database, &next.database),
         ("[redis]", &running.redis, &next.redis),
         ("[fitness]", &running.fitness, &next.fitness),
@@ -98,6 +98,7 @@ fn restart_sections(running: &Config, next: &Config) -> Vec<&'static str> {
         ("[tasks]", &running.tasks, &next.tasks),
         ("[telemetry]", &running.telemetry, &next.telemetry),
         ("[agent]", &running.agent, &next.agent),
+        ("[discovery]", &running.discovery, &next.discovery),
     ];
     pairs.into_iter().filter(|(_, a, b)| differs(*a, *b)).map(|(name, _, _)| name).collect()
 }

@@ -435,6 +435,11 @@ fn check_refuses_exactly_what_serve_refuses() {
             "TG_TEST_UNSET_VAR",
         ),
         ("[weather]\nupstream_tool = \"weather__get_forecast\"\n", "is not a tool of a configured upstream"),
+        // A model folder that is not there (or not a model) is refused, not left for the first query.
+        (
+            "[discovery]\nmodel = \"/nonexistent/all-MiniLM-L6-v2\"\n",
+            "in [discovery] model (/nonexistent/all-MiniLM-L6-v2): cannot read",
+        ),
         (
             "[auth.oauth]\nissuer = \"https://idp.example\"\nresource = \"https://mcp.example/mcp\"\nroles = { g = \"owner\" }\n",
             "owner",

@@ -10,6 +10,7 @@ mod cli;
 mod common;
 mod contract;
 mod credentials;
+mod discovery_model;
 mod discovery_rank;
 mod elicit;
 mod elicit_ts;
