@@ -186,7 +186,7 @@ fn with_an_embedder_a_tool_sharing_no_word_is_found_by_meaning() {
     assert_eq!(names(&specs, &index.search("a new virtual machine").unwrap())[0], "update_droplets");
     // One embedding per operation, then one per query.
     assert_eq!(concepts.embedded.lock().unwrap().len(), 4 + 2);
-    assert_eq!(concepts.embedded.lock().unwrap()[0], "create droplet: Create a new Droplet");
+    assert_eq!(concepts.embedded.lock().unwrap()[0], "update droplets: create droplet: Create a new Droplet");
 }
 
 #[test]
@@ -207,15 +207,20 @@ fn a_new_snapshot_embeds_only_its_new_operations() {
     // The Droplet's text from the cache, the invoice's once although two operations share it.
     assert_eq!(
         *concepts.embedded.lock().unwrap(),
-        ["create droplet: Create a new Droplet", "get invoice: Retrieve an invoice"]
+        [
+            "update droplets: create droplet: Create a new Droplet",
+            "query invoices: get invoice: Retrieve an invoice"
+        ]
     );
 }
 
 #[test]
 fn fusion_takes_the_first_of_either_ranking_and_keeps_the_rest_of_the_lexical() {
-    // 0: first by words, third by meaning; 9: first by meaning only, level with 1 (second in
-    // both), and before it: a tie goes the semantic ranking's way.
-    assert_eq!(fuse(&[0, 1, 2], &[9, 1, 0]), [0, 9, 1, 2]);
+    // A place by meaning counts twice one by words: 9 (first by meaning only) 2, 0 (first by
+    // words, third by meaning) 1 + 2/3, 1 (second in both) 1/2 + 1, 2 (third by words) 1/3.
+    assert_eq!(fuse(&[0, 1, 2], &[9, 1, 0]), [9, 0, 1, 2]);
+    // A tie goes the semantic ranking's way: 1 (second by meaning) 1, 0 (first by words) 1.
+    assert_eq!(fuse(&[0], &[2, 1]), [2, 1, 0]);
     let lexical: Vec<usize> = (0..40).collect();
     let fused = fuse(&lexical, &[39]);
     assert_eq!(fused.len(), 40, "every lexical hit is kept");

@@ -254,10 +254,13 @@ fn corpus_tables<'a>(file: &str, name: &'a str) -> (Vec<toolgate_schema::RouteTa
 // so that a change of the ranker can only raise it (raise the floor with it).
 const HELD_OUT_FLOOR: f64 = 55.0;
 
-// With the model (all-MiniLM-L6-v2 over each operation's name and summary, its ranking fused
-// with the lexical one by reciprocal rank, the fusion's constants chosen on the first set only):
-// measured 72.7 % (12 of 44 missed).
-const HELD_OUT_MODEL_FLOOR: f64 = 70.0;
+// With the model (all-MiniLM-L6-v2), measured once per variant of what is embedded and how
+// the rankings are fused, each variant chosen without this set: 72.7 % (12 of 44 missed) with
+// each operation's name and summary, the rankings weighted 1:1 (chosen on the first set alone,
+// where several variants tied at 100 %); 65.9 % (15 missed) with the tool's name before them
+// and the semantic ranking weighted 2 (chosen on the first set and the OpenAI validation set,
+// [`VALIDATION`]), which the ranker uses.
+const HELD_OUT_MODEL_FLOOR: f64 = 63.0;
 
 fn asana_and_box() -> Vec<toolgate_schema::RouteTable> {
     corpus_gateway_tables(&[
@@ -400,8 +403,9 @@ const HELD_OUT_2: &[(&str, &[&str])] = &[
 // for the balance). The floor holds the figure, a little under it.
 const HELD_OUT_2_FLOOR: f64 = 30.0;
 
-// With the model: measured 56.6 % (23 of 53 missed).
-const HELD_OUT_2_MODEL_FLOOR: f64 = 54.0;
+// With the model, the same two variants as for [`HELD_OUT_MODEL_FLOOR`]: 56.6 % (23 of 53
+// missed), then 66.0 % (18 missed) with the variant the ranker uses.
+const HELD_OUT_2_MODEL_FLOOR: f64 = 63.0;
 
 #[test]
 fn held_out_requests_over_digitalocean_and_twilio_find_the_right_tool_in_the_first_three() {
@@ -430,6 +434,79 @@ fn digitalocean_and_twilio() -> Vec<toolgate_schema::RouteTable> {
         (import.tables, "digitalocean")
     };
     corpus_gateway_tables(&[digitalocean, corpus_tables("twilio_api_v2010.json.gz", "twilio")])
+}
+
+/// A third set of requests, over OpenAI's API, written from its operation list in a user's words
+/// before the ranker was run on it, to choose between variants of the ranking with the model
+/// (what is embedded, the fusion's constant and weights): the two held-out sets above were not
+/// used for that. Being the set the variant was chosen on, its rate with the model is not a
+/// measure of unseen requests; the held-out sets' are.
+const VALIDATION: &[(&str, &[&str])] = &[
+    ("turn this paragraph into spoken audio", &["create_speech"]),
+    ("write down what is said in this recording", &["create_transcription"]),
+    ("convert a French voice memo into English text", &["create_translation"]),
+    ("draw a picture of a cat astronaut", &["create_image"]),
+    ("change the background of my photo", &["create_image_edit"]),
+    ("get a vector for semantic search of this sentence", &["create_embedding"]),
+    ("is this comment hateful or violent", &["create_moderation"]),
+    ("which models can I use", &["list_models"]),
+    ("train a custom model on my examples", &["create_fine_tuning_job"]),
+    ("stop a training job that is running", &["cancel_fine_tuning_job"]),
+    ("progress messages of my training run", &["list_fine_tuning_events"]),
+    ("upload a document for later use", &["create_file"]),
+    ("download the contents of an uploaded file", &["download_file"]),
+    ("run many requests offline at half price", &["create_batch"]),
+    (
+        "ask the model a question and get a reply",
+        &["create_response", "create_chat_completion", "beta_create_response"],
+    ),
+    ("build a helper bot with custom instructions", &["create_assistant"]),
+    ("start a new conversation thread", &["create_thread", "create_conversation"]),
+    ("add a user message to a thread", &["create_message"]),
+    ("how much did my organization spend this month", &["usage_costs"]),
+    ("invite a colleague to my organization", &["invite_user"]),
+    ("create a new project for my team", &["create_project"]),
+    ("revoke an API key of a project", &["delete_project_api_key"]),
+    ("a place to store documents for retrieval", &["create_vector_store"]),
+    ("search my knowledge base for relevant passages", &["search_vector_store"]),
+    ("who changed settings in my organization", &["list_audit_logs"]),
+    ("how many tokens did we use for completions", &["usage_completions"]),
+    ("make a short video clip from a description", &["create_video"]),
+    ("set a maximum amount my organization can spend", &["updateorganizationspendlimit"]),
+    ("warn me when a project spends too much", &["create_project_spend_alert"]),
+    ("remove someone from my organization", &["delete_user"]),
+    ("give a group admin rights", &["assign_group_role"]),
+    ("count the tokens of a prompt before sending it", &["getinputtokencounts", "beta_getinputtokencounts"]),
+    ("clone my voice for speech", &["create_voice"]),
+    ("end a live voice call", &["hangup_realtime_call"]),
+    ("archive an old project", &["archive_project"]),
+    ("check whether an image was made by OpenAI", &["createcontentprovenancecheck"]),
+];
+
+// Measured: by words alone 66.7 % (12 of 36 missed); with the model, 86.1 % with the first
+// variant and 91.7 % (3 missed) with the one chosen here.
+const VALIDATION_FLOOR: f64 = 64.0;
+const VALIDATION_MODEL_FLOOR: f64 = 88.0;
+
+fn openai() -> Vec<toolgate_schema::RouteTable> {
+    corpus_tables("openai-openapi.yaml.gz", "openai").0
+}
+
+#[test]
+fn validation_requests_over_openai_find_the_right_tool_in_the_first_three() {
+    held_out_rate("validation, OpenAI", &openai(), VALIDATION, VALIDATION_FLOOR, None);
+}
+
+#[test]
+fn validation_requests_over_openai_with_the_model() {
+    let Some(model) = model() else { return eprintln!("skipped: TOOLGATE_TEST_MODEL_DIR is not set") };
+    held_out_rate(
+        "validation, OpenAI, with the model",
+        &openai(),
+        VALIDATION,
+        VALIDATION_MODEL_FLOOR,
+        Some(model),
+    );
 }
 
 /// The tables of several documents in one gateway, as two `[[domains]]` would serve them: a
