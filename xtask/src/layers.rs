@@ -11,7 +11,7 @@ use anyhow::{Context, Result, bail};
 /// in strictly lower layers; crates of one layer never depend on each other
 /// (so travel never depends on fitness).
 pub(crate) const LAYERS: &[&[&str]] = &[
-    &["toolgate-core", "toolgate-test-support", "toolgate-tokens"],
+    &["toolgate-core", "toolgate-test-support", "toolgate-tokens", "toolgate-embed"],
     &["toolgate-authz", "toolgate-schema", "toolgate-db", "toolgate-oauth"],
     &["toolgate-skills", "toolgate-openapi"],
     &["toolgate-gateway"],

@@ -7,7 +7,9 @@
 use serde_json::json;
 use toolgate_test_support::mcp;
 
-fn model_dir() -> Option<String> {
+/// The folder `TOOLGATE_TEST_MODEL_DIR` names; `None` (the test skipped, saying so) without
+/// one, unless `TOOLGATE_REQUIRE_MODEL=1`.
+pub(crate) fn model_dir() -> Option<String> {
     match std::env::var("TOOLGATE_TEST_MODEL_DIR") {
         Ok(dir) => Some(dir),
         Err(_) if std::env::var("TOOLGATE_REQUIRE_MODEL").is_ok_and(|v| v == "1") => {

@@ -67,30 +67,35 @@ const QUERIES: &[(&str, &[&str])] = &[
 /// unpacks from PyPI), loaded once; `None` without one, unless `TOOLGATE_REQUIRE_MODEL=1`.
 fn model() -> Option<Arc<dyn toolgate_gateway::Embedder>> {
     static MODEL: std::sync::OnceLock<Option<Arc<toolgate_embed::Encoder>>> = std::sync::OnceLock::new();
-    let model = MODEL.get_or_init(|| match std::env::var("TOOLGATE_TEST_MODEL_DIR") {
-        Ok(dir) => {
-            Some(Arc::new(toolgate_embed::Encoder::load(&dir).unwrap_or_else(|e| panic!("{dir}: {e}"))))
-        }
-        Err(_) if std::env::var("TOOLGATE_REQUIRE_MODEL").is_ok_and(|v| v == "1") => {
-            panic!("TOOLGATE_REQUIRE_MODEL=1 but TOOLGATE_TEST_MODEL_DIR is not set")
-        }
-        Err(_) => None,
+    let model = MODEL.get_or_init(|| {
+        let dir = crate::discovery_model::model_dir()?;
+        Some(Arc::new(toolgate_embed::Encoder::load(&dir).unwrap_or_else(|e| panic!("{dir}: {e}"))))
     });
     model.clone().map(|m| m as Arc<dyn toolgate_gateway::Embedder>)
 }
 
 fn gateway(embedder: Option<Arc<dyn toolgate_gateway::Embedder>>) -> Gateway {
-    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    let mut tables = Vec::new();
     for doc in DOCUMENTS {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(doc);
         let import = toolgate_openapi::import_file(&path, &toolgate_openapi::Options::default())
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        for table in import.tables {
-            let spec = table.spec().unwrap_or_else(|e| panic!("{}: {e}", table.tool));
-            tools.push(Arc::new(FnTool::new(spec, |_ctx, _params| {
-                Box::pin(async { Ok(ToolOutput::json(serde_json::json!({}))) })
-            })));
-        }
+        tables.extend(import.tables);
+    }
+    gateway_of(&tables, embedder)
+}
+
+/// A gateway of `tables`' tools (each answering `{}`), ranking by meaning too with `embedder`.
+fn gateway_of(
+    tables: &[toolgate_schema::RouteTable],
+    embedder: Option<Arc<dyn toolgate_gateway::Embedder>>,
+) -> Gateway {
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    for table in tables {
+        let spec = table.spec().unwrap_or_else(|e| panic!("{}: {e}", table.tool));
+        tools.push(Arc::new(FnTool::new(spec, |_ctx, _params| {
+            Box::pin(async { Ok(ToolOutput::json(serde_json::json!({}))) })
+        })));
     }
     let builder = Gateway::builder().tools(tools);
     match embedder {
@@ -108,7 +113,7 @@ fn paraphrased_requests_find_the_right_tool_in_the_first_three() {
 
 #[test]
 fn paraphrased_requests_find_the_right_tool_in_the_first_three_with_the_model_too() {
-    let Some(model) = model() else { return eprintln!("skipped: TOOLGATE_TEST_MODEL_DIR is not set") };
+    let Some(model) = model() else { return };
     first_three_rate(gateway(Some(model)), "by words and meaning");
 }
 
@@ -276,7 +281,7 @@ fn held_out_requests_over_asana_and_box_find_the_right_tool_in_the_first_three()
 
 #[test]
 fn held_out_requests_over_asana_and_box_with_the_model() {
-    let Some(model) = model() else { return eprintln!("skipped: TOOLGATE_TEST_MODEL_DIR is not set") };
+    let Some(model) = model() else { return };
     let label = "held out, Asana and Box, with the model";
     held_out_rate(label, &asana_and_box(), HELD_OUT, HELD_OUT_MODEL_FLOOR, Some(model));
 }
@@ -420,7 +425,7 @@ fn held_out_requests_over_digitalocean_and_twilio_find_the_right_tool_in_the_fir
 
 #[test]
 fn held_out_requests_over_digitalocean_and_twilio_with_the_model() {
-    let Some(model) = model() else { return eprintln!("skipped: TOOLGATE_TEST_MODEL_DIR is not set") };
+    let Some(model) = model() else { return };
     let label = "held out, DigitalOcean and Twilio, with the model";
     held_out_rate(label, &digitalocean_and_twilio(), HELD_OUT_2, HELD_OUT_2_MODEL_FLOOR, Some(model));
 }
@@ -499,7 +504,7 @@ fn validation_requests_over_openai_find_the_right_tool_in_the_first_three() {
 
 #[test]
 fn validation_requests_over_openai_with_the_model() {
-    let Some(model) = model() else { return eprintln!("skipped: TOOLGATE_TEST_MODEL_DIR is not set") };
+    let Some(model) = model() else { return };
     held_out_rate(
         "validation, OpenAI, with the model",
         &openai(),
@@ -539,20 +544,7 @@ fn held_out_rate(
     embedder: Option<Arc<dyn toolgate_gateway::Embedder>>,
 ) {
     assert!(set.len() >= 30);
-    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
-    for table in tables {
-        let spec = table.spec().unwrap_or_else(|e| panic!("{}: {e}", table.tool));
-        tools.push(Arc::new(FnTool::new(spec, |_ctx, _params| {
-            Box::pin(async { Ok(ToolOutput::json(serde_json::json!({}))) })
-        })));
-    }
-    let builder = Gateway::builder().tools(tools);
-    let gateway = match embedder {
-        Some(embedder) => builder.embedder(embedder),
-        None => builder,
-    }
-    .build()
-    .unwrap();
+    let gateway = gateway_of(tables, embedder);
     let started = std::time::Instant::now();
     let caller = Caller::new("u", gateway.policy().hierarchy().highest());
     let mut misses = Vec::new();
