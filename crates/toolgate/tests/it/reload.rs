@@ -399,4 +399,12 @@ async fn roles_limits_and_skills_change_live_and_a_bad_change_is_refused_whole()
     assert_eq!(status, 200, "{answer}");
     let ready: Value = client.get(format!("{url}/readyz")).send().await.unwrap().json().await.unwrap();
     assert_eq!(ready["checks"]["configuration"]["detail"]["reloaded"], true, "{ready}");
+
+    // `[discovery]` is read only at start: a reload does not load the model it names (this
+    // folder is not there) and says the change needs a restart; the rest still applies.
+    std::fs::write(&config, format!("{good}[discovery]\nmodel = \"/nonexistent/all-MiniLM-L6-v2\"\n"))
+        .unwrap();
+    let (status, answer) = reload().await;
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(answer["changes"]["need_restart"], json!(["[discovery]"]), "{answer}");
 }
