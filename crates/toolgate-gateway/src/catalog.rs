@@ -111,7 +111,8 @@ impl Gateway {
     /// relevance to its `text` as `get_tool_schema`'s `query` ranks them
     /// (BM25 over name, description, domain, tags and a
     /// route table's operations; a tool sharing any word is found, the best
-    /// first). `name`, `domain`, `tag` and `effect` filter as in
+    /// first; with [`crate::GatewayBuilder::embedder`], fused with a ranking by
+    /// meaning, which finds tools that share no word with the text). `name`, `domain`, `tag` and `effect` filter as in
     /// [`Gateway::discover`], which this is without `text`, or when no tool
     /// shares a word with it (every word a substring, as before).
     pub fn search(&self, caller: &Caller, filter: &Filter) -> Vec<ToolSpec> {
