@@ -90,6 +90,10 @@ pub struct ToolSpec {
     /// Icons for clients' tool lists (MCP `icons`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<ToolIcon>,
+    /// What the tool's source says about the things it acts on (an OpenAPI tag's
+    /// description): read by discovery's ranking, never shown to the model.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub about: Vec<String>,
 }
 
 /// An icon of a tool: a URI (`https:` or `data:`) and its media type.
@@ -180,6 +184,7 @@ impl ToolSpec {
             result_template: None,
             title: None,
             icons: Vec::new(),
+            about: Vec::new(),
         }
     }
 
@@ -238,6 +243,16 @@ impl ToolSpec {
     /// Set the domain.
     pub fn with_domain(mut self, domain: impl Into<String>) -> Self {
         self.domain = domain.into();
+        self
+    }
+
+    /// Set what the tool's source says about the things it acts on ([`ToolSpec::about`]).
+    pub fn with_about<I, S>(mut self, about: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.about = about.into_iter().map(Into::into).collect();
         self
     }
 

@@ -22,9 +22,10 @@
 //! [`RELATED_WEIGHT`].
 //!
 //! With an [`Embedder`] (a sentence encoder such as `toolgate-embed`'s, set with
-//! `GatewayBuilder::embedder`), each operation also has an embedding of its name
-//! and summary, and a tool a semantic score, its best operation's cosine
-//! similarity with the query's embedding: what a request means finds a tool
+//! `GatewayBuilder::embedder`), each operation also has an embedding of its
+//! tool's name, its own name and its summary, each of the tool's
+//! [`ToolSpec::about`] texts one of the tool's name and the text, and a tool a
+//! semantic score, its best text's cosine similarity with the query's embedding: what a request means finds a tool
 //! that shares no word with it ("spin up a virtual server" for a Droplet). The
 //! two rankings are fused by reciprocal rank ([`FUSED`] of each, constant
 //! [`RRF_K`], the semantic one weighted [`SEMANTIC_WEIGHT`]), the rest of the
@@ -167,8 +168,9 @@ pub(crate) struct Index {
     idf: HashMap<String, f64>,
     /// How many tools.
     tool_count: usize,
-    /// Each operation's embedding, with an embedder ([`Semantic`]); empty without.
-    vectors: Vec<Arc<[f32]>>,
+    /// Each operation's embedding and each of the tools' [`ToolSpec::about`] texts', with
+    /// their tool, with an embedder ([`Semantic`]); empty without.
+    vectors: Vec<(u32, Arc<[f32]>)>,
     /// What embeds a query, with the embeddings.
     embedder: Option<Arc<dyn Embedder>>,
 }
@@ -183,8 +185,10 @@ impl Index {
         let mut tool_fields: Vec<[(Counts, u32); 2]> = Vec::new();
         let mut op_fields: Vec<(u32, [(Counts, u32); 2])> = Vec::new();
         let mut has_operations: Vec<bool> = Vec::new();
-        // What each operation's embedding is of: its name in words and its summary.
+        // What is embedded (each operation, and what the tool's source says about what it
+        // acts on), and each text's tool.
         let mut texts: Vec<String> = Vec::new();
+        let mut text_tool: Vec<u32> = Vec::new();
         for (tool, spec) in specs.into_iter().enumerate() {
             let tags = spec.tags.iter().map(String::as_str);
             let name = counts([spec.name.as_str(), spec.domain.as_str()].into_iter().chain(tags));
@@ -193,11 +197,17 @@ impl Index {
             for (op, summary, params) in operations(&spec.input_schema) {
                 op_fields.push((tool as u32, [counts([op, summary]), counts(params)]));
                 texts.push(embedding_text(Some(&spec.name), op, summary));
+                text_tool.push(tool as u32);
             }
             has_operations.push(op_fields.len() > before);
             if op_fields.len() == before {
                 op_fields.push((tool as u32, [(Counts::new(), 0), (Counts::new(), 0)]));
                 texts.push(embedding_text(None, &spec.name, &spec.description));
+                text_tool.push(tool as u32);
+            }
+            for about in &spec.about {
+                texts.push(embedding_text(None, &spec.name, about));
+                text_tool.push(tool as u32);
             }
         }
         let mean = |lengths: &mut dyn Iterator<Item = u32>| {
@@ -245,7 +255,7 @@ impl Index {
             }
         }
         if let Some(semantic) = semantic {
-            index.vectors = semantic.embed_all(&texts);
+            index.vectors = text_tool.into_iter().zip(semantic.embed_all(&texts)).collect();
             index.embedder = Some(Arc::clone(&semantic.embedder));
         }
         let n = (op_fields.len() + tool_fields.len()) as f64;
@@ -325,14 +335,14 @@ impl Index {
         }
     }
 
-    /// The tools by their best operation's similarity with `query`'s embedding, best first.
+    /// The tools by their best text's (an operation's, or what is said about what the tool
+    /// acts on) similarity with `query`'s embedding, best first.
     fn semantic(&self, embedder: &dyn Embedder, query: &str) -> Vec<usize> {
         let query = embedder.embed(query);
         let mut best = vec![f32::NEG_INFINITY; self.tool_count];
-        for (op, vector) in self.vectors.iter().enumerate() {
-            let tool = self.tool_of[op] as usize;
+        for (tool, vector) in &self.vectors {
             let score: f32 = vector.iter().zip(&query).map(|(a, b)| a * b).sum();
-            best[tool] = best[tool].max(score);
+            best[*tool as usize] = best[*tool as usize].max(score);
         }
         let mut tools: Vec<usize> = (0..self.tool_count).collect();
         tools.sort_by(|&a, &b| best[b].total_cmp(&best[a]).then(a.cmp(&b)));

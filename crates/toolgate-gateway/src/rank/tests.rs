@@ -226,3 +226,22 @@ fn fusion_takes_the_first_of_either_ranking_and_keeps_the_rest_of_the_lexical() 
     assert_eq!(fused.len(), 40, "every lexical hit is kept");
     assert_eq!(&fused[..2], [39, 0]);
 }
+
+#[test]
+fn what_the_source_says_about_a_tools_things_is_embedded_too() {
+    let specs = [
+        table("update_resources", "Resources.", &[("create_resource", "Create a resource", &[])])
+            .with_about(["Resources here are virtual machines."]),
+        table("update_invoices", "Invoices.", &[("create_invoice", "Create an invoice", &[])]),
+    ];
+    let concepts = Arc::new(Concepts::default());
+    let index = Index::build(&specs, Some(&Semantic::new(concepts.clone())));
+    assert_eq!(names(&specs, &index.search("a server of my own").unwrap())[0], "update_resources");
+    assert!(
+        concepts
+            .embedded
+            .lock()
+            .unwrap()
+            .contains(&"update resources: Resources here are virtual machines.".to_owned())
+    );
+}

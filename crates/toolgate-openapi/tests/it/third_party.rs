@@ -94,3 +94,29 @@ fn train_travel_3_1_yaml_imports_the_union_payment_as_a_union() {
         assert!(validator.validate(&call(&source)).is_err(), "{source} must be refused");
     }
 }
+
+/// What a tag's description says about the things its operations act on reaches the tables
+/// filed under it as `about` (for discovery's ranking), and not their descriptions, which the
+/// model reads; the written table keeps it. With domains by path there is no tag to read.
+#[test]
+fn a_tags_description_is_its_tables_about_and_not_their_description() {
+    let text = include_str!("fixtures/train-travel-3.1.yaml");
+    let import = import(text);
+    let bookings = import.tables.iter().find(|t| t.tool == "update_bookings").expect("update_bookings");
+    assert_eq!(
+        bookings.about,
+        ["Create and manage bookings for train trips, including passenger  details and optional extras."]
+    );
+    assert!(!bookings.description.contains("passenger  details"), "{}", bookings.description);
+    let spec = bookings.spec().unwrap();
+    assert_eq!(spec.about, bookings.about);
+    // Payments' description is a block of several lines: its first line only.
+    let payments = import.tables.iter().find(|t| t.tool == "update_payments").expect("update_payments");
+    assert_eq!(payments.about.len(), 1);
+    assert!(payments.about[0].starts_with("Pay for bookings") && !payments.about[0].contains('\n'));
+    let written = toml::to_string(bookings).unwrap();
+    assert_eq!(RouteTable::from_toml_str(&written).unwrap().about, bookings.about);
+    let options = Options::default().with_domain_by(toolgate_openapi::DomainBy::Path);
+    let by_path = toolgate_openapi::import(text, &options).unwrap();
+    assert!(by_path.tables.iter().all(|t| t.about.is_empty()));
+}

@@ -37,6 +37,7 @@ impl RouteTable {
             tags: Vec::new(),
             result_template: None,
             routes,
+            about: Vec::new(),
         }
     }
 }

@@ -74,6 +74,11 @@ pub struct RouteTable {
     pub result_template: Option<String>,
     /// The operations.
     pub routes: Vec<Route>,
+    /// What the source document says about the things the operations act on (the
+    /// description of the OpenAPI tag they are filed under): read by discovery's ranking
+    /// ([`ToolSpec::about`]), never part of the description the model reads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub about: Vec<String>,
 }
 
 /// One operation of a route table. Read from a table, or built with [`Route::new`] and its
@@ -585,7 +590,8 @@ impl RouteTable {
             .with_effect(self.effect()?)
             .with_role(self.required_role.clone())
             .with_domain(self.domain.clone())
-            .with_tags(self.tags.iter().cloned());
+            .with_tags(self.tags.iter().cloned())
+            .with_about(self.about.iter().cloned());
         let spec = match &self.result_template {
             Some(template) => spec.with_result_template(template.clone()),
             None => spec,

@@ -264,8 +264,9 @@ const HELD_OUT_FLOOR: f64 = 55.0;
 // each operation's name and summary, the rankings weighted 1:1 (chosen on the first set alone,
 // where several variants tied at 100 %); 65.9 % (15 missed) with the tool's name before them
 // and the semantic ranking weighted 2 (chosen on the first set and the OpenAI validation set,
-// [`VALIDATION`]), which the ranker uses.
-const HELD_OUT_MODEL_FLOOR: f64 = 63.0;
+// [`VALIDATION`]); 72.7 % (12 missed) with the tables' `about` (their OpenAPI tags'
+// descriptions) embedded too, chosen on the same two sets, which the ranker uses.
+const HELD_OUT_MODEL_FLOOR: f64 = 70.0;
 
 fn asana_and_box() -> Vec<toolgate_schema::RouteTable> {
     corpus_gateway_tables(&[
@@ -408,9 +409,9 @@ const HELD_OUT_2: &[(&str, &[&str])] = &[
 // for the balance). The floor holds the figure, a little under it.
 const HELD_OUT_2_FLOOR: f64 = 30.0;
 
-// With the model, the same two variants as for [`HELD_OUT_MODEL_FLOOR`]: 56.6 % (23 of 53
-// missed), then 66.0 % (18 missed) with the variant the ranker uses.
-const HELD_OUT_2_MODEL_FLOOR: f64 = 63.0;
+// With the model, the same three variants as for [`HELD_OUT_MODEL_FLOOR`]: 56.6 % (23 of 53
+// missed), 66.0 % (18 missed), then 67.9 % (17 missed) with the variant the ranker uses.
+const HELD_OUT_2_MODEL_FLOOR: f64 = 65.0;
 
 #[test]
 fn held_out_requests_over_digitalocean_and_twilio_find_the_right_tool_in_the_first_three() {
@@ -489,9 +490,9 @@ const VALIDATION: &[(&str, &[&str])] = &[
 ];
 
 // Measured: by words alone 66.7 % (12 of 36 missed); with the model, 86.1 % with the first
-// variant and 91.7 % (3 missed) with the one chosen here.
+// variant, 91.7 % with the second and 94.4 % (2 missed) with the third, which the ranker uses.
 const VALIDATION_FLOOR: f64 = 64.0;
-const VALIDATION_MODEL_FLOOR: f64 = 88.0;
+const VALIDATION_MODEL_FLOOR: f64 = 91.0;
 
 fn openai() -> Vec<toolgate_schema::RouteTable> {
     corpus_tables("openai-openapi.yaml.gz", "openai").0
