@@ -452,7 +452,7 @@ fn import_value(doc: &Value, options: &Options) -> Result<Import> {
     let (mut tables, budget) =
         crate::budget::fit(tables, limit, |domain, read, routes| table(domain, read, routes, &role, &title));
     if options.domain_by == DomainBy::Tag {
-        let about = tag_descriptions(doc);
+        let about = crate::about::tag_descriptions(doc);
         for table in &mut tables {
             table.about.extend(about.get(&table.domain).cloned());
         }
@@ -517,28 +517,6 @@ fn comment(out: &mut String, text: &str) {
     out.push_str("# ");
     out.extend(text.chars().map(|c| if c.is_control() { '?' } else { c }));
     out.push('\n');
-}
-
-/// The most of a tag's description that discovery reads, in characters.
-const ABOUT_MAX: usize = 300;
-
-/// Each tag's domain name with the first line of the tag's description (at most
-/// [`ABOUT_MAX`] characters): what the document says about the things its operations act on.
-fn tag_descriptions(doc: &Value) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for tag in doc.get("tags").and_then(Value::as_array).into_iter().flatten() {
-        let (Some(name), Some(description)) =
-            (tag.get("name").and_then(Value::as_str), tag.get("description").and_then(Value::as_str))
-        else {
-            continue;
-        };
-        let line: String =
-            description.trim().lines().next().unwrap_or_default().trim().chars().take(ABOUT_MAX).collect();
-        if !line.is_empty() {
-            out.entry(snake_case(name)).or_insert(line);
-        }
-    }
-    out
 }
 
 fn first_segment(path: &str) -> String {

@@ -83,6 +83,7 @@
 
 #![deny(missing_docs)]
 
+mod about;
 mod auth;
 pub mod budget;
 mod bundle;

@@ -245,3 +245,46 @@ fn what_the_source_says_about_a_tools_things_is_embedded_too() {
             .contains(&"update resources: Resources here are virtual machines.".to_owned())
     );
 }
+
+/// A tool answering `{}`, of a route table with one operation.
+fn served(tool: &str, op: &str, summary: &str) -> Arc<dyn toolgate_core::Tool> {
+    let method = if tool.starts_with("query") { "GET" } else { "POST" };
+    let toml = format!(
+        "tool = \"{tool}\"\ndescription = \"{summary}.\"\ndomain = \"docs\"\n\
+         [[routes]]\nop = \"{op}\"\nmethod = \"{method}\"\npath = \"/{op}\"\nsummary = \"{summary}\"\n"
+    );
+    let spec = toolgate_schema::RouteTable::from_toml_str(&toml).unwrap().spec().unwrap();
+    Arc::new(toolgate_core::FnTool::new(spec, |_ctx, _params| {
+        Box::pin(async { Ok(toolgate_core::ToolOutput::json(json!({}))) })
+    }))
+}
+
+/// Wait up to 10 s for `concepts` to have embedded `text`.
+fn embeds(concepts: &Concepts, text: &str) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if concepts.embedded.lock().unwrap().iter().any(|t| t == text) {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    false
+}
+
+#[test]
+fn a_gateway_embeds_its_operations_before_the_first_query_and_again_after_a_change() {
+    let concepts = Arc::new(Concepts::default());
+    let droplets = || served("update_droplets", "create_droplet", "Create a new Droplet");
+    let gateway = crate::Gateway::builder()
+        .source_tools("docs", [droplets()])
+        .embedder(concepts.clone())
+        .build()
+        .unwrap();
+    assert!(embeds(&concepts, "update droplets: create droplet: Create a new Droplet"), "no query was made");
+    let invoices = served("query_invoices", "get_invoice", "Retrieve an invoice");
+    assert!(gateway.replace_source_tools("docs", vec![droplets(), invoices]).is_empty());
+    assert!(embeds(&concepts, "query invoices: get invoice: Retrieve an invoice"));
+    // The Droplet's text was not embedded again for the new snapshot.
+    let embedded = concepts.embedded.lock().unwrap().clone();
+    assert_eq!(embedded.iter().filter(|t| t.contains("Droplet")).count(), 1, "{embedded:?}");
+}

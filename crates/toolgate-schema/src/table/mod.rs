@@ -5,6 +5,7 @@ mod body;
 mod build;
 mod check;
 mod field;
+mod method;
 mod schema;
 mod whole;
 
@@ -25,6 +26,7 @@ use self::check::{
     check_server_and_security, check_wire_names,
 };
 pub use self::field::{CollectionFormat, Field, FieldType, Items, Location};
+pub use self::method::Method;
 #[cfg(test)]
 use self::schema::number;
 use self::schema::route_schema;
@@ -267,56 +269,6 @@ impl Route {
             .chain(other.iter().map(|m| format!("{m};q=0.5")))
             .collect::<Vec<_>>()
             .join(", ")
-    }
-}
-
-/// HTTP method of a route. Written `GET`, `POST`, ... (lowercase accepted).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum Method {
-    /// Read.
-    #[serde(alias = "get")]
-    Get,
-    /// Create (not idempotent).
-    #[serde(alias = "post")]
-    Post,
-    /// Replace (idempotent).
-    #[serde(alias = "put")]
-    Put,
-    /// Partial update (not idempotent).
-    #[serde(alias = "patch")]
-    Patch,
-    /// Delete (idempotent).
-    #[serde(alias = "delete")]
-    Delete,
-}
-
-impl Method {
-    /// `"GET"`, `"POST"`, ...
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Get => "GET",
-            Method::Post => "POST",
-            Method::Put => "PUT",
-            Method::Patch => "PATCH",
-            Method::Delete => "DELETE",
-        }
-    }
-
-    /// Whether the method only reads.
-    pub fn is_read(self) -> bool {
-        self == Method::Get
-    }
-
-    /// Whether repeating the call has the effect of one call (HTTP semantics).
-    pub fn is_idempotent(self) -> bool {
-        matches!(self, Method::Get | Method::Put | Method::Delete)
-    }
-}
-
-impl std::fmt::Display for Method {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
