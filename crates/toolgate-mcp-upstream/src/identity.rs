@@ -131,6 +131,13 @@ impl CallerHeaders {
     }
 }
 
+impl CallerHeaders {
+    /// The headers, for a request toolgate sends itself.
+    pub(crate) fn pairs(&self) -> Vec<(HeaderName, HeaderValue)> {
+        self.0.as_ref().clone()
+    }
+}
+
 /// The token one tool call's POST carries as `Authorization: Bearer`, in
 /// its request's extensions (fetched from the upstream's token source for
 /// the call's caller before the call was sent). `Debug` shows no value.
@@ -153,6 +160,8 @@ pub(crate) struct HeaderClient {
     pub(crate) inner: reqwest::Client,
     pub(crate) service: Option<TokenProvider>,
     pub(crate) tasks: Arc<crate::task_support::TaskTools>,
+    /// Learns what the direct path of tool calls needs from the requests rmcp sends.
+    pub(crate) direct: Arc<crate::direct::Direct>,
 }
 
 impl HeaderClient {
@@ -208,6 +217,19 @@ impl HeaderClient {
         }
     }
 
+    /// rmcp's answer to a POST, tapped; the answer to a handshake (`initialize`) is shown
+    /// to the direct path.
+    fn answered(
+        &self,
+        initialize: bool,
+        answer: Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
+        if initialize {
+            self.direct.after_handshake(&answer);
+        }
+        answer.map(|r| self.tapped(r))
+    }
+
     /// A `tools/list` sent by toolgate, its plain JSON answer read for task support
     /// ([`crate::listing`]); `None`: not a listing, or one for rmcp's client to send.
     async fn listing(
@@ -234,13 +256,16 @@ impl StreamableHttpClient for HeaderClient {
         auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.direct.before_post(&message, session_id.as_ref(), &custom_headers);
         let (auth_header, headers) = self.for_message(&message, auth_header, custom_headers).await?;
         if let Some(answer) =
             self.listing(&uri, &message, session_id.as_deref(), auth_header.as_deref(), &headers).await
         {
             return answer;
         }
-        self.inner.post_message(uri, message, session_id, auth_header, headers).await.map(|r| self.tapped(r))
+        let initialize = crate::direct::is_initialize(&message);
+        let answer = self.inner.post_message(uri, message, session_id, auth_header, headers).await;
+        self.answered(initialize, answer)
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -252,13 +277,16 @@ impl StreamableHttpClient for HeaderClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.direct.before_post(&message, session_id.as_ref(), &custom_headers);
         let (auth_header, headers) = self.for_message(&message, auth_header, custom_headers).await?;
         if let Some(answer) =
             self.listing(&uri, &message, session_id.as_deref(), auth_header.as_deref(), &headers).await
         {
             return answer;
         }
-        self.inner
+        let initialize = crate::direct::is_initialize(&message);
+        let answer = self
+            .inner
             .post_message_with_max_sse_event_size(
                 uri,
                 message,
@@ -267,8 +295,8 @@ impl StreamableHttpClient for HeaderClient {
                 headers,
                 max_sse_event_size,
             )
-            .await
-            .map(|r| self.tapped(r))
+            .await;
+        self.answered(initialize, answer)
     }
 
     async fn post_message_with_response_limits(
@@ -280,16 +308,19 @@ impl StreamableHttpClient for HeaderClient {
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<Self::Error>> {
+        self.direct.before_post(&message, session_id.as_ref(), &custom_headers);
         let (auth_header, headers) = self.for_message(&message, auth_header, custom_headers).await?;
         if let Some(answer) =
             self.listing(&uri, &message, session_id.as_deref(), auth_header.as_deref(), &headers).await
         {
             return answer;
         }
-        self.inner
+        let initialize = crate::direct::is_initialize(&message);
+        let answer = self
+            .inner
             .post_message_with_response_limits(uri, message, session_id, auth_header, headers, limits)
-            .await
-            .map(|r| self.tapped(r))
+            .await;
+        self.answered(initialize, answer)
     }
 
     async fn delete_session(

@@ -109,9 +109,12 @@ mod config;
 // Sampling, roots, logging and `resources/subscribe` are deprecated at 2026-07-28
 // (SEP-2577) and live in every earlier revision, which upstreams and clients speak.
 #[allow(deprecated)]
-mod federation;
-mod identity;
+mod direct;
 #[allow(deprecated)]
+mod federation;
+#[allow(deprecated)]
+mod handler;
+mod identity;
 mod link;
 mod listing;
 mod spec;

@@ -1,21 +1,16 @@
-//! The live link to one upstream: whether it is up (and its peer), the
-//! progress routes and askers of calls in flight, and the rmcp client handler
-//! that feeds them from the upstream's notifications and requests.
+//! The live link to one upstream: whether it is up (and its peer), and the
+//! progress routes and askers of calls in flight, which [`crate::handler`] feeds
+//! from the upstream's notifications and requests.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{
-    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
-    ElicitResult, ElicitationAction, ElicitationCapability, FormElicitationCapability, Implementation,
-    ListRootsResult, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, RequestId, ResourceUpdatedNotificationParam,
-};
-use rmcp::service::{InboundStreamOrigin, NotificationContext, RequestContext};
-use rmcp::{ClientHandler, ErrorData as McpError, Peer, RoleClient};
-use tokio::sync::{mpsc, watch};
-use toolgate_core::{Answer, Asker, ProgressSink, Question};
+use rmcp::model::{ProgressToken, RequestId};
+use rmcp::service::InboundStreamOrigin;
+use rmcp::{Peer, RoleClient};
+use tokio::sync::watch;
+use toolgate_core::{Asker, ProgressSink};
 
 /// Up with a peer, or down with the reason.
 #[derive(Debug, Clone)]
@@ -39,12 +34,14 @@ pub(crate) struct Link {
     /// Its tools that may run as tasks, as its listings say ([`crate::task_support`]).
     pub(crate) task_tools: Arc<crate::task_support::TaskTools>,
     state: RwLock<State>,
+    /// The direct path of the current HTTP connection ([`crate::direct`]).
+    direct: RwLock<Option<Arc<crate::direct::Direct>>>,
     progress: Mutex<HashMap<String, Arc<Throttle>>>,
     /// The calls in flight, by request id: whom to ask when the upstream
     /// elicits during one of them.
     calls: Mutex<HashMap<String, Call>>,
     /// The longest wait for the person's answer to an upstream's question.
-    ask_timeout: Duration,
+    pub(crate) ask_timeout: Duration,
     /// Asks the supervisor to drop the connection and reconnect now (a call
     /// saw the transport fail before the supervisor did).
     pub(crate) reconnect: tokio::sync::Notify,
@@ -79,6 +76,7 @@ impl Link {
             collisions: Mutex::default(),
             task_tools: Arc::default(),
             state: RwLock::new(State::Down("not connected yet".into())),
+            direct: RwLock::new(None),
             progress: Mutex::new(HashMap::new()),
             calls: Mutex::new(HashMap::new()),
             ask_timeout,
@@ -101,6 +99,15 @@ impl Link {
         *slot = state;
         drop(slot);
         self.changes.send_replace(());
+    }
+
+    /// The direct path of the connection being made or in use (`None`: a child process).
+    pub(crate) fn set_direct(&self, direct: Option<Arc<crate::direct::Direct>>) {
+        *self.direct.write().unwrap_or_else(|e| e.into_inner()) = direct;
+    }
+
+    pub(crate) fn direct(&self) -> Option<Arc<crate::direct::Direct>> {
+        self.direct.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The live connection, waiting at most `within` for one when the link is
@@ -148,7 +155,7 @@ impl Link {
         Route { link: self.clone(), key, throttle }
     }
 
-    fn sink(&self, token: &ProgressToken) -> Option<Arc<Throttle>> {
+    pub(crate) fn sink(&self, token: &ProgressToken) -> Option<Arc<Throttle>> {
         self.progress.lock().unwrap_or_else(|e| e.into_inner()).get(&key(token)).cloned()
     }
 }
@@ -160,9 +167,9 @@ fn key(token: &ProgressToken) -> String {
 /// One call in flight: whom to ask (`None`: its client cannot be asked), and a
 /// receiver that fails once the call has ended.
 #[derive(Clone)]
-struct Call {
-    asker: Option<Arc<dyn Asker>>,
-    ended: watch::Receiver<()>,
+pub(crate) struct Call {
+    pub(crate) asker: Option<Arc<dyn Asker>>,
+    pub(crate) ended: watch::Receiver<()>,
 }
 
 impl Link {
@@ -179,7 +186,7 @@ impl Link {
     /// The call an upstream's request belongs to: the one whose response
     /// stream carried it (streamable HTTP), else the only call in flight;
     /// otherwise why none can be chosen.
-    fn call_for(&self, origin: Option<&InboundStreamOrigin>) -> Result<Call, &'static str> {
+    pub(crate) fn call_for(&self, origin: Option<&InboundStreamOrigin>) -> Result<Call, &'static str> {
         let calls = self.calls.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(InboundStreamOrigin::OutboundRequest(id)) = origin {
             return calls
@@ -196,17 +203,6 @@ impl Link {
             }
         }
     }
-}
-
-/// The answer to a question nobody can be asked: an error, not a decline,
-/// because nobody said no (an upstream toolgate then gives its model the
-/// `need_confirm` signal instead of "the user declined").
-fn cannot_ask(why: &str) -> McpError {
-    McpError::new(
-        rmcp::model::ErrorCode::INVALID_REQUEST,
-        format!("toolgate cannot put this question to the person behind the call: {why}"),
-        None,
-    )
 }
 
 fn request_key(id: &RequestId) -> String {
@@ -269,7 +265,7 @@ struct ThrottleState {
 }
 
 impl Throttle {
-    fn report(self: &Arc<Self>, report: Report) {
+    pub(crate) fn report(self: &Arc<Self>, report: Report) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if state.closed || state.highest.is_some_and(|h| report.0 <= h) {
             return;
@@ -335,219 +331,5 @@ impl Throttle {
             drop(state);
             self.sink.report(report.0, report.1, report.2.as_deref());
         }
-    }
-}
-
-impl Handler {
-    /// Pass an upstream's request to the client of the call it came with.
-    async fn relay(
-        &self,
-        method: &str,
-        params: serde_json::Value,
-        context: &RequestContext<RoleClient>,
-    ) -> Result<serde_json::Value, McpError> {
-        let upstream = self.link.name.as_str();
-        let call = self.link.call_for(context.extensions.get::<InboundStreamOrigin>()).map_err(|why| {
-            tracing::warn!(upstream, method, why, "upstream request nobody can answer");
-            cannot_ask(why)
-        })?;
-        let Some(asker) = call.asker else {
-            return Err(cannot_ask("the caller's client cannot be asked"));
-        };
-        let mut ended = call.ended;
-        let timeout = self.link.ask_timeout;
-        let answer = tokio::select! {
-            answer = tokio::time::timeout(timeout, asker.relay(method, params)) => answer
-                .unwrap_or_else(|_| Err(format!("no answer within {} s", timeout.as_secs()))),
-            _ = context.ct.cancelled() => Err("the upstream withdrew the request".to_owned()),
-            _ = ended.changed() => Err("the call ended".to_owned()),
-        };
-        tracing::info!(
-            upstream,
-            method,
-            answered = answer.is_ok(),
-            "upstream request passed to the caller's client"
-        );
-        answer.map_err(|why| cannot_ask(&why))
-    }
-}
-
-/// The rmcp client side of one connection.
-#[derive(Clone)]
-pub(crate) struct Handler {
-    pub(crate) link: Arc<Link>,
-    /// Tells the supervisor to read a list again.
-    pub(crate) refresh: mpsc::UnboundedSender<Refresh>,
-}
-
-/// Which list of the upstream changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Refresh {
-    Tools,
-    /// Prompts, resources or resource templates.
-    Surface,
-}
-
-impl ClientHandler for Handler {
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Some(throttle) = self.link.sink(&params.progress_token) {
-            throttle.report((params.progress, params.total, params.message));
-        }
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        tracing::info!(upstream = %self.link.name, "upstream says its tool list changed");
-        let _ = self.refresh.send(Refresh::Tools);
-    }
-
-    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        tracing::info!(upstream = %self.link.name, "upstream says its prompt list changed");
-        let _ = self.refresh.send(Refresh::Surface);
-    }
-
-    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        tracing::info!(upstream = %self.link.name, "upstream says its resource list changed");
-        let _ = self.refresh.send(Refresh::Surface);
-    }
-
-    async fn on_resource_updated(
-        &self,
-        params: ResourceUpdatedNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        let _ = self.link.signals.updated.send(params.uri);
-    }
-
-    /// A log message during a call goes to that call's client (which filters it by the
-    /// level it set); one that no call can be tied to goes to toolgate's log.
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        context: NotificationContext<RoleClient>,
-    ) {
-        match self.link.call_for(context.extensions.get::<InboundStreamOrigin>()) {
-            Ok(Call { asker: Some(asker), .. }) => {
-                let params = serde_json::to_value(&params).unwrap_or_default();
-                asker.notify("notifications/message", params).await;
-            }
-            _ => tracing::debug!(upstream = %self.link.name, level = ?params.level, "upstream log message"),
-        }
-    }
-
-    /// The upstream asks the client behind the call for a model's answer: passed to that
-    /// client as it is, within the ask timeout; one that cannot be tied to a call, or
-    /// whose client has no sampling, gets an error.
-    async fn create_message(
-        &self,
-        params: CreateMessageRequestParams,
-        context: RequestContext<RoleClient>,
-    ) -> Result<CreateMessageResult, McpError> {
-        let params = serde_json::to_value(&params).unwrap_or_default();
-        let answer = self.relay("sampling/createMessage", params, &context).await?;
-        serde_json::from_value(answer).map_err(|_| cannot_ask("the client's answer is not a sampling result"))
-    }
-
-    /// The upstream asks the client behind the call for its roots, as [`Self::create_message`].
-    async fn list_roots(&self, context: RequestContext<RoleClient>) -> Result<ListRootsResult, McpError> {
-        let answer = self.relay("roots/list", serde_json::json!({}), &context).await?;
-        serde_json::from_value(answer).map_err(|_| cannot_ask("the client's answer is not a list of roots"))
-    }
-
-    /// The upstream asks the person behind the call it came with: through that
-    /// call's asker, within the link's ask timeout. No answer in time is a
-    /// decline; a question nobody can be asked (no call tied to it, a client
-    /// without elicitation or one that could not take it) is an error, since
-    /// nobody said no. Its content is never logged.
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, McpError> {
-        let upstream = self.link.name.as_str();
-        let ElicitRequestParams::FormElicitationParams { message, requested_schema, .. } = request else {
-            tracing::info!(
-                upstream,
-                outcome = "declined",
-                "upstream asked a question of a mode toolgate does not pass on"
-            );
-            return Ok(ElicitResult::new(ElicitationAction::Decline));
-        };
-        let message_len = message.chars().count();
-        let call = match self.link.call_for(context.extensions.get::<InboundStreamOrigin>()) {
-            Ok(call) => call,
-            Err(why) => {
-                tracing::warn!(
-                    upstream,
-                    message_len,
-                    outcome = "refused",
-                    why,
-                    "upstream asked a question nobody can be asked"
-                );
-                return Err(cannot_ask(why));
-            }
-        };
-        let Some(asker) = call.asker else {
-            tracing::info!(
-                upstream,
-                message_len,
-                outcome = "refused",
-                "upstream asked a question; the caller's client cannot be asked"
-            );
-            return Err(cannot_ask("the caller's client cannot be asked"));
-        };
-        let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
-        let question = Question { message, schema };
-        let mut ended = call.ended;
-        let timeout = self.link.ask_timeout;
-        let answer = tokio::select! {
-            answer = tokio::time::timeout(timeout, asker.ask(&question)) => answer
-                .unwrap_or_else(|_| Answer::Unanswered(format!("no answer within {} s", timeout.as_secs()))),
-            _ = context.ct.cancelled() => Answer::Unanswered("the upstream withdrew the question".to_owned()),
-            _ = ended.changed() => Answer::Unanswered("the call ended".to_owned()),
-        };
-        let (result, outcome) = match answer {
-            Answer::Accept(content) => {
-                (ElicitResult::new(ElicitationAction::Accept).with_content(content), "accepted")
-            }
-            Answer::Decline => (ElicitResult::new(ElicitationAction::Decline), "declined"),
-            Answer::Cancel => (ElicitResult::new(ElicitationAction::Cancel), "cancelled"),
-            Answer::Unanswered(_) => (ElicitResult::new(ElicitationAction::Decline), "unanswered, declined"),
-            Answer::Unreachable(why) => {
-                tracing::info!(
-                    upstream,
-                    message_len,
-                    outcome = "unreachable",
-                    "upstream asked the caller a question"
-                );
-                return Err(cannot_ask(&why));
-            }
-        };
-        tracing::info!(upstream, message_len, outcome, "upstream asked the caller a question");
-        Ok(result)
-    }
-
-    fn get_info(&self) -> ClientConfig {
-        let mut info = ClientConfig::default();
-        info.capabilities = ClientCapabilities::default();
-        // Sampling and roots: passed to the client behind the call they come with
-        // (an error where it has neither).
-        info.capabilities.sampling = Some(Default::default());
-        info.capabilities.roots = Some(Default::default());
-        // Form elicitation: an upstream's question goes to the person behind
-        // the call it came with, when their client can be asked, and is
-        // declined otherwise.
-        let mut elicitation = ElicitationCapability::new();
-        elicitation.form = Some(FormElicitationCapability::new());
-        info.capabilities.elicitation = Some(elicitation);
-        // The `initialize` handshake, which every server version speaks; on
-        // it `notifications/tools/list_changed` arrives without a
-        // subscription (2026-07-28 servers send it only to `subscriptions/listen`).
-        info.protocol_version = ProtocolVersion::LATEST_WITH_INITIALIZE;
-        info.client_info = Implementation::new("toolgate", env!("CARGO_PKG_VERSION"));
-        info
     }
 }

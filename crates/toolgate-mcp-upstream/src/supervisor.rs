@@ -17,8 +17,10 @@ use tokio::sync::{mpsc, oneshot};
 use toolgate_core::Tool;
 use toolgate_gateway::Gateway;
 
+use crate::direct::Direct;
+use crate::handler::{Handler, Refresh};
 use crate::identity::{self, HeaderClient};
-use crate::link::{Handler, Link, Refresh, State};
+use crate::link::{Link, State};
 use crate::task_support::ChildTransport;
 use crate::tool::UpstreamTool;
 use crate::{Transport, UpstreamConfig, spec};
@@ -226,6 +228,7 @@ async fn connect(config: &UpstreamConfig, handler: Handler) -> Result<Service, S
     crate::config::check_auth(config)?;
     match &config.transport {
         Transport::Stdio { command, env, cwd } => {
+            handler.link.set_direct(None);
             let Some((program, args)) = command.split_first() else {
                 return Err("the command is empty".into());
             };
@@ -254,7 +257,7 @@ async fn connect(config: &UpstreamConfig, handler: Handler) -> Result<Service, S
                 custom.insert(name, value);
             }
             let transport_config =
-                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom.clone());
             let client = http_client(config)?;
             let failed = |e: ClientInitializeError| {
                 certificate_problem(&e, &config.name).unwrap_or_else(|| handshake_problem(&config.name, &e))
@@ -266,8 +269,12 @@ async fn connect(config: &UpstreamConfig, handler: Handler) -> Result<Service, S
             // (`http_client`), so neither reaches another address than the configured one.
             let service = config.auth.clone().filter(|auth| !auth.is_callers());
             let tasks = handler.link.task_tools.clone();
+            // Tool calls go out by toolgate's own POST once the handshake allows it, on the
+            // same connection pool.
+            let direct = Arc::new(Direct::new(client.clone(), url, &custom, handler.refresh.clone())?);
+            handler.link.set_direct(Some(direct.clone()));
             let transport = StreamableHttpClientTransport::with_client(
-                HeaderClient { inner: client, service, tasks },
+                HeaderClient { inner: client, service, tasks, direct },
                 transport_config,
             );
             handler.serve(transport).await.map_err(failed)

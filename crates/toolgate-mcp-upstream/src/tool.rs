@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotification,
-    CancelledNotificationParam, ClientNotification, ClientRequest, ContentBlock, GetExtensions, RequestId,
-    ServerResult,
+    CancelledNotificationParam, ClientNotification, ClientRequest, ContentBlock, GetExtensions,
+    ProgressToken, RequestId, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use rmcp::transport::streamable_http_client::StreamableHttpError;
@@ -18,6 +18,7 @@ use toolgate_core::{
 };
 
 use crate::CALLER_META_KEY;
+use crate::direct::{Direct, Failure, Route};
 use crate::identity::{CallToken, CallerHeaders};
 use crate::link::{Link, State};
 
@@ -55,6 +56,12 @@ impl Tool for UpstreamTool {
                 }
             },
         };
+        if let Some(direct) = self.link.direct()
+            && let Some(route) = direct.route()
+            && let Some(result) = self.call_direct(ctx, &params, (&peer, generation), &direct, &route).await
+        {
+            return result;
+        }
         let mut request = CallToolRequestParams::new(self.remote.clone());
         request.arguments = match params {
             Value::Object(map) => Some(map),
@@ -79,32 +86,110 @@ impl Tool for UpstreamTool {
         // answer (the last progress reports) run before the route closes.
         tokio::task::yield_now().await;
         match answer {
-            Ok(ServerResult::CallToolResult(result)) => {
-                // What the envelope cannot carry goes beside it to the MCP server.
-                let extra = result
-                    .content
-                    .iter()
-                    .filter(|block| !matches!(block, ContentBlock::Text(_) | ContentBlock::Image(_)))
-                    .cloned()
-                    .collect();
-                crate::federation::keep_content(&ctx.trace_id, extra);
-                convert(&self.spec.name, result)
-            }
-            Ok(_) => Err(ToolError::new(
-                ErrorCode::ExecutionError,
-                format!("`{}` answered something that is not a tool result", self.spec.name),
-            )
-            .backend_failure_of(self.link.name.as_str(), FailureKind::Protocol)),
-            Err(ServiceError::McpError(error)) => Err(ToolError::new(
-                ErrorCode::ExecutionError,
-                format!("the upstream refused the call: {}", clip(&error.message)),
-            )),
+            Ok(ServerResult::CallToolResult(result)) => self.answered(ctx, result),
+            Ok(_) => Err(self.not_a_result(None)),
+            Err(ServiceError::McpError(error)) => Err(mcp_refusal(&error)),
             Err(error) => {
                 let cut = cut_of(&error);
                 Err(self.failed(&error, generation, cut))
             }
         }
     }
+}
+
+impl UpstreamTool {
+    /// The call by toolgate's own POST ([`crate::direct`]); `None`: it ran nothing and goes
+    /// the usual way.
+    async fn call_direct(
+        &self,
+        ctx: &ToolContext,
+        params: &Value,
+        (peer, generation): (&Peer<RoleClient>, u64),
+        direct: &Direct,
+        route: &Route,
+    ) -> Option<ToolResult> {
+        let config = &self.link.config;
+        let token = match &config.auth {
+            Some(auth) => match auth.token(&ctx.caller).await {
+                Ok(token) => Some(token),
+                Err(error) => return Some(Err(error)),
+            },
+            None => None,
+        };
+        let caller = (config.identity == crate::IdentityMode::Meta).then(
+            || json!({"user_id": ctx.caller.user_id, "role": ctx.caller.role, "tenant": ctx.caller.tenant}),
+        );
+        let names = crate::identity::names_of(config);
+        let headers =
+            if names.is_empty() { Vec::new() } else { CallerHeaders::new(&names, &ctx.caller).pairs() };
+        let request = crate::direct::Request {
+            name: &self.remote,
+            arguments: params.as_object(),
+            caller,
+            token: token.as_ref().map(|t| t.expose()),
+            headers: &headers,
+        };
+        let id = direct.next_id();
+        let _route = self.link.route_progress(&ProgressToken(id.clone()), ctx.progress.clone());
+        let _in_flight = self.link.track_call(&id, ctx.asker.clone());
+        let mut guard = CancelOnDrop { peer: peer.clone(), id: Some(id.clone()) };
+        let answer = direct.call(&self.link, route, &id, request).await;
+        guard.id = None;
+        Some(match answer {
+            Ok(result) => self.answered(ctx, result),
+            Err(Failure::Again) => return None,
+            Err(Failure::Refused(status)) => Err(self.refused(status)),
+            Err(Failure::Mcp(error)) => Err(mcp_refusal(&error)),
+            Err(Failure::NotToolResult(what)) => Err(self.not_a_result(Some(what))),
+            Err(Failure::Busy(retry_after)) => Err(self.busy(retry_after)),
+            Err(Failure::Rejected(status)) => Err(self.rejected(status)),
+            Err(Failure::NotSent(reason)) => {
+                tracing::warn!(upstream = %self.link.name, tool = %self.spec.name, reason, "upstream call not sent");
+                self.link.failed(generation);
+                Err(self.unavailable(reason))
+            }
+            Err(Failure::Unanswered(what)) => {
+                tracing::warn!(upstream = %self.link.name, tool = %self.spec.name, what, "upstream call unanswered");
+                self.link.failed(generation);
+                Err(self.unanswered(what, true))
+            }
+            Err(Failure::Failed(status)) => {
+                tracing::warn!(upstream = %self.link.name, tool = %self.spec.name, status, "upstream call failed");
+                Err(self.unanswered(&format!("answered HTTP {status}"), false))
+            }
+        })
+    }
+
+    /// A tool result of the upstream as ours; what the envelope cannot carry goes beside
+    /// it to the MCP server.
+    fn answered(&self, ctx: &ToolContext, result: CallToolResult) -> ToolResult {
+        let extra = result
+            .content
+            .iter()
+            .filter(|block| !matches!(block, ContentBlock::Text(_) | ContentBlock::Image(_)))
+            .cloned()
+            .collect();
+        crate::federation::keep_content(&ctx.trace_id, extra);
+        convert(&self.spec.name, result)
+    }
+
+    /// The answer is not a tool result (`what` it was, when known).
+    fn not_a_result(&self, what: Option<&str>) -> ToolError {
+        let what = what.map(|what| format!(" ({what})")).unwrap_or_default();
+        ToolError::new(
+            ErrorCode::ExecutionError,
+            format!("`{}` answered something that is not a tool result{what}", self.spec.name),
+        )
+        .backend_failure_of(self.link.name.as_str(), FailureKind::Protocol)
+    }
+}
+
+/// The upstream's JSON-RPC error for a call.
+fn mcp_refusal(error: &rmcp::ErrorData) -> ToolError {
+    ToolError::new(
+        ErrorCode::ExecutionError,
+        format!("the upstream refused the call: {}", clip(&error.message)),
+    )
 }
 
 /// `request` as `caller` sends it to `link`'s upstream, as its identity mode says: the
@@ -247,17 +332,23 @@ impl UpstreamTool {
     fn cut(&self, error: &ServiceError, generation: u64, cut: Cut) -> ToolError {
         tracing::warn!(upstream = %self.link.name, tool = %self.spec.name, %error, ?cut, "upstream call lost");
         self.link.failed(generation);
-        let what = match cut {
-            Cut::NotSent(reason) => return self.unavailable(reason),
-            Cut::Unanswered(what) => what,
-        };
+        match cut {
+            Cut::NotSent(reason) => self.unavailable(reason),
+            Cut::Unanswered(what) => self.unanswered(what, true),
+        }
+    }
+
+    /// The request may have reached the upstream and no answer came (`what` happened, in
+    /// plain words; `reconnecting`: the connection is being made again).
+    fn unanswered(&self, what: &str, reconnecting: bool) -> ToolError {
         let (name, tool) = (&self.link.name, &self.spec.name);
         let details = json!({"upstream": name, "reason": format!("the upstream {what}"), "sent": true});
         if self.spec.effect.is_read() {
+            let again = if reconnecting { "; it is being reconnected" } else { "" };
             return ToolError::new(
                 ErrorCode::Unavailable,
                 format!(
-                    "`{tool}`: the MCP server `{name}` {what}; it is being reconnected. \
+                    "`{tool}`: the MCP server `{name}` {what}{again}. \
                      This read changed nothing: try it again in a moment."
                 ),
             )
@@ -274,6 +365,38 @@ impl UpstreamTool {
         .with_details(details)
         .transient(false)
         .backend_failure_of(name.as_str(), FailureKind::Unavailable)
+    }
+
+    /// The upstream limits calls (HTTP 429) and ran none: safe to try again later.
+    fn busy(&self, retry_after: Option<String>) -> ToolError {
+        let (name, tool) = (&self.link.name, &self.spec.name);
+        let when = match retry_after.as_deref().and_then(|s| s.trim().parse::<u64>().ok()) {
+            Some(seconds) => format!("in {seconds} s"),
+            None => "later".to_owned(),
+        };
+        ToolError::new(
+            ErrorCode::Unavailable,
+            format!(
+                "`{tool}`: the MCP server `{name}` is limiting calls (HTTP 429) and did not run this one; try it again {when}."
+            ),
+        )
+        .with_details(json!({"upstream": name, "status": 429, "retry_after": retry_after, "sent": true}))
+        .backend_failure_of(name.as_str(), FailureKind::Unavailable)
+    }
+
+    /// The upstream refused the request itself (an HTTP 4xx other than a refused
+    /// credential or a limit) and ran nothing: trying again will not help.
+    fn rejected(&self, status: u16) -> ToolError {
+        let (name, tool) = (&self.link.name, &self.spec.name);
+        ToolError::new(
+            ErrorCode::ExecutionError,
+            format!(
+                "`{tool}`: the MCP server `{name}` refused the request (HTTP {status}) without running it. Do not retry; an operator must check this upstream."
+            ),
+        )
+        .with_details(json!({"upstream": name, "status": status, "sent": true}))
+        .transient(false)
+        .backend_failure_of(name.as_str(), FailureKind::Protocol)
     }
 }
 

@@ -6,6 +6,7 @@
 mod bounds;
 mod common;
 mod cut;
+mod direct;
 mod elicit;
 mod federate;
 mod front;

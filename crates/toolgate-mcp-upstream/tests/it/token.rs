@@ -91,14 +91,18 @@ async fn record(State(log): State<Log>, request: Request, next: Next) -> Respons
     next.run(Request::from_parts(parts, Body::from(bytes))).await
 }
 
-/// The recording upstream's URL and its log.
-async fn upstream() -> (String, Log) {
+/// The recording upstream's URL and its log: with sessions and event streams (rmcp's
+/// default), or stateless with JSON answers (`json`), which toolgate's calls reach by its
+/// own POST ([`crate::direct`]).
+async fn upstream(json: bool) -> (String, Log) {
     let log: Log = Arc::default();
-    let service = StreamableHttpService::new(
-        || Ok(Echo),
-        Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default(),
-    );
+    let config = match json {
+        false => StreamableHttpServerConfig::default(),
+        true => {
+            StreamableHttpServerConfig::default().with_legacy_session_mode(false).with_json_response(true)
+        }
+    };
+    let service = StreamableHttpService::new(|| Ok(Echo), Arc::new(LocalSessionManager::default()), config);
     let router = axum::Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn_with_state(log.clone(), record));
@@ -198,48 +202,51 @@ fn authorization(envelope: &toolgate_core::Envelope) -> String {
 
 #[tokio::test]
 async fn each_callers_call_carries_their_own_exchanged_token_and_no_other_request_does() {
-    let (token_url, exchanges) = idp().await;
-    let (url, log) = upstream().await;
-    let gateway = front();
-    let upstreams = Upstreams::start(&gateway, vec![config(&url, exchange(&token_url))]).await;
-    assert!(upstreams.status()[0].connected, "{:?}", upstreams.status());
+    for json in [false, true] {
+        let (token_url, exchanges) = idp().await;
+        let (url, log) = upstream(json).await;
+        let gateway = front();
+        let upstreams = Upstreams::start(&gateway, vec![config(&url, exchange(&token_url))]).await;
+        assert!(upstreams.status()[0].connected, "{:?}", upstreams.status());
 
-    // Two callers interleaved on the one shared session, each reaching it with their own token.
-    let calls =
-        (0..12).map(|i| {
+        // Two callers interleaved on the one shared session, each reaching it with their own token.
+        let calls = (0..12).map(|i| {
             let gateway = gateway.clone();
             let user = ["alice", "bob"][i % 2];
             async move {
                 (user, authorization(&call(&gateway, &signed_in(user), "echo__whoami", json!({})).await))
             }
         });
-    for (user, seen) in futures::future::join_all(calls).await {
-        assert!(seen.starts_with(&format!("Bearer minted-{user}-")), "{user}'s call came with {seen}");
-    }
-    assert_eq!(*exchanges.lock().unwrap(), 2, "one exchange per user, kept");
+        for (user, seen) in futures::future::join_all(calls).await {
+            assert!(seen.starts_with(&format!("Bearer minted-{user}-")), "{user}'s call came with {seen}");
+        }
+        assert_eq!(*exchanges.lock().unwrap(), 2, "one exchange per user, kept");
 
-    let log = log.lock().unwrap().clone();
-    let calls: Vec<_> = log.iter().filter(|(method, _)| method == "tools/call").collect();
-    assert_eq!(calls.len(), 12);
-    assert!(calls.iter().all(|(_, auth)| auth.as_deref().is_some_and(|a| a.starts_with("Bearer minted-"))));
-    // The handshake, the listing, the stream: the configured headers only, no caller's token.
-    let others: Vec<_> = log.iter().filter(|(method, _)| method != "tools/call").collect();
-    assert!(
-        others.iter().any(|(method, _)| method == "initialize")
-            && others.iter().any(|(m, _)| m == "tools/list")
-    );
-    assert!(others.iter().all(|(_, auth)| auth.is_none()), "{others:?}");
-    let everything = format!("{log:?}");
-    assert!(
-        !everything.contains("subject-") && !everything.contains("sk-"),
-        "a sign-in or key left: {everything}"
-    );
+        let log = log.lock().unwrap().clone();
+        let calls: Vec<_> = log.iter().filter(|(method, _)| method == "tools/call").collect();
+        assert_eq!(calls.len(), 12);
+        assert!(
+            calls.iter().all(|(_, auth)| auth.as_deref().is_some_and(|a| a.starts_with("Bearer minted-")))
+        );
+        // The handshake, the listing, the stream: the configured headers only, no caller's token.
+        let others: Vec<_> = log.iter().filter(|(method, _)| method != "tools/call").collect();
+        assert!(
+            others.iter().any(|(method, _)| method == "initialize")
+                && others.iter().any(|(m, _)| m == "tools/list")
+        );
+        assert!(others.iter().all(|(_, auth)| auth.is_none()), "{others:?}");
+        let everything = format!("{log:?}");
+        assert!(
+            !everything.contains("subject-") && !everything.contains("sk-"),
+            "a sign-in or key left: {everything}"
+        );
+    }
 }
 
 #[tokio::test]
 async fn a_caller_the_source_refuses_fails_before_anything_is_sent() {
     let (token_url, exchanges) = idp().await;
-    let (url, log) = upstream().await;
+    let (url, log) = upstream(false).await;
     let gateway = front();
     let _upstreams = Upstreams::start(&gateway, vec![config(&url, exchange(&token_url))]).await;
     let before = log.lock().unwrap().len();
@@ -279,53 +286,61 @@ async fn a_caller_the_source_refuses_fails_before_anything_is_sent() {
 
 #[tokio::test]
 async fn an_upstream_that_refuses_a_callers_token_refuses_that_caller_only() {
-    let (token_url, _) = idp().await;
-    let (url, log) = upstream().await;
-    let gateway = front();
-    let _upstreams = Upstreams::start(&gateway, vec![config(&url, exchange(&token_url))]).await;
-    for user in ["eve", "frank"] {
-        let envelope = call(&gateway, &signed_in(user), "echo__whoami", json!({})).await;
-        let error = envelope.error.clone().unwrap_or_else(|| panic!("{user}: {envelope:?}"));
-        assert_eq!(error.code, ErrorCode::PermissionDenied, "{user}: {}", error.message);
-        assert!(
-            error.message.contains("refused the caller's token") && error.message.contains("sign in again"),
-            "{}",
-            error.message
-        );
-        assert!(!error.message.contains("minted-"), "{}", error.message);
-        assert_eq!(envelope.metadata.attempts, 1, "not retried");
+    for json in [false, true] {
+        let (token_url, _) = idp().await;
+        let (url, log) = upstream(json).await;
+        let gateway = front();
+        let _upstreams = Upstreams::start(&gateway, vec![config(&url, exchange(&token_url))]).await;
+        for user in ["eve", "frank"] {
+            let envelope = call(&gateway, &signed_in(user), "echo__whoami", json!({})).await;
+            let error = envelope.error.clone().unwrap_or_else(|| panic!("{user}: {envelope:?}"));
+            assert_eq!(error.code, ErrorCode::PermissionDenied, "{user}: {}", error.message);
+            assert!(
+                error.message.contains("refused the caller's token")
+                    && error.message.contains("sign in again"),
+                "{}",
+                error.message
+            );
+            assert!(!error.message.contains("minted-"), "{}", error.message);
+            assert_eq!(envelope.metadata.attempts, 1, "not retried");
+        }
+        // The others go on, on the same connection: one caller's refusal is no reason to reconnect.
+        assert!(call(&gateway, &signed_in("alice"), "echo__whoami", json!({})).await.success);
+        let handshakes = log.lock().unwrap().iter().filter(|(method, _)| method == "initialize").count();
+        assert_eq!(handshakes, 1);
     }
-    // The others go on, on the same connection: one caller's refusal is no reason to reconnect.
-    assert!(call(&gateway, &signed_in("alice"), "echo__whoami", json!({})).await.success);
-    let handshakes = log.lock().unwrap().iter().filter(|(method, _)| method == "initialize").count();
-    assert_eq!(handshakes, 1);
 }
 
 #[tokio::test]
 async fn a_service_token_goes_with_every_request_the_handshake_included() {
-    let (token_url, grants) = idp().await;
-    let (url, log) = upstream().await;
-    let gateway = front();
-    let upstreams = Upstreams::start(&gateway, vec![config(&url, client_credentials(&token_url))]).await;
-    assert!(upstreams.status()[0].connected, "{:?}", upstreams.status());
-    for user in ["alice", "bob"] {
+    for json in [false, true] {
+        let (token_url, grants) = idp().await;
+        let (url, log) = upstream(json).await;
+        let gateway = front();
+        let upstreams = Upstreams::start(&gateway, vec![config(&url, client_credentials(&token_url))]).await;
+        assert!(upstreams.status()[0].connected, "{:?}", upstreams.status());
+        for user in ["alice", "bob"] {
+            assert_eq!(
+                authorization(&call(&gateway, &signed_in(user), "echo__whoami", json!({})).await),
+                "Bearer service-1"
+            );
+        }
+        let api_key = ToolContext::new(Caller::new("carol", "member").with_key_id("key-3"));
         assert_eq!(
-            authorization(&call(&gateway, &signed_in(user), "echo__whoami", json!({})).await),
+            authorization(&call(&gateway, &api_key, "echo__whoami", json!({})).await),
             "Bearer service-1"
         );
+        assert_eq!(*grants.lock().unwrap(), 1, "one service token, kept");
+        let log = log.lock().unwrap().clone();
+        assert!(log.iter().any(|(method, _)| method == "initialize"));
+        assert!(log.iter().all(|(_, auth)| auth.as_deref() == Some("Bearer service-1")), "{log:?}");
     }
-    let api_key = ToolContext::new(Caller::new("carol", "member").with_key_id("key-3"));
-    assert_eq!(authorization(&call(&gateway, &api_key, "echo__whoami", json!({})).await), "Bearer service-1");
-    assert_eq!(*grants.lock().unwrap(), 1, "one service token, kept");
-    let log = log.lock().unwrap().clone();
-    assert!(log.iter().any(|(method, _)| method == "initialize"));
-    assert!(log.iter().all(|(_, auth)| auth.as_deref() == Some("Bearer service-1")), "{log:?}");
 }
 
 #[tokio::test]
 async fn a_configured_authorization_beside_a_token_source_is_refused() {
     let (token_url, _) = idp().await;
-    let (url, log) = upstream().await;
+    let (url, log) = upstream(false).await;
     let mut both = config(&url, exchange(&token_url));
     both.transport = Transport::Http {
         url: url.clone(),

@@ -1,0 +1,402 @@
+//! Tool calls to an upstream that answers with JSON bodies go out as toolgate's own POST
+//! (the direct path, not rmcp's client): an rmcp server in process (stateless, JSON
+//! answers, an event stream when a tool reports progress) that shows what each call
+//! carried, the MCP Python SDK's server (`bench/sdk_upstream.py`, stateless and with
+//! sessions), and a hand-written server whose tool asks a question on its event stream.
+//! The ids the rmcp server saw prove which path a call took: the direct path's
+//! start at 2^40, rmcp's own at 0.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject, ListToolsResult,
+    NumberOrString, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig,
+    Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+use toolgate_core::{Answer, Asker, ErrorCode, Question, Secret};
+use toolgate_mcp_upstream::{IdentityMode, Transport, UpstreamConfig, Upstreams};
+
+use crate::common::{Recorder, call, front, member, python};
+
+/// Shows each call what it carried; counts with progress; fails on request.
+#[derive(Clone)]
+struct Mirror;
+
+impl ServerHandler for Mirror {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let open = json!({"type": "object", "properties": {"steps": {"type": "integer"}}});
+        let Value::Object(open) = open else { unreachable!() };
+        let open = Arc::<JsonObject>::new(open);
+        let tools = ["mirror", "count_steps", "break_down", "refuse"]
+            .map(|name| Tool::new(name, "A tool of the mirror.", open.clone()))
+            .to_vec();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let id = match &context.id {
+            NumberOrString::Number(n) => json!(n),
+            NumberOrString::String(s) => json!(s.as_ref()),
+        };
+        match request.name.as_ref() {
+            "mirror" => {
+                let parts = context.extensions.get::<axum::http::request::Parts>();
+                let header = |name: &str| {
+                    parts.and_then(|p| p.headers.get(name)).and_then(|v| v.to_str().ok()).map(str::to_owned)
+                };
+                let meta = serde_json::to_value(&context.meta).unwrap_or_default();
+                Ok(CallToolResult::structured(json!({
+                    "id": id,
+                    "arguments": request.arguments,
+                    "caller": meta.get(toolgate_mcp_upstream::CALLER_META_KEY),
+                    "user": header("x-toolgate-user"),
+                    "authorization": header("authorization"),
+                    "version": header("mcp-protocol-version"),
+                    "accept": header("accept"),
+                }))
+                .into())
+            }
+            "count_steps" => {
+                let steps = request.arguments.as_ref().and_then(|a| a.get("steps")).and_then(Value::as_u64);
+                let steps = steps.unwrap_or(3);
+                if let Some(token) = context.meta.get_progress_token() {
+                    for step in 1..=steps {
+                        let mut report = ProgressNotificationParam::new(token.clone(), step as f64);
+                        report.total = Some(steps as f64);
+                        let _ = context.peer.notify_progress(report).await;
+                        tokio::time::sleep(Duration::from_millis(60)).await;
+                    }
+                }
+                Ok(CallToolResult::structured(json!({"counted": steps, "id": id})).into())
+            }
+            "break_down" => Ok(CallToolResult::error(vec![ContentBlock::text("the shelf is locked")]).into()),
+            _ => Err(McpError::invalid_params("refused: no such shelf", None)),
+        }
+    }
+}
+
+/// The mirror, stateless with JSON answers, and a configuration for it.
+async fn mirror() -> UpstreamConfig {
+    let config =
+        StreamableHttpServerConfig::default().with_legacy_session_mode(false).with_json_response(true);
+    let service = StreamableHttpService::new(|| Ok(Mirror), Arc::new(LocalSessionManager::default()), config);
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    let mut config = UpstreamConfig::new(
+        "mirror",
+        Transport::Http { url, headers: vec![("Authorization".into(), Secret::new("Bearer upstream-key"))] },
+    );
+    config.read_only_tools = vec!["mirror".into(), "count_steps".into()];
+    config.connect_timeout = Duration::from_secs(10);
+    config
+}
+
+#[tokio::test]
+async fn a_call_to_a_json_upstream_is_toolgates_own_post_carrying_what_rmcp_would() {
+    let gateway = front();
+    let mut meta = mirror().await;
+    meta.identity = IdentityMode::Meta;
+    let mut header = mirror().await;
+    header.name = "mirror2".into();
+    header.identity = IdentityMode::Header { user: "X-Toolgate-User".into(), role: None };
+    let upstreams = Upstreams::start(&gateway, vec![meta, header]).await;
+    assert!(upstreams.status().iter().all(|s| s.connected), "{:?}", upstreams.status());
+
+    let ctx = member();
+    let mut ids = Vec::new();
+    for n in 0..3 {
+        let envelope = call(&gateway, &ctx, "mirror__mirror", json!({"steps": n})).await;
+        assert!(envelope.success, "{envelope:?}");
+        let seen = envelope.result.unwrap();
+        assert_eq!(seen["arguments"], json!({"steps": n}));
+        assert_eq!(seen["caller"], json!({"user_id": "mia", "role": "member", "tenant": null}));
+        assert_eq!(seen["user"], Value::Null, "no identity header in meta mode");
+        assert_eq!(seen["authorization"], "Bearer upstream-key");
+        assert_eq!(seen["version"], "2025-11-25");
+        assert_eq!(seen["accept"], "text/event-stream, application/json");
+        ids.push(seen["id"].as_i64().unwrap());
+    }
+    assert!(ids.iter().all(|id| *id >= 1 << 40), "every call took the direct path: {ids:?}");
+    assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "{ids:?}");
+
+    let envelope = call(&gateway, &ctx, "mirror2__mirror", json!({})).await;
+    let seen = envelope.result.unwrap();
+    assert_eq!(seen["user"], "mia");
+    assert_eq!(seen["caller"], Value::Null, "no caller in _meta in header mode");
+    assert!(seen["id"].as_i64().unwrap() >= 1 << 40);
+}
+
+#[tokio::test]
+async fn progress_on_the_event_stream_of_a_direct_call_reaches_the_caller() {
+    let gateway = front();
+    let upstreams = Upstreams::start(&gateway, vec![mirror().await]).await;
+    assert!(upstreams.status()[0].connected);
+    let recorder = Recorder::new();
+    let ctx = member().with_progress(recorder.clone());
+    let envelope = call(&gateway, &ctx, "mirror__count_steps", json!({"steps": 3})).await;
+    assert!(envelope.success, "{envelope:?}");
+    let data = envelope.result.unwrap();
+    assert_eq!(data["counted"], 3);
+    assert!(data["id"].as_i64().unwrap() >= 1 << 40, "{data}");
+    let reports = recorder.reports.lock().unwrap().clone();
+    let progress: Vec<f64> = reports.iter().map(|r| r.0).collect();
+    assert_eq!(progress, [1.0, 2.0, 3.0], "{reports:?}");
+    assert!(reports.iter().all(|r| r.1 == Some(3.0)));
+}
+
+#[tokio::test]
+async fn a_direct_calls_failures_read_as_the_upstream_meant_them() {
+    let gateway = front();
+    let upstreams = Upstreams::start(&gateway, vec![mirror().await]).await;
+    assert!(upstreams.status()[0].connected);
+    let ctx = member();
+    let envelope = call(&gateway, &ctx, "mirror__break_down", json!({})).await;
+    let error = envelope.error.unwrap();
+    assert_eq!(error.code, ErrorCode::ExecutionError);
+    assert_eq!(error.message, "the shelf is locked");
+    let envelope = call(&gateway, &ctx, "mirror__refuse", json!({})).await;
+    let error = envelope.error.unwrap();
+    assert_eq!(error.code, ErrorCode::ExecutionError);
+    assert_eq!(error.message, "the upstream refused the call: refused: no such shelf");
+    // The connection is still the same: a refusal is no reason to reconnect.
+    let envelope = call(&gateway, &ctx, "mirror__mirror", json!({})).await;
+    assert!(envelope.success, "{envelope:?}");
+}
+
+/// `bench/sdk_upstream.py` on a free port, killed on drop; its URL.
+struct Sdk(std::process::Child, String);
+
+impl Drop for Sdk {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn sdk_upstream(python: &str, stateful: bool) -> Sdk {
+    use std::io::BufRead;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/sdk_upstream.py");
+    let mut command = std::process::Command::new(python);
+    command.arg(script).stdout(std::process::Stdio::piped());
+    if stateful {
+        command.arg("--stateful");
+    }
+    let mut child = command.spawn().unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let url = line.trim().rsplit(' ').next().unwrap().to_owned();
+    assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+    Sdk(child, url)
+}
+
+#[tokio::test]
+async fn the_python_sdks_json_server_answers_direct_calls_with_and_without_a_session() {
+    let Some(python) = python() else { return };
+    for stateful in [false, true] {
+        let sdk = sdk_upstream(&python, stateful);
+        let gateway = front();
+        let mut config = UpstreamConfig::http("weather", sdk.1.clone());
+        config.read_only_tools = vec!["query_weather".into()];
+        config.connect_timeout = Duration::from_secs(20);
+        let upstreams = Upstreams::start(&gateway, vec![config]).await;
+        assert!(upstreams.status()[0].connected, "{:?}", upstreams.status());
+        let ctx = member();
+        for city in ["Oslo", "Lima", "Pune"] {
+            let envelope = call(&gateway, &ctx, "weather__query_weather", json!({"city": city})).await;
+            assert!(envelope.success, "stateful {stateful}: {envelope:?}");
+            assert_eq!(envelope.result.unwrap()["city"], city);
+        }
+        drop(upstreams);
+    }
+}
+
+/// A hand-written streamable HTTP server (2025-11-25): JSON answers, except that its one tool,
+/// `ask_name`, answers on an event stream with an `elicitation/create` first, and sends the
+/// tool result once the client has POSTed its answer. What that answer was is its result.
+async fn questioner() -> String {
+    use axum::body::{Body, Bytes};
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    type Waiting = Arc<std::sync::Mutex<Option<tokio::sync::oneshot::Sender<Value>>>>;
+    let waiting: Waiting = Arc::default();
+    let handle = move |body: axum::Json<Value>| {
+        let waiting = waiting.clone();
+        async move {
+            let message = body.0;
+            let id = message["id"].clone();
+            let json = |value: Value| axum::Json(value).into_response();
+            match message["method"].as_str() {
+                Some("initialize") => json(json!({"jsonrpc": "2.0", "id": id, "result": {
+                    "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "questioner", "version": "1"}}})),
+                Some("tools/list") => json(json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [{
+                    "name": "ask_name", "description": "Asks the user for a name.",
+                    "inputSchema": {"type": "object"}}]}})),
+                Some("tools/call") => {
+                    let (tx, rx) = tokio::sync::oneshot::channel();
+                    *waiting.lock().unwrap() = Some(tx);
+                    let question = json!({"jsonrpc": "2.0", "id": "q-1", "method": "elicitation/create",
+                        "params": {"mode": "form", "message": "What is your name?", "requestedSchema": {
+                            "type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}});
+                    let first = format!("event: message\ndata: {question}\n\n");
+                    let last = async move {
+                        let answer = rx.await.unwrap_or(Value::Null);
+                        let result = json!({"jsonrpc": "2.0", "id": id, "result": {
+                            "content": [], "structuredContent": {"heard": answer, "call_id": id}}});
+                        Ok::<_, std::io::Error>(Bytes::from(format!("event: message\ndata: {result}\n\n")))
+                    };
+                    let events =
+                        futures::stream::iter([Ok(Bytes::from(first))]).chain(futures::stream::once(last));
+                    ([("content-type", "text/event-stream")], Body::from_stream(events)).into_response()
+                }
+                None if id == "q-1" => {
+                    if let Some(tx) = waiting.lock().unwrap().take() {
+                        let _ = tx.send(message);
+                    }
+                    StatusCode::ACCEPTED.into_response()
+                }
+                None => StatusCode::ACCEPTED.into_response(),
+                Some(_) => json(json!({"jsonrpc": "2.0", "id": id,
+                    "error": {"code": -32601, "message": "method not found"}})),
+            }
+        }
+    };
+    let router = axum::Router::new().route("/mcp", axum::routing::post(handle));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    url
+}
+
+/// Answers every question with the name Ada, and counts them.
+#[derive(Default)]
+struct Ada(std::sync::atomic::AtomicUsize);
+
+#[toolgate_core::async_trait]
+impl Asker for Ada {
+    async fn ask(&self, question: &Question) -> Answer {
+        assert_eq!(question.message, "What is your name?");
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Answer::Accept(json!({"name": "Ada"}))
+    }
+}
+
+#[tokio::test]
+async fn a_question_on_a_direct_calls_event_stream_goes_to_the_person_and_back() {
+    let gateway = front();
+    let mut config = UpstreamConfig::http("questions", questioner().await);
+    config.connect_timeout = Duration::from_secs(10);
+    let upstreams = Upstreams::start(&gateway, vec![config]).await;
+    assert!(upstreams.status()[0].connected, "{:?}", upstreams.status());
+    let ada = Arc::new(Ada::default());
+    let envelope = call(&gateway, &member().with_asker(ada.clone()), "questions__ask_name", json!({})).await;
+    assert!(envelope.success, "{envelope:?}");
+    let result = envelope.result.unwrap();
+    assert!(result["call_id"].as_i64().unwrap() >= 1 << 40, "the direct path: {result}");
+    let heard = &result["heard"];
+    assert_eq!(heard["id"], "q-1");
+    assert_eq!(heard["result"]["action"], "accept", "{heard}");
+    assert_eq!(heard["result"]["content"], json!({"name": "Ada"}));
+    assert_eq!(ada.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+
+    // A caller whose client cannot be asked: the upstream hears an error, not a decline.
+    let envelope = call(&gateway, &member(), "questions__ask_name", json!({})).await;
+    let heard = &envelope.result.unwrap()["heard"];
+    assert!(heard["error"]["message"].as_str().unwrap().contains("cannot put this question"), "{heard}");
+}
+
+/// A hand-written server with sessions and JSON answers that forgets its first session at the
+/// first call (404, nothing run); each answer says which session and request id it ran under.
+async fn forgetful() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::response::IntoResponse;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let sessions = Arc::new(AtomicUsize::new(0));
+    let runs = Arc::new(AtomicUsize::new(0));
+    let counted = runs.clone();
+    let handle = move |headers: HeaderMap, body: axum::Json<Value>| {
+        let (sessions, runs) = (sessions.clone(), counted.clone());
+        async move {
+            let id = body.0["id"].clone();
+            let session =
+                headers.get("mcp-session-id").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+            let json = |value: Value| axum::Json(value).into_response();
+            match body.0["method"].as_str() {
+                Some("initialize") => {
+                    let n = sessions.fetch_add(1, Ordering::SeqCst) + 1;
+                    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
+                        "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                        "serverInfo": {"name": "forgetful", "version": "1"}}});
+                    ([("mcp-session-id", format!("s-{n}"))], axum::Json(answer)).into_response()
+                }
+                _ if session == "s-1" && body.0["method"] == "tools/call" => {
+                    StatusCode::NOT_FOUND.into_response()
+                }
+                Some("tools/list") => json(json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [{
+                    "name": "which_session", "description": "Says its session.", "inputSchema": {"type": "object"}}]}})),
+                Some("tools/call") => {
+                    runs.fetch_add(1, Ordering::SeqCst);
+                    json(json!({"jsonrpc": "2.0", "id": id, "result": {
+                        "content": [], "structuredContent": {"session": session, "id": id}}}))
+                }
+                None => StatusCode::ACCEPTED.into_response(),
+                Some(_) => json(json!({"jsonrpc": "2.0", "id": id,
+                    "error": {"code": -32601, "message": "method not found"}})),
+            }
+        }
+    };
+    let router = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(handle)
+            .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+            .delete(|| async { StatusCode::OK }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    (url, runs)
+}
+
+#[tokio::test]
+async fn a_session_the_upstream_forgot_runs_nothing_and_the_call_goes_through_a_new_one() {
+    let gateway = front();
+    let (url, runs) = forgetful().await;
+    let mut config = UpstreamConfig::http("forgetful", url);
+    config.connect_timeout = Duration::from_secs(10);
+    let upstreams = Upstreams::start(&gateway, vec![config]).await;
+    assert!(upstreams.status()[0].connected, "{:?}", upstreams.status());
+    let ctx = member();
+    // Refused unrun under s-1 on the direct path, then sent by rmcp, which opens s-2.
+    let first = call(&gateway, &ctx, "forgetful__which_session", json!({})).await;
+    assert!(first.success, "{first:?}");
+    let first = first.result.unwrap();
+    assert_eq!(first["session"], "s-2", "{first}");
+    assert!(first["id"].as_i64().unwrap() < 1 << 40, "rmcp's own request: {first}");
+    assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 1, "run once");
+    // And the next call takes the direct path in the new session.
+    let second = call(&gateway, &ctx, "forgetful__which_session", json!({})).await.result.unwrap();
+    assert_eq!(second["session"], "s-2", "{second}");
+    assert!(second["id"].as_i64().unwrap() >= 1 << 40, "{second}");
+    assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
