@@ -217,19 +217,6 @@ impl HeaderClient {
         }
     }
 
-    /// rmcp's answer to a POST, tapped; the answer to a handshake (`initialize`) is shown
-    /// to the direct path.
-    fn answered(
-        &self,
-        initialize: bool,
-        answer: Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>,
-    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>> {
-        if initialize {
-            self.direct.after_handshake(&answer);
-        }
-        answer.map(|r| self.tapped(r))
-    }
-
     /// A `tools/list` sent by toolgate, its plain JSON answer read for task support
     /// ([`crate::listing`]); `None`: not a listing, or one for rmcp's client to send.
     async fn listing(
@@ -263,9 +250,9 @@ impl StreamableHttpClient for HeaderClient {
         {
             return answer;
         }
-        let initialize = crate::direct::is_initialize(&message);
+
         let answer = self.inner.post_message(uri, message, session_id, auth_header, headers).await;
-        self.answered(initialize, answer)
+        answer.map(|r| self.tapped(r))
     }
 
     async fn post_message_with_max_sse_event_size(
@@ -284,7 +271,7 @@ impl StreamableHttpClient for HeaderClient {
         {
             return answer;
         }
-        let initialize = crate::direct::is_initialize(&message);
+
         let answer = self
             .inner
             .post_message_with_max_sse_event_size(
@@ -296,7 +283,7 @@ impl StreamableHttpClient for HeaderClient {
                 max_sse_event_size,
             )
             .await;
-        self.answered(initialize, answer)
+        answer.map(|r| self.tapped(r))
     }
 
     async fn post_message_with_response_limits(
@@ -315,12 +302,12 @@ impl StreamableHttpClient for HeaderClient {
         {
             return answer;
         }
-        let initialize = crate::direct::is_initialize(&message);
+
         let answer = self
             .inner
             .post_message_with_response_limits(uri, message, session_id, auth_header, headers, limits)
             .await;
-        self.answered(initialize, answer)
+        answer.map(|r| self.tapped(r))
     }
 
     async fn delete_session(

@@ -1,10 +1,10 @@
-//! Tool calls to an upstream that answers with JSON bodies go out as toolgate's own POST
-//! (the direct path, not rmcp's client): an rmcp server in process (stateless, JSON
-//! answers, an event stream when a tool reports progress) that shows what each call
-//! carried, the MCP Python SDK's server (`bench/sdk_upstream.py`, stateless and with
-//! sessions), and a hand-written server whose tool asks a question on its event stream.
-//! The ids the rmcp server saw prove which path a call took: the direct path's
-//! start at 2^40, rmcp's own at 0.
+//! Tool calls to an HTTP upstream go out as toolgate's own POST (the direct path, not rmcp's
+//! client): an rmcp server in process (stateless, JSON answers, an event stream when a tool
+//! reports progress) that shows what each call carried, the MCP Python SDK's server
+//! (`bench/sdk_upstream.py`, stateless and with sessions), and hand-written servers: one whose
+//! tool asks a question on its event stream, one that forgets its session, one that closes a
+//! call's stream before answering. The ids the servers saw prove which path a call took: the
+//! direct path's start at 2^40, rmcp's own at 0.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -399,4 +399,73 @@ async fn a_session_the_upstream_forgot_runs_nothing_and_the_call_goes_through_a_
     assert_eq!(second["session"], "s-2", "{second}");
     assert!(second["id"].as_i64().unwrap() >= 1 << 40, "{second}");
     assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 2);
+}
+
+/// A hand-written server that answers with event streams only (as the Python and TypeScript
+/// SDKs do by default) and closes a call's stream after its first event (an id and a short
+/// `retry`, SEP-1699); the answer comes on the stream resumed with `Last-Event-ID`.
+async fn resumer() -> String {
+    use axum::http::{HeaderMap, StatusCode};
+    use axum::response::IntoResponse;
+    type Pending = Arc<std::sync::Mutex<Option<Value>>>;
+    let pending: Pending = Arc::default();
+    let event_stream = |events: String| ([("content-type", "text/event-stream")], events).into_response();
+    let held = pending.clone();
+    let post = move |body: axum::Json<Value>| {
+        let pending = held.clone();
+        async move {
+            let id = body.0["id"].clone();
+            let answer = |result: Value| {
+                let message = json!({"jsonrpc": "2.0", "id": id, "result": result});
+                event_stream(format!("event: message\ndata: {message}\n\n"))
+            };
+            match body.0["method"].as_str() {
+                Some("initialize") => answer(json!({"protocolVersion": "2025-11-25",
+                    "capabilities": {"tools": {}}, "serverInfo": {"name": "resumer", "version": "1"}})),
+                Some("tools/list") => answer(json!({"tools": [{"name": "slow_answer",
+                    "description": "Answers on a resumed stream.", "inputSchema": {"type": "object"}}]})),
+                Some("tools/call") => {
+                    *pending.lock().unwrap() = Some(id.clone());
+                    event_stream("id: call-1\nretry: 50\ndata: \n\n".into())
+                }
+                // Notifications (no id) and answers are taken without a body.
+                _ if id.is_null() || body.0.get("method").is_none() => StatusCode::ACCEPTED.into_response(),
+                Some(_) => answer(json!({})),
+                None => StatusCode::ACCEPTED.into_response(),
+            }
+        }
+    };
+    let get = move |headers: HeaderMap| {
+        let pending = pending.clone();
+        async move {
+            let from = headers.get("last-event-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+            let (Some(from), Some(id)) = (from, pending.lock().unwrap().take()) else {
+                return StatusCode::METHOD_NOT_ALLOWED.into_response();
+            };
+            let result = json!({"jsonrpc": "2.0", "id": id, "result": {"content": [],
+                "structuredContent": {"resumed_from": from, "call_id": id}}});
+            event_stream(format!("id: call-2\nevent: message\ndata: {result}\n\n"))
+        }
+    };
+    let router = axum::Router::new().route("/mcp", axum::routing::post(post).get(get));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    url
+}
+
+#[tokio::test]
+async fn an_event_stream_closed_before_the_answer_is_resumed_from_its_last_event() {
+    let gateway = front();
+    let mut config = UpstreamConfig::http("resumer", resumer().await);
+    config.connect_timeout = Duration::from_secs(10);
+    let upstreams = Upstreams::start(&gateway, vec![config]).await;
+    assert!(upstreams.status()[0].connected, "{:?}", upstreams.status());
+    for _ in 0..2 {
+        let envelope = call(&gateway, &member(), "resumer__slow_answer", json!({})).await;
+        assert!(envelope.success, "{envelope:?}");
+        let result = envelope.result.unwrap();
+        assert_eq!(result["resumed_from"], "call-1", "{result}");
+        assert!(result["call_id"].as_i64().unwrap() >= 1 << 40, "the direct path: {result}");
+    }
 }

@@ -9,13 +9,14 @@
 //! stream, its expiry) stays rmcp's; this path only reads what rmcp learnt: the protocol
 //! version and the session id the handshake gave.
 //!
-//! It is used once the handshake was answered with a JSON body at a protocol version
-//! before 2026-07-28 (whose per-request headers rmcp derives from the tool's schema).
-//! An answer that comes as an event stream is read event by event: the upstream's
-//! progress, logs and changed lists go where rmcp's handler sends them, and its questions
-//! (elicitation, sampling, roots) to the person behind the call ([`crate::handler`]),
-//! the answer POSTed back. A session the upstream no longer knows (404) runs nothing: the
-//! call then goes the usual way, and rmcp opens a new session.
+//! It is used once the handshake is done at a protocol version before 2026-07-28 (whose
+//! per-request headers rmcp derives from the tool's schema). An answer that comes as an
+//! event stream is read event by event ([`stream`]): the upstream's progress, logs and
+//! changed lists go where rmcp's handler sends them, its questions (elicitation, sampling,
+//! roots) to the person behind the call ([`crate::handler`]) with the answer POSTed back,
+//! and a stream closed before the answer is resumed from its last event id. A session the
+//! upstream no longer knows (404) runs nothing: the call then goes the usual way, and rmcp
+//! opens a new session.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -24,18 +25,17 @@ use std::sync::{Arc, RwLock};
 use futures::StreamExt;
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use rmcp::model::{
-    CallToolResult, ClientJsonRpcMessage, ClientRequest, ClientResult, EmptyResult, ErrorData,
-    NumberOrString, ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerNotification, ServerRequest,
-    ServerResult,
+    CallToolResult, ClientJsonRpcMessage, ClientRequest, ErrorData, NumberOrString, ProtocolVersion,
+    RequestId, ServerJsonRpcMessage,
 };
-use rmcp::service::InboundStreamOrigin;
-use rmcp::transport::streamable_http_client::{StreamableHttpError, StreamableHttpPostResponse};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use crate::handler::{Refresh, cannot_ask};
+use crate::handler::Refresh;
 use crate::link::Link;
+
+mod stream;
 
 /// The session header of the streamable HTTP transport.
 const SESSION_ID: &str = "mcp-session-id";
@@ -63,8 +63,6 @@ pub(crate) struct Direct {
 /// What rmcp's transport has shown of the connection so far.
 #[derive(Default)]
 struct Learned {
-    /// The handshake was answered with a JSON body.
-    json_handshake: bool,
     /// The negotiated version, as rmcp sends it after the handshake (`None`: not yet, or a
     /// version this path does not speak).
     version: Option<HeaderValue>,
@@ -152,21 +150,9 @@ impl Direct {
         }
     }
 
-    /// rmcp's transport got `answer` to its `initialize`.
-    pub(crate) fn after_handshake(
-        &self,
-        answer: &Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>,
-    ) {
-        let json = matches!(answer, Ok(StreamableHttpPostResponse::Json(..)));
-        self.learned.write().unwrap_or_else(|e| e.into_inner()).json_handshake = json;
-    }
-
     /// The version and session to send a call with; `None`: the usual way.
     pub(crate) fn route(&self) -> Option<Route> {
         let learned = self.learned.read().unwrap_or_else(|e| e.into_inner());
-        if !learned.json_handshake {
-            return None;
-        }
         Some(Route { version: learned.version.clone()?, session: learned.session.clone() })
     }
 
@@ -255,143 +241,6 @@ impl Direct {
         }
         post
     }
-
-    /// Read an event stream until the answer to `id`, handing the rest to `link`.
-    async fn events(
-        &self,
-        link: &Link,
-        route: &Route,
-        id: &RequestId,
-        token: Option<&str>,
-        response: reqwest::Response,
-    ) -> Result<CallToolResult, Failure> {
-        let mut since_event = 0usize;
-        let bytes = response.bytes_stream().map(move |chunk| {
-            let chunk = chunk.map_err(std::io::Error::other)?;
-            since_event = match last_event_end(&chunk) {
-                Some(end) => chunk.len() - end,
-                None => since_event + chunk.len(),
-            };
-            if since_event > MAX_ANSWER {
-                return Err(std::io::Error::other("an event of the answer is over 16 MiB"));
-            }
-            Ok::<_, std::io::Error>(chunk)
-        });
-        let mut events = std::pin::pin!(sse_stream::SseStream::from_bytes_stream(bytes));
-        while let Some(event) = events.next().await {
-            let event = event.map_err(|_| Failure::Unanswered("broke off its answer"))?;
-            let Some(data) = event.data.filter(|d| !d.trim().is_empty()) else { continue };
-            let Ok(message) = serde_json::from_str::<ServerJsonRpcMessage>(&data) else {
-                tracing::debug!(upstream = %link.name, "an event of a call's answer is not a JSON-RPC message");
-                continue;
-            };
-            match message {
-                ServerJsonRpcMessage::Response(response) if response.id == *id => {
-                    return match response.result {
-                        ServerResult::CallToolResult(result) => Ok(result),
-                        _ => Err(Failure::NotToolResult("its answer was not a tool result")),
-                    };
-                }
-                ServerJsonRpcMessage::Error(error) if error.id.as_ref() == Some(id) => {
-                    return Err(Failure::Mcp(error.error));
-                }
-                ServerJsonRpcMessage::Notification(notification) => {
-                    self.notified(link, id, notification.notification).await;
-                }
-                ServerJsonRpcMessage::Request(request) => {
-                    let answer = answer_request(link, id, request.request).await;
-                    self.answer(link, route, token, request.id, answer).await;
-                }
-                _ => {}
-            }
-        }
-        Err(Failure::Unanswered("closed the connection before answering"))
-    }
-
-    /// A notification on the stream of call `id`, where rmcp's handler would send it.
-    async fn notified(&self, link: &Link, id: &RequestId, notification: ServerNotification) {
-        match notification {
-            ServerNotification::ProgressNotification(n) => link.progress(n.params),
-            ServerNotification::LoggingMessageNotification(n) => {
-                link.log(link.call_for(Some(&origin(id))), n.params).await;
-            }
-            ServerNotification::ToolListChangedNotification(_) => {
-                let _ = self.refresh.send(Refresh::Tools);
-            }
-            ServerNotification::PromptListChangedNotification(_)
-            | ServerNotification::ResourceListChangedNotification(_) => {
-                let _ = self.refresh.send(Refresh::Surface);
-            }
-            ServerNotification::ResourceUpdatedNotification(n) => {
-                let _ = link.signals.updated.send(n.params.uri);
-            }
-            _ => {}
-        }
-    }
-
-    /// POST the answer to the upstream's request `request_id`; a failure is logged (the
-    /// upstream then answers the call as it does without an answer).
-    async fn answer(
-        &self,
-        link: &Link,
-        route: &Route,
-        token: Option<&str>,
-        request_id: RequestId,
-        answer: Result<ClientResult, ErrorData>,
-    ) {
-        let message = match answer {
-            Ok(result) => serde_json::json!({"jsonrpc": "2.0", "id": request_id, "result": result}),
-            Err(error) => serde_json::json!({"jsonrpc": "2.0", "id": request_id, "error": error}),
-        };
-        let sent = self.post(route, token).json(&message).send().await;
-        match sent {
-            Ok(response) if response.status().is_success() => {}
-            Ok(response) => {
-                tracing::warn!(upstream = %link.name, status = response.status().as_u16(), "the upstream refused an answer to its request");
-            }
-            Err(error) => {
-                tracing::warn!(upstream = %link.name, connect = error.is_connect(), "an answer to the upstream's request was not delivered");
-            }
-        }
-    }
-}
-
-/// The answer to an upstream's request during call `id`, as rmcp's handler gives it.
-async fn answer_request(
-    link: &Link,
-    id: &RequestId,
-    request: ServerRequest,
-) -> Result<ClientResult, ErrorData> {
-    let call = || link.call_for(Some(&origin(id)));
-    let never = std::future::pending::<()>;
-    match request {
-        ServerRequest::PingRequest(_) => Ok(ClientResult::EmptyResult(EmptyResult {})),
-        ServerRequest::ElicitRequest(request) => {
-            link.elicit(call(), request.params, never()).await.map(ClientResult::ElicitResult)
-        }
-        ServerRequest::CreateMessageRequest(request) => {
-            let params = serde_json::to_value(&request.params).unwrap_or_default();
-            let answer = link.relay(call(), "sampling/createMessage", params, never()).await?;
-            serde_json::from_value(answer)
-                .map(|result| ClientResult::CreateMessageResult(Box::new(result)))
-                .map_err(|_| cannot_ask("the client's answer is not a sampling result"))
-        }
-        ServerRequest::ListRootsRequest(_) => {
-            let answer = link.relay(call(), "roots/list", serde_json::json!({}), never()).await?;
-            serde_json::from_value(answer)
-                .map(ClientResult::ListRootsResult)
-                .map_err(|_| cannot_ask("the client's answer is not a list of roots"))
-        }
-        _ => Err(ErrorData::new(
-            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-            "toolgate does not answer this request",
-            None,
-        )),
-    }
-}
-
-fn origin(id: &RequestId) -> InboundStreamOrigin {
-    InboundStreamOrigin::OutboundRequest(id.clone())
 }
 
 /// A JSON answer as the tool result of call `id`.
@@ -438,13 +287,6 @@ async fn read(response: reqwest::Response) -> Result<Vec<u8>, Failure> {
         body.extend_from_slice(&chunk);
     }
     Ok(body)
-}
-
-/// Where the last event of `chunk` ends (after its blank line), if one ends in it.
-fn last_event_end(chunk: &[u8]) -> Option<usize> {
-    let lf = chunk.windows(2).rposition(|w| w == b"\n\n").map(|i| i + 2);
-    let crlf = chunk.windows(3).rposition(|w| w == b"\n\r\n").map(|i| i + 3);
-    lf.max(crlf)
 }
 
 pub(crate) fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
@@ -504,6 +346,7 @@ struct Reply {
 
 #[cfg(test)]
 mod tests {
+    use super::stream::last_event_end;
     use super::*;
 
     #[test]
