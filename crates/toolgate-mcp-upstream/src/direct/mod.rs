@@ -22,8 +22,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, RwLock};
 
-use futures::StreamExt;
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use reqwest::header::{
+    ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, RETRY_AFTER,
+};
 use rmcp::model::{
     CallToolResult, ClientJsonRpcMessage, ClientRequest, ErrorData, NumberOrString, ProtocolVersion,
     RequestId, ServerJsonRpcMessage,
@@ -36,6 +39,9 @@ use crate::handler::Refresh;
 use crate::link::Link;
 
 mod stream;
+mod wire;
+
+use wire::{Incoming, Unsent, Wire};
 
 /// The session header of the streamable HTTP transport.
 const SESSION_ID: &str = "mcp-session-id";
@@ -50,8 +56,8 @@ const FIRST_ID: i64 = 1 << 40;
 
 /// The direct path of one connection to an HTTP upstream.
 pub(crate) struct Direct {
-    client: reqwest::Client,
-    url: reqwest::Url,
+    wire: Wire,
+    uri: http::Uri,
     /// The upstream's configured `headers`.
     headers: HeaderMap,
     learned: RwLock<Learned>,
@@ -118,11 +124,12 @@ impl Direct {
         headers: &HashMap<HeaderName, HeaderValue>,
         refresh: mpsc::UnboundedSender<Refresh>,
     ) -> Result<Self, String> {
-        let url = reqwest::Url::parse(url).map_err(|_| "the upstream's `url` is not a URL".to_owned())?;
+        let uri: http::Uri = url.parse().map_err(|_| "the upstream's `url` is not a URL".to_owned())?;
+        let wire = Wire::new(uri.scheme_str().unwrap_or_default(), client);
         let headers = headers.iter().map(|(name, value)| (name.clone(), value.clone())).collect();
         Ok(Self {
-            client,
-            url,
+            wire,
+            uri,
             headers,
             learned: RwLock::default(),
             next_id: AtomicI64::new(FIRST_ID),
@@ -182,11 +189,11 @@ impl Direct {
         };
         let body =
             serde_json::to_vec(&body).map_err(|_| Failure::NotSent("the call could not be written"))?;
-        let mut post = self.post(route, request.token);
+        let mut post = self.request(http::Method::POST, route, request.token, ACCEPTS, body.into())?;
         for (name, value) in request.headers {
-            post = post.header(name, value);
+            post.headers_mut().insert(name.clone(), value.clone());
         }
-        let response = post.body(body).send().await.map_err(sent_error)?;
+        let response = self.wire.send(post).await.map_err(sent_error)?;
         let status = response.status();
         match status.as_u16() {
             200 => {}
@@ -224,22 +231,39 @@ impl Direct {
         Err(Failure::NotToolResult("its answer was neither JSON nor an event stream"))
     }
 
-    /// A POST to the upstream with the transport's headers, the configured ones and `token`.
-    fn post(&self, route: &Route, token: Option<&str>) -> reqwest::RequestBuilder {
-        let mut post = self
-            .client
-            .post(self.url.clone())
-            .headers(self.headers.clone())
-            .header(ACCEPT, ACCEPTS)
-            .header(CONTENT_TYPE, "application/json")
-            .header(PROTOCOL_VERSION, route.version.clone());
+    /// A request to the upstream with the transport's headers, the configured ones and
+    /// `token`; a POST carries `body` as JSON.
+    fn request(
+        &self,
+        method: http::Method,
+        route: &Route,
+        token: Option<&str>,
+        accept: &'static str,
+        body: Bytes,
+    ) -> Result<http::Request<Bytes>, Failure> {
+        let mut request = http::Request::new(body);
+        *request.uri_mut() = self.uri.clone();
+        let headers = request.headers_mut();
+        *headers = self.headers.clone();
+        headers.insert(ACCEPT, HeaderValue::from_static(accept));
+        if method == http::Method::POST {
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        }
+        *request.method_mut() = method;
+        let headers = request.headers_mut();
+        headers.insert(HeaderName::from_static(PROTOCOL_VERSION), route.version.clone());
         if let Some(session) = &route.session {
-            post = post.header(SESSION_ID, session.as_ref());
+            let session = HeaderValue::from_str(session)
+                .map_err(|_| Failure::NotSent("the session id cannot be sent in a header"))?;
+            headers.insert(HeaderName::from_static(SESSION_ID), session);
         }
         if let Some(token) = token {
-            post = post.bearer_auth(token);
+            let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
+                .map_err(|_| Failure::NotSent("the call's token cannot be sent in a header"))?;
+            value.set_sensitive(true);
+            headers.insert(AUTHORIZATION, value);
         }
-        post
+        Ok(request)
     }
 }
 
@@ -264,8 +288,8 @@ fn answer_of(body: &[u8], id: &RequestId) -> Result<CallToolResult, Failure> {
 
 /// A send that failed: before anything left (the connection could not be opened), or
 /// after the request may have reached the upstream.
-fn sent_error(error: reqwest::Error) -> Failure {
-    if error.is_connect() {
+fn sent_error(error: Unsent) -> Failure {
+    if error.connect {
         Failure::NotSent("the connection could not be opened")
     } else {
         Failure::Unanswered("broke the connection while the request was being sent")
@@ -273,14 +297,16 @@ fn sent_error(error: reqwest::Error) -> Failure {
 }
 
 /// The body of an answer, at most [`MAX_ANSWER`] bytes.
-async fn read(response: reqwest::Response) -> Result<Vec<u8>, Failure> {
-    if response.content_length().is_some_and(|n| n > MAX_ANSWER as u64) {
+async fn read(response: http::Response<Incoming>) -> Result<Vec<u8>, Failure> {
+    let length = response.headers().get(CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    if length.is_some_and(|n| n > MAX_ANSWER as u64) {
         return Err(Failure::NotToolResult("its answer is over 16 MiB"));
     }
-    let mut body = Vec::with_capacity(response.content_length().unwrap_or(0) as usize);
-    let mut chunks = response.bytes_stream();
-    while let Some(chunk) = chunks.next().await {
-        let chunk = chunk.map_err(|_| Failure::Unanswered("broke off its answer"))?;
+    let mut body = Vec::with_capacity(length.unwrap_or(0) as usize);
+    let mut incoming = response.into_body();
+    while let Some(frame) = incoming.frame().await {
+        let frame = frame.map_err(|_| Failure::Unanswered("broke off its answer"))?;
+        let Ok(chunk) = frame.into_data() else { continue };
         if body.len() + chunk.len() > MAX_ANSWER {
             return Err(Failure::NotToolResult("its answer is over 16 MiB"));
         }

@@ -6,14 +6,15 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use reqwest::header::{ACCEPT, HeaderValue};
+use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolResult, ClientResult, EmptyResult, ErrorData, RequestId, ServerJsonRpcMessage,
     ServerNotification, ServerRequest, ServerResult,
 };
 use rmcp::service::InboundStreamOrigin;
 
-use super::{Direct, Failure, MAX_ANSWER, Route, is_media};
+use super::wire::Incoming;
+use super::{Direct, Failure, MAX_ANSWER, Route, is_media, sent_error};
 use crate::handler::{Refresh, cannot_ask};
 use crate::link::Link;
 
@@ -48,7 +49,7 @@ impl Direct {
         route: &Route,
         id: &RequestId,
         token: Option<&str>,
-        mut response: reqwest::Response,
+        mut response: http::Response<Incoming>,
     ) -> Result<CallToolResult, Failure> {
         let mut position = Position::default();
         let mut idle = 0;
@@ -76,26 +77,17 @@ impl Direct {
         route: &Route,
         token: Option<&str>,
         last_event_id: &str,
-    ) -> Result<reqwest::Response, Failure> {
-        let mut get = self
-            .client
-            .get(self.url.clone())
-            .headers(self.headers.clone())
-            .header(ACCEPT, "text/event-stream")
-            .header(super::PROTOCOL_VERSION, route.version.clone());
-        if let Some(session) = &route.session {
-            get = get.header(super::SESSION_ID, session.as_ref());
-        }
+    ) -> Result<http::Response<Incoming>, Failure> {
+        let mut get =
+            self.request(http::Method::GET, route, token, "text/event-stream", Default::default())?;
         if let Ok(value) = HeaderValue::from_str(last_event_id) {
-            get = get.header("last-event-id", value);
+            get.headers_mut().insert(HeaderName::from_static("last-event-id"), value);
         }
-        if let Some(token) = token {
-            get = get.bearer_auth(token);
-        }
-        let response =
-            get.send().await.map_err(|_| Failure::Unanswered("could not be reached to resume its answer"))?;
-        if response.status() != reqwest::StatusCode::OK || !is_media(response.headers(), "text/event-stream")
-        {
+        let response = self.wire.send(get).await.map_err(|unsent| match sent_error(unsent) {
+            Failure::NotSent(_) => Failure::Unanswered("could not be reached to resume its answer"),
+            other => other,
+        })?;
+        if response.status() != http::StatusCode::OK || !is_media(response.headers(), "text/event-stream") {
             return Err(Failure::Unanswered("refused to resume its answer's stream"));
         }
         Ok(response)
@@ -108,11 +100,11 @@ impl Direct {
         route: &Route,
         id: &RequestId,
         token: Option<&str>,
-        response: reqwest::Response,
+        response: http::Response<Incoming>,
         position: &mut Position,
     ) -> Ended {
         let mut since_event = 0usize;
-        let bytes = response.bytes_stream().map(move |chunk| {
+        let bytes = http_body_util::BodyDataStream::new(response.into_body()).map(move |chunk| {
             let chunk = chunk.map_err(std::io::Error::other)?;
             since_event = match last_event_end(&chunk) {
                 Some(end) => chunk.len() - end,
@@ -197,14 +189,18 @@ impl Direct {
             Ok(result) => serde_json::json!({"jsonrpc": "2.0", "id": request_id, "result": result}),
             Err(error) => serde_json::json!({"jsonrpc": "2.0", "id": request_id, "error": error}),
         };
-        match self.post(route, token).json(&message).send().await {
+        let body = serde_json::to_vec(&message).unwrap_or_default();
+        let sent = match self.request(http::Method::POST, route, token, super::ACCEPTS, body.into()) {
+            Ok(post) => self.wire.send(post).await.map_err(|unsent| unsent.connect),
+            Err(_) => Err(true),
+        };
+        match sent {
             Ok(response) if response.status().is_success() => {}
             Ok(response) => {
                 let status = response.status().as_u16();
                 tracing::warn!(upstream = %link.name, status, "the upstream refused an answer to its request");
             }
-            Err(error) => {
-                let connect = error.is_connect();
+            Err(connect) => {
                 tracing::warn!(upstream = %link.name, connect, "an answer to the upstream's request was not delivered");
             }
         }
