@@ -20,7 +20,7 @@ use rmcp::transport::streamable_http_client::{StreamableHttpError, StreamableHtt
 use crate::task_support::{TaskTools, tap_events};
 
 /// The session header of the streamable HTTP transport.
-const SESSION_ID: &str = "mcp-session-id";
+pub(crate) const SESSION_ID: &str = "mcp-session-id";
 
 /// The largest JSON listing read here; a larger one is rmcp's to refuse.
 const MAX_LISTING: usize = 16 * 1024 * 1024;
@@ -42,7 +42,7 @@ fn is_listing(message: &ClientJsonRpcMessage) -> bool {
 }
 
 /// Whether a `Content-Type` names `media` (parameters and case aside).
-fn is_media(content_type: Option<&HeaderValue>, media: &str) -> bool {
+pub(crate) fn is_media(content_type: Option<&HeaderValue>, media: &str) -> bool {
     content_type
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.split(';').next())

@@ -43,8 +43,6 @@ mod wire;
 
 use wire::{Incoming, Unsent, Wire};
 
-/// The session header of the streamable HTTP transport.
-const SESSION_ID: &str = "mcp-session-id";
 const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// What rmcp's client accepts, in its order.
 const ACCEPTS: &str = "text/event-stream, application/json";
@@ -196,10 +194,10 @@ impl Direct {
         let response = self.wire.send(post).await.map_err(sent_error)?;
         let status = response.status();
         match status.as_u16() {
-            200 => {}
+            202 | 204 => return Err(Failure::NotToolResult("it accepted the call without answering it")),
+            200..=299 => {}
             401 | 403 => return Err(Failure::Refused(status.as_u16())),
             404 if route.session.is_some() => return Err(Failure::Again),
-            202 | 204 => return Err(Failure::NotToolResult("it accepted the call without answering it")),
             429 => {
                 let retry = response.headers().get(RETRY_AFTER).and_then(|v| v.to_str().ok());
                 return Err(Failure::Busy(retry.filter(|v| v.len() <= 64).map(str::to_owned)));
@@ -212,13 +210,7 @@ impl Direct {
                     _ => Failure::Rejected(other),
                 });
             }
-            other if status.is_success() => {
-                return Err(Failure::NotToolResult(if other < 300 {
-                    "its answer was not a tool result"
-                } else {
-                    "it answered with a redirect"
-                }));
-            }
+            // A redirect is not followed (the call's token never goes to another address).
             other => return Err(Failure::Rejected(other)),
         }
         if is_media(response.headers(), "application/json") {
@@ -255,7 +247,7 @@ impl Direct {
         if let Some(session) = &route.session {
             let session = HeaderValue::from_str(session)
                 .map_err(|_| Failure::NotSent("the session id cannot be sent in a header"))?;
-            headers.insert(HeaderName::from_static(SESSION_ID), session);
+            headers.insert(HeaderName::from_static(crate::listing::SESSION_ID), session);
         }
         if let Some(token) = token {
             let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
@@ -315,7 +307,7 @@ async fn read(response: http::Response<Incoming>) -> Result<Vec<u8>, Failure> {
     Ok(body)
 }
 
-pub(crate) fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
+fn is_initialize(message: &ClientJsonRpcMessage) -> bool {
     matches!(message, ClientJsonRpcMessage::Request(r) if matches!(r.request, ClientRequest::InitializeRequest(_)))
 }
 
@@ -326,11 +318,7 @@ fn speaks(version: &HeaderValue) -> bool {
 
 /// Whether the `Content-Type` of `headers` names `media` (parameters and case aside).
 fn is_media(headers: &HeaderMap, media: &str) -> bool {
-    headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case(media))
+    crate::listing::is_media(headers.get(CONTENT_TYPE), media)
 }
 
 #[derive(Serialize)]

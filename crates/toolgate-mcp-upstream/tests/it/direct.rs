@@ -25,6 +25,34 @@ use toolgate_mcp_upstream::{IdentityMode, Transport, UpstreamConfig, Upstreams};
 
 use crate::common::{Recorder, call, front, member, python};
 
+/// The `initialize` result of a hand-written server named `name` (2025-11-25, tools only).
+fn handshake(name: &str) -> Value {
+    json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+        "serverInfo": {"name": name, "version": "1"}})
+}
+
+/// A JSON-RPC answer to request `id`.
+fn answer(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// A front gateway with `config`'s upstream connected.
+async fn started(mut config: UpstreamConfig) -> (toolgate_gateway::Gateway, Upstreams) {
+    config.connect_timeout = Duration::from_secs(10);
+    let gateway = front();
+    let upstreams = Upstreams::start(&gateway, vec![config]).await;
+    assert!(upstreams.status()[0].connected, "{:?}", upstreams.status());
+    (gateway, upstreams)
+}
+
+/// `router` served at `/mcp` on a free port of 127.0.0.1; its URL.
+async fn serve(router: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await });
+    url
+}
+
 /// Shows each call what it carried; counts with progress; fails on request.
 #[derive(Clone)]
 struct Mirror;
@@ -100,9 +128,7 @@ async fn mirror() -> UpstreamConfig {
         StreamableHttpServerConfig::default().with_legacy_session_mode(false).with_json_response(true);
     let service = StreamableHttpService::new(|| Ok(Mirror), Arc::new(LocalSessionManager::default()), config);
     let router = axum::Router::new().nest_service("/mcp", service);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    let url = serve(router).await;
     let mut config = UpstreamConfig::new(
         "mirror",
         Transport::Http { url, headers: vec![("Authorization".into(), Secret::new("Bearer upstream-key"))] },
@@ -149,9 +175,7 @@ async fn a_call_to_a_json_upstream_is_toolgates_own_post_carrying_what_rmcp_woul
 
 #[tokio::test]
 async fn progress_on_the_event_stream_of_a_direct_call_reaches_the_caller() {
-    let gateway = front();
-    let upstreams = Upstreams::start(&gateway, vec![mirror().await]).await;
-    assert!(upstreams.status()[0].connected);
+    let (gateway, _upstreams) = started(mirror().await).await;
     let recorder = Recorder::new();
     let ctx = member().with_progress(recorder.clone());
     let envelope = call(&gateway, &ctx, "mirror__count_steps", json!({"steps": 3})).await;
@@ -167,9 +191,7 @@ async fn progress_on_the_event_stream_of_a_direct_call_reaches_the_caller() {
 
 #[tokio::test]
 async fn a_direct_calls_failures_read_as_the_upstream_meant_them() {
-    let gateway = front();
-    let upstreams = Upstreams::start(&gateway, vec![mirror().await]).await;
-    assert!(upstreams.status()[0].connected);
+    let (gateway, _upstreams) = started(mirror().await).await;
     let ctx = member();
     let envelope = call(&gateway, &ctx, "mirror__break_down", json!({})).await;
     let error = envelope.error.unwrap();
@@ -247,9 +269,7 @@ async fn questioner() -> String {
             let id = message["id"].clone();
             let json = |value: Value| axum::Json(value).into_response();
             match message["method"].as_str() {
-                Some("initialize") => json(json!({"jsonrpc": "2.0", "id": id, "result": {
-                    "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "questioner", "version": "1"}}})),
+                Some("initialize") => json(answer(&id, handshake("questioner"))),
                 Some("tools/list") => json(json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [{
                     "name": "ask_name", "description": "Asks the user for a name.",
                     "inputSchema": {"type": "object"}}]}})),
@@ -283,10 +303,7 @@ async fn questioner() -> String {
         }
     };
     let router = axum::Router::new().route("/mcp", axum::routing::post(handle));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    url
+    serve(router).await
 }
 
 /// Answers every question with the name Ada, and counts them.
@@ -304,11 +321,7 @@ impl Asker for Ada {
 
 #[tokio::test]
 async fn a_question_on_a_direct_calls_event_stream_goes_to_the_person_and_back() {
-    let gateway = front();
-    let mut config = UpstreamConfig::http("questions", questioner().await);
-    config.connect_timeout = Duration::from_secs(10);
-    let upstreams = Upstreams::start(&gateway, vec![config]).await;
-    assert!(upstreams.status()[0].connected, "{:?}", upstreams.status());
+    let (gateway, _upstreams) = started(UpstreamConfig::http("questions", questioner().await)).await;
     let ada = Arc::new(Ada::default());
     let envelope = call(&gateway, &member().with_asker(ada.clone()), "questions__ask_name", json!({})).await;
     assert!(envelope.success, "{envelope:?}");
@@ -345,9 +358,7 @@ async fn forgetful() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
             match body.0["method"].as_str() {
                 Some("initialize") => {
                     let n = sessions.fetch_add(1, Ordering::SeqCst) + 1;
-                    let answer = json!({"jsonrpc": "2.0", "id": id, "result": {
-                        "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-                        "serverInfo": {"name": "forgetful", "version": "1"}}});
+                    let answer = answer(&id, handshake("forgetful"));
                     ([("mcp-session-id", format!("s-{n}"))], axum::Json(answer)).into_response()
                 }
                 _ if session == "s-1" && body.0["method"] == "tools/call" => {
@@ -372,20 +383,14 @@ async fn forgetful() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
             .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
             .delete(|| async { StatusCode::OK }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    let url = serve(router).await;
     (url, runs)
 }
 
 #[tokio::test]
 async fn a_session_the_upstream_forgot_runs_nothing_and_the_call_goes_through_a_new_one() {
-    let gateway = front();
     let (url, runs) = forgetful().await;
-    let mut config = UpstreamConfig::http("forgetful", url);
-    config.connect_timeout = Duration::from_secs(10);
-    let upstreams = Upstreams::start(&gateway, vec![config]).await;
-    assert!(upstreams.status()[0].connected, "{:?}", upstreams.status());
+    let (gateway, _upstreams) = started(UpstreamConfig::http("forgetful", url)).await;
     let ctx = member();
     // Refused unrun under s-1 on the direct path, then sent by rmcp, which opens s-2.
     let first = call(&gateway, &ctx, "forgetful__which_session", json!({})).await;
@@ -415,14 +420,13 @@ async fn resumer() -> String {
         let pending = held.clone();
         async move {
             let id = body.0["id"].clone();
-            let answer = |result: Value| {
-                let message = json!({"jsonrpc": "2.0", "id": id, "result": result});
+            let on_stream = |result: Value| {
+                let message = answer(&id, result);
                 event_stream(format!("event: message\ndata: {message}\n\n"))
             };
             match body.0["method"].as_str() {
-                Some("initialize") => answer(json!({"protocolVersion": "2025-11-25",
-                    "capabilities": {"tools": {}}, "serverInfo": {"name": "resumer", "version": "1"}})),
-                Some("tools/list") => answer(json!({"tools": [{"name": "slow_answer",
+                Some("initialize") => on_stream(handshake("resumer")),
+                Some("tools/list") => on_stream(json!({"tools": [{"name": "slow_answer",
                     "description": "Answers on a resumed stream.", "inputSchema": {"type": "object"}}]})),
                 Some("tools/call") => {
                     *pending.lock().unwrap() = Some(id.clone());
@@ -430,7 +434,7 @@ async fn resumer() -> String {
                 }
                 // Notifications (no id) and answers are taken without a body.
                 _ if id.is_null() || body.0.get("method").is_none() => StatusCode::ACCEPTED.into_response(),
-                Some(_) => answer(json!({})),
+                Some(_) => on_stream(json!({})),
                 None => StatusCode::ACCEPTED.into_response(),
             }
         }
@@ -448,24 +452,137 @@ async fn resumer() -> String {
         }
     };
     let router = axum::Router::new().route("/mcp", axum::routing::post(post).get(get));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await });
-    url
+    serve(router).await
 }
 
 #[tokio::test]
 async fn an_event_stream_closed_before_the_answer_is_resumed_from_its_last_event() {
-    let gateway = front();
-    let mut config = UpstreamConfig::http("resumer", resumer().await);
-    config.connect_timeout = Duration::from_secs(10);
-    let upstreams = Upstreams::start(&gateway, vec![config]).await;
-    assert!(upstreams.status()[0].connected, "{:?}", upstreams.status());
+    let (gateway, _upstreams) = started(UpstreamConfig::http("resumer", resumer().await)).await;
     for _ in 0..2 {
         let envelope = call(&gateway, &member(), "resumer__slow_answer", json!({})).await;
         assert!(envelope.success, "{envelope:?}");
         let result = envelope.result.unwrap();
         assert_eq!(result["resumed_from"], "call-1", "{result}");
         assert!(result["call_id"].as_i64().unwrap() >= 1 << 40, "the direct path: {result}");
+    }
+}
+
+/// A hand-written server (2025-11-25, JSON answers) whose tools answer a call with an HTTP
+/// status instead of a result: `limit` 429 with `Retry-After: 7`, `reject` 400, `crash` 500,
+/// `accept` 202, `moved` 307 to `/elsewhere` (which counts every request it gets); `ok` a
+/// result. Each call it sees is counted by tool.
+async fn statuses() -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    let seen: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+    let log = seen.clone();
+    let handle = move |body: axum::Json<Value>| {
+        let log = log.clone();
+        async move {
+            let id = body.0["id"].clone();
+            let json = |value: Value| axum::Json(value).into_response();
+            match body.0["method"].as_str() {
+                Some("initialize") => json(answer(&id, handshake("statuses"))),
+                Some("tools/list") => {
+                    let tools: Vec<Value> = ["limit", "reject", "crash", "accept", "moved", "ok"]
+                        .iter()
+                        .map(|name| json!({"name": name, "description": "A status.", "inputSchema": {"type": "object"}}))
+                        .collect();
+                    json(json!({"jsonrpc": "2.0", "id": id, "result": {"tools": tools}}))
+                }
+                Some("tools/call") => {
+                    let name = body.0["params"]["name"].as_str().unwrap_or_default().to_owned();
+                    log.lock().unwrap().push(name.clone());
+                    match name.as_str() {
+                        "limit" => (StatusCode::TOO_MANY_REQUESTS, [("retry-after", "7")], "slow down")
+                            .into_response(),
+                        "reject" => (StatusCode::BAD_REQUEST, "body-of-the-400").into_response(),
+                        "crash" => (StatusCode::INTERNAL_SERVER_ERROR, "body-of-the-500").into_response(),
+                        "accept" => StatusCode::ACCEPTED.into_response(),
+                        "moved" => {
+                            (StatusCode::TEMPORARY_REDIRECT, [("location", "/elsewhere")]).into_response()
+                        }
+                        _ => json(json!({"jsonrpc": "2.0", "id": id, "result": {
+                            "content": [], "structuredContent": {"fine": true}}})),
+                    }
+                }
+                None => StatusCode::ACCEPTED.into_response(),
+                Some(_) if id.is_null() => StatusCode::ACCEPTED.into_response(),
+                Some(_) => json(json!({"jsonrpc": "2.0", "id": id,
+                    "error": {"code": -32601, "message": "method not found"}})),
+            }
+        }
+    };
+    let elsewhere = seen.clone();
+    let router = axum::Router::new()
+        .route("/mcp", axum::routing::post(handle).get(|| async { StatusCode::METHOD_NOT_ALLOWED }))
+        .route(
+            "/elsewhere",
+            axum::routing::any(move || {
+                elsewhere.lock().unwrap().push("elsewhere".into());
+                async { StatusCode::OK }
+            }),
+        );
+    (serve(router).await, seen)
+}
+
+#[tokio::test]
+async fn http_statuses_answering_a_direct_call_say_whether_it_ran_and_what_to_do() {
+    let (url, seen) = statuses().await;
+    let mut config = UpstreamConfig::new(
+        "statuses",
+        Transport::Http { url, headers: vec![("Authorization".into(), Secret::new("Bearer upstream-key"))] },
+    );
+    config.read_only_tools = ["limit", "reject", "crash", "accept", "moved", "ok"].map(String::from).to_vec();
+    let (gateway, _upstreams) = started(config).await;
+    let ctx = member();
+    let error = |envelope: toolgate_core::Envelope| envelope.error.unwrap_or_else(|| panic!("succeeded"));
+
+    let limited = error(call(&gateway, &ctx, "statuses__limit", json!({})).await);
+    assert_eq!(limited.code, ErrorCode::Unavailable);
+    assert!(
+        limited.message.contains("HTTP 429") && limited.message.contains("in 7 s"),
+        "{}",
+        limited.message
+    );
+    assert_eq!(limited.details.as_ref().unwrap()["retry_after"], "7");
+
+    let rejected = error(call(&gateway, &ctx, "statuses__reject", json!({})).await);
+    assert_eq!(rejected.code, ErrorCode::ExecutionError);
+    assert!(
+        rejected.message.contains("HTTP 400") && rejected.message.contains("Do not retry"),
+        "{}",
+        rejected.message
+    );
+    assert!(!rejected.message.contains("body-of"), "the body is not passed on: {}", rejected.message);
+
+    let crashed = error(call(&gateway, &ctx, "statuses__crash", json!({})).await);
+    assert_eq!(crashed.code, ErrorCode::Unavailable);
+    assert!(crashed.message.contains("answered HTTP 500"), "{}", crashed.message);
+    assert!(crashed.message.contains("This read changed nothing"), "{}", crashed.message);
+    assert!(
+        !crashed.message.contains("body-of") && !crashed.message.contains("reconnected"),
+        "{}",
+        crashed.message
+    );
+
+    let accepted = error(call(&gateway, &ctx, "statuses__accept", json!({})).await);
+    assert_eq!(accepted.code, ErrorCode::ExecutionError);
+    assert!(accepted.message.contains("not a tool result"), "{}", accepted.message);
+
+    // A redirect is not followed: the configured key never goes to another address.
+    let moved = error(call(&gateway, &ctx, "statuses__moved", json!({})).await);
+    assert_eq!(moved.code, ErrorCode::ExecutionError);
+    assert!(moved.message.contains("HTTP 307"), "{}", moved.message);
+
+    // None of them tore the connection down: the next call is answered on it.
+    let envelope = call(&gateway, &ctx, "statuses__ok", json!({})).await;
+    assert_eq!(envelope.result.unwrap()["fine"], true);
+    // A refusal is not retried; the limit and the failure are (these are reads, and both
+    // are transient), by the gateway's read policy.
+    let seen = seen.lock().unwrap().clone();
+    let once = [("reject", 1), ("accept", 1), ("moved", 1), ("ok", 1), ("elsewhere", 0)];
+    for (name, times) in once.into_iter().chain([("limit", 2), ("crash", 2)]) {
+        assert_eq!(seen.iter().filter(|s| *s == name).count(), times, "{name}: {seen:?}");
     }
 }
