@@ -9,6 +9,7 @@ use serde_json::{Map, Value, json};
 use toolgate_schema::{FieldType, Route, RouteTable};
 
 use crate::auth::{AuthHint, toml_value};
+use crate::names::{first_segment, shared_words, short_name};
 use crate::operation::{Op, snake_case};
 use crate::servers::{plain_url, server_url};
 use crate::{Error, Result};
@@ -440,8 +441,15 @@ fn import_value(doc: &Value, options: &Options) -> Result<Import> {
             }
         }
     }
+    // A word every tag's name starts with (Twilio's `Api20100401`) tells the tables apart in
+    // nothing: it is left out of their names.
+    let shared = match options.domain_by {
+        DomainBy::Tag => shared_words(groups.keys().map(|(domain, _)| domain.as_str())),
+        DomainBy::Path => 0,
+    };
     let tables: Vec<RouteTable> = groups
         .into_iter()
+        .map(|((domain, write), routes)| ((domain[shared..].to_owned(), write), routes))
         .filter(|(_, r)| !r.is_empty())
         .map(|((domain, write), routes)| table(&domain, !write, routes, &role, &title))
         .collect();
@@ -454,7 +462,8 @@ fn import_value(doc: &Value, options: &Options) -> Result<Import> {
     if options.domain_by == DomainBy::Tag {
         let about = crate::about::tag_descriptions(doc);
         for table in &mut tables {
-            table.about.extend(about.get(&table.domain).cloned());
+            let domain = about.keys().find(|tag| tag.len() >= shared && tag[shared..] == table.domain);
+            table.about.extend(domain.and_then(|tag| about.get(tag)).cloned());
         }
     }
     let (mut base_url, mut base_url_refused) = (None, None);
@@ -494,40 +503,11 @@ fn import_value(doc: &Value, options: &Options) -> Result<Import> {
     })
 }
 
-/// Longest suggested domain name, in characters.
-const NAME_MAX: usize = 32;
-
-/// `snake` cut to [`NAME_MAX`] at a word boundary (an underscore), so that no word is cut in
-/// half; a first word longer than that is cut where the limit falls.
-fn short_name(snake: &str) -> String {
-    let snake = snake.trim_matches('_');
-    if snake.chars().count() <= NAME_MAX {
-        return snake.to_owned();
-    }
-    // The first NAME_MAX + 1 characters: an underscore right after the limit ends a whole word.
-    let head: String = snake.chars().take(NAME_MAX + 1).collect();
-    match head.rfind('_') {
-        Some(cut) => head[..cut].trim_end_matches('_').to_owned(),
-        None => head.chars().take(NAME_MAX).collect(),
-    }
-}
-
 /// A comment line: `# ` and the text, any control character (a line break above all) made `?`.
 fn comment(out: &mut String, text: &str) {
     out.push_str("# ");
     out.extend(text.chars().map(|c| if c.is_control() { '?' } else { c }));
     out.push('\n');
-}
-
-fn first_segment(path: &str) -> String {
-    path.split('/')
-        .find(|s| !s.is_empty() && !s.starts_with('{') && !is_version(s) && *s != "api")
-        .unwrap_or("root")
-        .to_owned()
-}
-
-fn is_version(segment: &str) -> bool {
-    segment.len() > 1 && segment.starts_with('v') && segment[1..].chars().all(|c| c.is_ascii_digit())
 }
 
 fn table(domain: &str, read: bool, routes: Vec<Route>, role: &str, title: &str) -> RouteTable {

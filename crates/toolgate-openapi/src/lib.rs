@@ -89,6 +89,7 @@ pub mod budget;
 mod bundle;
 mod document;
 mod multipart;
+mod names;
 mod operation;
 mod schema;
 mod servers;

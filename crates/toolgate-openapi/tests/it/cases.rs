@@ -266,3 +266,25 @@ fn the_suggested_domain_name_is_cut_at_a_word_boundary() {
     // One word longer than the limit has no boundary to cut at.
     assert_eq!(named(&"x".repeat(40)), "x".repeat(32));
 }
+
+#[test]
+fn a_word_every_tag_starts_with_is_left_out_of_the_tables_names() {
+    // Twilio's tags all start with its API's version (`Api20100401Call`): its tools were
+    // `update_api20100401_call` and the like. The tag's description still reaches its tables.
+    let op = |tag: &str| json!({"get": {"operationId": format!("List{tag}"), "tags": [tag]}});
+    let text = json!({
+        "openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+        "tags": [{"name": "Api20100401Queue", "description": "A line of callers\nwaiting for an agent."}],
+        "paths": {"/calls": op("Api20100401Call"), "/queues": op("Api20100401Queue"),
+                  "/queues/{id}/members": op("Api20100401Member")}
+    });
+    let import = run(&text.to_string());
+    let tools: Vec<&str> = import.tables.iter().map(|t| t.tool.as_str()).collect();
+    assert_eq!(tools, ["query_call", "query_member", "query_queue"]);
+    assert_eq!(import.tables[2].about, ["A line of callers waiting for an agent."]);
+    // With two tags, or by path, names are as they were.
+    let two = json!({"openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+                     "paths": {"/calls": op("Api20100401Call"), "/queues": op("Api20100401Queue")}});
+    let tools: Vec<String> = run(&two.to_string()).tables.into_iter().map(|t| t.tool).collect();
+    assert_eq!(tools, ["query_api20100401_call", "query_api20100401_queue"]);
+}
