@@ -74,7 +74,8 @@ fn model() -> Option<Arc<dyn toolgate_gateway::Embedder>> {
     model.clone().map(|m| m as Arc<dyn toolgate_gateway::Embedder>)
 }
 
-fn gateway(embedder: Option<Arc<dyn toolgate_gateway::Embedder>>) -> Gateway {
+/// The tables of [`DOCUMENTS`], imported as `toolgate import openapi` imports them.
+fn first_tables() -> Vec<toolgate_schema::RouteTable> {
     let mut tables = Vec::new();
     for doc in DOCUMENTS {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(doc);
@@ -82,7 +83,7 @@ fn gateway(embedder: Option<Arc<dyn toolgate_gateway::Embedder>>) -> Gateway {
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         tables.extend(import.tables);
     }
-    gateway_of(&tables, embedder)
+    tables
 }
 
 /// A gateway of `tables`' tools (each answering `{}`), ranking by meaning too with `embedder`.
@@ -107,53 +108,8 @@ fn gateway_of(
 }
 
 #[test]
-fn paraphrased_requests_find_the_right_tool_in_the_first_three() {
-    first_three_rate(gateway(None), "by words");
-}
-
-#[test]
-fn paraphrased_requests_find_the_right_tool_in_the_first_three_with_the_model_too() {
-    let Some(model) = model() else { return };
-    first_three_rate(gateway(Some(model)), "by words and meaning");
-}
-
-/// The rate of [`QUERIES`] whose tool `gateway` ranks in the first three, printed with the
-/// misses; at least 90 %.
-fn first_three_rate(gateway: Gateway, label: &str) {
-    assert!(QUERIES.len() >= 30);
-    let caller = Caller::new("u", gateway.policy().hierarchy().highest());
-    let registered = gateway.discover(&caller, &Filter::default());
-    assert!(registered.len() > 30, "{} tools", registered.len());
-    let mut misses = Vec::new();
-    for (query, expected) in QUERIES {
-        for name in *expected {
-            assert!(registered.iter().any(|s| s.name == *name), "no tool {name} to expect");
-        }
-        let found: Vec<String> = gateway
-            .search(&caller, &Filter::default().text(*query))
-            .into_iter()
-            .take(3)
-            .map(|s| s.name)
-            .collect();
-        if !found.iter().any(|n| expected.contains(&n.as_str())) {
-            misses.push(format!("{query:?}: expected {expected:?}, first three {found:?}"));
-        }
-    }
-    let rate = 100.0 * (QUERIES.len() - misses.len()) as f64 / QUERIES.len() as f64;
-    println!(
-        "discovery ({label}): the right tool in the first three for {rate:.1} % of {} paraphrased requests over {} tools",
-        QUERIES.len(),
-        registered.len()
-    );
-    for miss in &misses {
-        println!("  missed {miss}");
-    }
-    assert!(rate >= 90.0, "{rate:.1} %:\n{}", misses.join("\n"));
-}
-
-#[test]
 fn a_request_no_tool_carries_every_word_of_is_still_found() {
-    let gateway = gateway(None);
+    let gateway = gateway_of(&first_tables(), None);
     let caller = Caller::new("u", gateway.policy().hierarchy().highest());
     let query = "book a seat on a train to Berlin";
     // Every word a substring, as `discover` filters: nothing has all of them.
@@ -267,25 +223,6 @@ const HELD_OUT_FLOOR: f64 = 55.0;
 // [`VALIDATION`]); 72.7 % (12 missed) with the tables' `about` (their OpenAPI tags'
 // descriptions) embedded too, chosen on the same two sets, which the ranker uses.
 const HELD_OUT_MODEL_FLOOR: f64 = 70.0;
-
-fn asana_and_box() -> Vec<toolgate_schema::RouteTable> {
-    corpus_gateway_tables(&[
-        corpus_tables("asana_oas.yaml.gz", "asana"),
-        corpus_tables("box-openapi.json.gz", "box"),
-    ])
-}
-
-#[test]
-fn held_out_requests_over_asana_and_box_find_the_right_tool_in_the_first_three() {
-    held_out_rate("held out, Asana and Box", &asana_and_box(), HELD_OUT, HELD_OUT_FLOOR, None);
-}
-
-#[test]
-fn held_out_requests_over_asana_and_box_with_the_model() {
-    let Some(model) = model() else { return };
-    let label = "held out, Asana and Box, with the model";
-    held_out_rate(label, &asana_and_box(), HELD_OUT, HELD_OUT_MODEL_FLOOR, Some(model));
-}
 
 /// A second held-out set, over DigitalOcean and Twilio (API 2010), written from the two
 /// documents' operation lists in a user's words before the ranker was run on them, and kept
@@ -413,35 +350,6 @@ const HELD_OUT_2_FLOOR: f64 = 30.0;
 // missed), 66.0 % (18 missed), then 67.9 % (17 missed) with the variant the ranker uses.
 const HELD_OUT_2_MODEL_FLOOR: f64 = 65.0;
 
-#[test]
-fn held_out_requests_over_digitalocean_and_twilio_find_the_right_tool_in_the_first_three() {
-    held_out_rate(
-        "held out, DigitalOcean and Twilio",
-        &digitalocean_and_twilio(),
-        HELD_OUT_2,
-        HELD_OUT_2_FLOOR,
-        None,
-    );
-}
-
-#[test]
-fn held_out_requests_over_digitalocean_and_twilio_with_the_model() {
-    let Some(model) = model() else { return };
-    let label = "held out, DigitalOcean and Twilio, with the model";
-    held_out_rate(label, &digitalocean_and_twilio(), HELD_OUT_2, HELD_OUT_2_MODEL_FLOOR, Some(model));
-}
-
-fn digitalocean_and_twilio() -> Vec<toolgate_schema::RouteTable> {
-    let digitalocean = {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/openapi/digitalocean/specification/DigitalOcean-public.v2.yaml");
-        let import = toolgate_openapi::import_file(&path, &toolgate_openapi::Options::default())
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        (import.tables, "digitalocean")
-    };
-    corpus_gateway_tables(&[digitalocean, corpus_tables("twilio_api_v2010.json.gz", "twilio")])
-}
-
 /// A third set of requests, over OpenAI's API, written from its operation list in a user's words
 /// before the ranker was run on it, to choose between variants of the ranking with the model
 /// (what is embedded, the fusion's constant and weights): the two held-out sets above were not
@@ -494,26 +402,130 @@ const VALIDATION: &[(&str, &[&str])] = &[
 const VALIDATION_FLOOR: f64 = 64.0;
 const VALIDATION_MODEL_FLOOR: f64 = 91.0;
 
-fn openai() -> Vec<toolgate_schema::RouteTable> {
-    corpus_tables("openai-openapi.yaml.gz", "openai").0
-}
+/// A third held-out set, written after the ranker of 2026-12-04 and before any change of it was
+/// measured on this set, by a helper who had read neither the ranker nor its tests: from the
+/// operation lists of six documents (operations no earlier set asks for), in the words of a user
+/// who does not know each API's vocabulary. It is kept out of any tuning: the sets above are
+/// what variants are chosen on, this one is measured once per variant that lands. Its requests
+/// are grouped by the gateway they are asked of.
+const HELD_OUT_3_ASANA_BOX: &[(&str, &[&str])] = &[
+    // Asana
+    ("block out next week as my vacation", &["create_ooo_entry"]),
+    (
+        "this task can't start until that other one is finished",
+        &["add_dependencies_for_task", "add_dependents_for_task"],
+    ),
+    ("how many of a project's tasks are finished and how many remain", &["get_task_counts_for_project"]),
+    ("take someone off a team", &["remove_user_for_team"]),
+    ("let in someone who asked to see my project", &["approve_access_request"]),
+    ("record our latest progress number toward a company objective", &["update_goal_metric"]),
+    ("nest an existing task under another one", &["set_parent_for_task"]),
+    ("save this project's setup to reuse for future projects", &["project_save_as_template"]),
+    ("reserve ten hours a week of someone's time for a project", &["create_allocation"]),
+    ("add a new choice to a dropdown field", &["create_enum_option_for_custom_field"]),
+    ("stop getting notified about changes to a task", &["remove_follower_for_task"]),
+    ("write a one-page overview of what our project is about", &["create_project_brief"]),
+    // Box
+    ("what is sitting in my trash right now", &["get_folders_trash_items"]),
+    (
+        "go back to an older version of my document",
+        &["put_files_id_versions_id", "post_files_id_versions_current"],
+    ),
+    ("make a copy of a whole folder and everything in it", &["post_folders_id_copy"]),
+    ("stop people from moving or deleting a folder", &["post_folder_locks"]),
+    ("give all of a departing employee's folders to their manager", &["put_users_id_folders_0"]),
+    ("sign a user out of every device right now", &["post_users_terminate_sessions"]),
+    (
+        "pull the invoice number and total out of a scanned PDF",
+        &["post_ai_extract", "post_ai_extract_structured"],
+    ),
+    ("downgrade someone from editor to viewer on a shared folder", &["put_collaborations_id"]),
+    ("turn off the public link to a file", &["put_files_id_remove_shared_link"]),
+    ("remind someone to sign the contract I sent them", &["post_sign_requests_id_resend"]),
+    (
+        "upload a 20 GB video in parts",
+        &["post_files_upload_sessions", "post_files_id_upload_sessions", "put_files_upload_sessions_id"],
+    ),
+    ("give a user a second email address to log in with", &["post_users_id_email_aliases"]),
+];
 
-#[test]
-fn validation_requests_over_openai_find_the_right_tool_in_the_first_three() {
-    held_out_rate("validation, OpenAI", &openai(), VALIDATION, VALIDATION_FLOOR, None);
-}
+const HELD_OUT_3_DIGITALOCEAN_TWILIO: &[(&str, &[&str])] = &[
+    // DigitalOcean
+    (
+        "give my server more memory and CPUs",
+        &["droplet_actions_post_droplet_action_resize", "droplet_actions_post_droplet_action"],
+    ),
+    ("reset the password of a database login", &["databases_reset_auth"]),
+    ("a read-only copy of my database for reporting queries", &["databases_create_replica"]),
+    ("add or remove servers automatically as traffic changes", &["autoscalepools_create"]),
+    ("route email for my domain to my mail provider", &["domains_create_record_domain_record_mx"]),
+    ("free HTTPS certificate for my website", &["certificates_create_certificate_request_lets_encrypt"]),
+    ("restart my web app", &["apps_restart"]),
+    (
+        "what is my app printing to its console",
+        &[
+            "apps_get_logs_active_deployment",
+            "apps_get_logs_active_deployment_aggregate",
+            "apps_get_logs",
+            "apps_get_logs_aggregate",
+        ],
+    ),
+    ("let two private networks talk to each other", &["vpc_peerings_create", "vpcs_create_peerings"]),
+    ("upgrade my kubernetes cluster to a newer version", &["kubernetes_upgrade_cluster"]),
+    ("let servers with no public address reach the internet", &["vpcnatgateways_create"]),
+    ("a shared network drive several servers can mount", &["nfs_create"]),
+    (
+        "free up space in my docker image registry",
+        &["registries_run_garbage_collection", "registry_run_garbage_collection"],
+    ),
+    ("how much free disk space is left on my server", &["monitoring_get_droplet_filesystem_free_metrics"]),
+    // Twilio
+    ("dial one more person into a conference call in progress", &["create_participant"]),
+    ("change what happens when someone calls my number", &["update_incoming_phone_number"]),
+    ("register my business address for a phone number abroad", &["create_address"]),
+    ("create a new API key for my backend", &["create_new_key", "create_new_signing_key"]),
+    ("suspend a client's sub-account", &["update_account"]),
+    ("who is on the conference line right now", &["list_participant"]),
+    ("end a conference call for everyone", &["update_conference"]),
+    ("TURN server credentials for my browser video calls", &["create_token"]),
+    ("delete an old voicemail recording", &["delete_recording", "delete_call_recording"]),
+    (
+        "phone numbers I already own",
+        &[
+            "list_incoming_phone_number",
+            "list_incoming_phone_number_local",
+            "list_incoming_phone_number_mobile",
+            "list_incoming_phone_number_toll_free",
+        ],
+    ),
+    ("connect the next caller waiting on hold to an agent", &["update_member"]),
+    ("report that the customer actually used the code we texted", &["create_message_feedback"]),
+];
 
-#[test]
-fn validation_requests_over_openai_with_the_model() {
-    let Some(model) = model() else { return };
-    held_out_rate(
-        "validation, OpenAI, with the model",
-        &openai(),
-        VALIDATION,
-        VALIDATION_MODEL_FLOOR,
-        Some(model),
-    );
-}
+const HELD_OUT_3_OPENAI: &[(&str, &[&str])] = &[
+    // OpenAI
+    ("make a few variations of this picture", &["create_image_variation"]),
+    ("pause my training run for now", &["pause_fine_tuning_job"]),
+    ("delete a custom model I trained", &["delete_model"]),
+    ("upload a 5 GB file in several pieces", &["create_upload", "add_upload_part"]),
+    ("shrink a long chat history so it fits", &["compactconversation", "beta_compactconversation"]),
+    ("give a teammate access to one project", &["create_project_user"]),
+    ("make my generated video clip a few seconds longer", &["create_video_extend"]),
+    ("how many pictures did we generate this month", &["usage_images"]),
+];
+
+const HELD_OUT_3_SPOTIFY: &[(&str, &[&str])] = &[
+    // Spotify
+    ("play the music on my kitchen speaker instead", &["transfer_a_users_playback"]),
+    (
+        "what song is playing right now",
+        &["get_the_users_currently_playing_track", "get_information_about_the_users_current_playback"],
+    ),
+    ("songs I've been listening to most lately", &["get_users_top_tracks"]),
+    ("take a song off my workout playlist", &["remove_items_playlist", "remove_tracks_playlist"]),
+    ("put my own picture on a playlist", &["upload_custom_playlist_cover"]),
+    ("heart this song so I can find it later", &["save_tracks_user", "save_library_items"]),
+];
 
 /// The tables of several documents in one gateway, as two `[[domains]]` would serve them: a
 /// tool name an earlier document gave (`query_events`) is the later one's with its document's
@@ -534,53 +546,180 @@ fn corpus_gateway_tables(
     tables
 }
 
-/// Search a gateway of `tables` with each request of `set`, print the rate of those whose
-/// right tool (one holding an operation the request names) is in the first three, and the
-/// misses; fail under `floor` %. With `embedder`, the gateway ranks by meaning too.
-fn held_out_rate(
-    label: &str,
-    tables: &[toolgate_schema::RouteTable],
-    set: &[(&str, &[&str])],
-    floor: f64,
-    embedder: Option<Arc<dyn toolgate_gateway::Embedder>>,
-) {
-    assert!(set.len() >= 30);
-    let gateway = gateway_of(tables, embedder);
-    let started = std::time::Instant::now();
-    let caller = Caller::new("u", gateway.policy().hierarchy().highest());
-    let mut misses = Vec::new();
-    for (query, ops) in set {
-        // The tools holding the operations that answer the request.
-        let expected: Vec<&str> = ops
-            .iter()
-            .map(|op| {
-                tables
-                    .iter()
-                    .find(|t| t.route(op).is_some())
-                    .map(|t| t.tool.as_str())
-                    .unwrap_or_else(|| panic!("no operation {op} was imported"))
-            })
-            .collect();
-        let found: Vec<String> = gateway
-            .search(&caller, &Filter::default().text(*query))
-            .into_iter()
-            .take(3)
-            .map(|s| s.name)
-            .collect();
-        if !found.iter().any(|n| expected.contains(&n.as_str())) {
-            misses.push(format!("{query:?}: expected {expected:?} ({ops:?}), first three {found:?}"));
+// Measured at 36b0805, before any change of the ranker was measured on it: 56.2 % by words
+// (28 of 64 missed), 68.8 % with the model (20 missed).
+const HELD_OUT_3_FLOOR: f64 = 55.0;
+const HELD_OUT_3_MODEL_FLOOR: f64 = 65.0;
+
+/// What a set is asked of: the documents of one deployment.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Docs {
+    /// [`DOCUMENTS`]: Petstore, Train Travel and Spotify.
+    First,
+    AsanaBox,
+    DigitalOceanTwilio,
+    OpenAi,
+}
+
+impl Docs {
+    const ALL: [Docs; 4] = [Docs::First, Docs::AsanaBox, Docs::DigitalOceanTwilio, Docs::OpenAi];
+
+    fn tables(self) -> Vec<toolgate_schema::RouteTable> {
+        match self {
+            Docs::First => first_tables(),
+            Docs::AsanaBox => corpus_gateway_tables(&[
+                corpus_tables("asana_oas.yaml.gz", "asana"),
+                corpus_tables("box-openapi.json.gz", "box"),
+            ]),
+            Docs::DigitalOceanTwilio => {
+                let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("tests/openapi/digitalocean/specification/DigitalOcean-public.v2.yaml");
+                let import = toolgate_openapi::import_file(&path, &toolgate_openapi::Options::default())
+                    .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                corpus_gateway_tables(&[
+                    (import.tables, "digitalocean"),
+                    corpus_tables("twilio_api_v2010.json.gz", "twilio"),
+                ])
+            }
+            Docs::OpenAi => corpus_tables("openai-openapi.yaml.gz", "openai").0,
         }
     }
-    let rate = 100.0 * (set.len() - misses.len()) as f64 / set.len() as f64;
-    println!(
-        "discovery ({label}): the right tool in the first three for {rate:.1} % of {} requests over {} tools \
-         ({:.1} s with the index's build)",
-        set.len(),
-        tables.len(),
-        started.elapsed().as_secs_f64()
-    );
-    for miss in &misses {
-        println!("  missed {miss}");
+}
+
+/// Requests, each with the operations (or tools) that answer it.
+type Requests = &'static [(&'static str, &'static [&'static str])];
+
+/// A set of requests: its name, and its parts by the documents they are asked of, with the
+/// floor of its rate by words alone and with the model (%).
+struct Set {
+    name: &'static str,
+    parts: &'static [(Docs, Requests)],
+    floor: f64,
+    model_floor: f64,
+}
+
+const SETS: &[Set] = &[
+    Set { name: "first set", parts: &[(Docs::First, QUERIES)], floor: 90.0, model_floor: 90.0 },
+    Set {
+        name: "validation, OpenAI",
+        parts: &[(Docs::OpenAi, VALIDATION)],
+        floor: VALIDATION_FLOOR,
+        model_floor: VALIDATION_MODEL_FLOOR,
+    },
+    Set {
+        name: "held out, Asana and Box",
+        parts: &[(Docs::AsanaBox, HELD_OUT)],
+        floor: HELD_OUT_FLOOR,
+        model_floor: HELD_OUT_MODEL_FLOOR,
+    },
+    Set {
+        name: "held out, DigitalOcean and Twilio",
+        parts: &[(Docs::DigitalOceanTwilio, HELD_OUT_2)],
+        floor: HELD_OUT_2_FLOOR,
+        model_floor: HELD_OUT_2_MODEL_FLOOR,
+    },
+    Set {
+        name: "held out 3, six documents",
+        parts: &[
+            (Docs::AsanaBox, HELD_OUT_3_ASANA_BOX),
+            (Docs::DigitalOceanTwilio, HELD_OUT_3_DIGITALOCEAN_TWILIO),
+            (Docs::OpenAi, HELD_OUT_3_OPENAI),
+            (Docs::First, HELD_OUT_3_SPOTIFY),
+        ],
+        floor: HELD_OUT_3_FLOOR,
+        model_floor: HELD_OUT_3_MODEL_FLOOR,
+    },
+];
+
+#[test]
+fn every_set_finds_the_right_tool_in_the_first_three_by_words() {
+    every_set(None, "by words");
+}
+
+#[test]
+fn every_set_finds_the_right_tool_in_the_first_three_with_the_model() {
+    let Some(model) = model() else { return };
+    every_set(Some(model), "by words and meaning");
+}
+
+/// Ask each gateway (built side by side, one thread each) every request of [`SETS`] meant for
+/// it; print each set's rate of requests whose right tool is in the first three, with the
+/// misses, and fail where a set is under its floor.
+fn every_set(embedder: Option<Arc<dyn toolgate_gateway::Embedder>>, label: &str) {
+    // Each part's misses (by set and part), one per request, `None` for a hit.
+    type Answers = Vec<((usize, usize), Vec<Option<String>>)>;
+    let answers: Answers = std::thread::scope(|scope| {
+        let running: Vec<_> = Docs::ALL
+            .into_iter()
+            .map(|docs| {
+                let embedder = embedder.clone();
+                scope.spawn(move || {
+                    let started = std::time::Instant::now();
+                    let tables = docs.tables();
+                    let gateway = gateway_of(&tables, embedder);
+                    let mut answers = Answers::new();
+                    for (s, set) in SETS.iter().enumerate() {
+                        for (p, (_, requests)) in
+                            set.parts.iter().enumerate().filter(|(_, (d, _))| *d == docs)
+                        {
+                            let misses = requests.iter().map(|r| miss(&gateway, &tables, r)).collect();
+                            answers.push(((s, p), misses));
+                        }
+                    }
+                    let seconds = started.elapsed().as_secs_f64();
+                    println!("discovery ({label}): {docs:?} built and asked in {seconds:.1} s");
+                    answers
+                })
+            })
+            .collect();
+        running.into_iter().flat_map(|thread| thread.join().unwrap()).collect()
+    });
+    let mut under = Vec::new();
+    for (s, set) in SETS.iter().enumerate() {
+        let parts = answers.iter().filter(|((of, _), _)| *of == s);
+        let total: usize = parts.clone().map(|(_, part)| part.len()).sum();
+        let misses: Vec<&String> = parts.flat_map(|(_, part)| part.iter().flatten()).collect();
+        assert!(total >= 30, "{}: {total} requests", set.name);
+        let rate = 100.0 * (total - misses.len()) as f64 / total as f64;
+        println!(
+            "discovery ({label}): {}: the right tool in the first three for {rate:.1} % of {total} requests",
+            set.name
+        );
+        for miss in &misses {
+            println!("  missed {miss}");
+        }
+        let floor = if embedder.is_some() { set.model_floor } else { set.floor };
+        if rate < floor {
+            under.push(format!("{}: {rate:.1} % (floor {floor} %, goal 90 %)", set.name));
+        }
     }
-    assert!(rate >= floor, "{label}: {rate:.1} % (floor {floor} %, goal 90 %):\n{}", misses.join("\n"));
+    assert!(under.is_empty(), "{}", under.join("\n"));
+}
+
+/// `None` when one of the tools answering `request` (an operation, or a tool by its name) is
+/// among the first three `gateway` finds for its words; else what it found instead.
+fn miss(
+    gateway: &Gateway,
+    tables: &[toolgate_schema::RouteTable],
+    (query, answers): &(&str, &[&str]),
+) -> Option<String> {
+    let caller = Caller::new("u", gateway.policy().hierarchy().highest());
+    let expected: Vec<&str> = answers
+        .iter()
+        .map(|answer| {
+            tables
+                .iter()
+                .find(|t| t.route(answer).is_some() || t.tool == *answer)
+                .map(|t| t.tool.as_str())
+                .unwrap_or_else(|| panic!("no operation or tool {answer} was imported"))
+        })
+        .collect();
+    let found: Vec<String> = gateway
+        .search(&caller, &Filter::default().text(*query))
+        .into_iter()
+        .take(3)
+        .map(|s| s.name)
+        .collect();
+    let hit = found.iter().any(|n| expected.contains(&n.as_str()));
+    (!hit).then(|| format!("{query:?}: expected {expected:?} ({answers:?}), first three {found:?}"))
 }
