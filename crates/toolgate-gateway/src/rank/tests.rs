@@ -246,6 +246,33 @@ fn what_the_source_says_about_a_tools_things_is_embedded_too() {
     );
 }
 
+#[test]
+fn each_sentence_of_what_the_source_says_is_embedded_on_its_own() {
+    let about = "A Droplet is a DigitalOcean virtual machine. By sending requests to the Droplet \
+                 endpoint, you can list, create, or delete Droplets. See also.";
+    let specs = [table("update_droplets", "Droplets.", &[("create_droplet", "Create a Droplet", &[])])
+        .with_about([about])];
+    let concepts = Arc::new(Concepts::default());
+    Index::build(&specs, Some(&Semantic::new(concepts.clone())));
+    let embedded = concepts.embedded.lock().unwrap().clone();
+    assert!(embedded.contains(&"update droplets: A Droplet is a DigitalOcean virtual machine".to_owned()));
+    assert!(embedded.iter().any(|t| t.starts_with("update droplets: By sending requests")));
+    // A fragment is no sentence, and the whole text is not embedded besides its sentences.
+    assert!(!embedded.iter().any(|t| t.contains("See also") || t.contains(about)), "{embedded:?}");
+    assert_eq!(sentences("Short."), ["Short."]);
+}
+
+#[test]
+fn what_the_source_says_about_a_tools_things_is_found_by_words_too() {
+    let specs = [
+        table("update_droplets", "Droplets.", &[("create_droplet", "Create a Droplet", &[])])
+            .with_about(["A Droplet is a virtual machine."]),
+        table("update_invoices", "Invoices.", &[("create_invoice", "Create an invoice", &[])]),
+    ];
+    let index = Index::build(&specs, None);
+    assert_eq!(names(&specs, &index.search("my virtual machines").unwrap()), ["update_droplets"]);
+}
+
 /// A tool answering `{}`, of a route table with one operation.
 fn served(tool: &str, op: &str, summary: &str) -> Arc<dyn toolgate_core::Tool> {
     let method = if tool.starts_with("query") { "GET" } else { "POST" };

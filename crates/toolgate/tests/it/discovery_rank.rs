@@ -126,6 +126,7 @@ fn a_request_no_tool_carries_every_word_of_is_still_found() {
     assert!(!reads.is_empty() && reads.iter().all(|s| s.effect.is_read()));
 }
 
+/// (Held out until 2026-12-05, a development set since: see [`HELD_OUT_MODEL_FLOOR`].)
 /// Held-out requests over two other documents of the corpus (Asana and Box), written from what
 /// a user would ask before the ranker was run on them, and not used to tune it: each names the
 /// operations that answer it (the right tool is the one holding one of them, however the
@@ -213,7 +214,9 @@ fn corpus_tables<'a>(file: &str, name: &'a str) -> (Vec<toolgate_schema::RouteTa
 // share no word with the tool they want ("who is out of office" for `get_ooo_entries`,
 // "lawsuit" for legal holds). The goal is 90 %, not met: this test holds the measured floor,
 // so that a change of the ranker can only raise it (raise the floor with it).
-const HELD_OUT_FLOOR: f64 = 55.0;
+// 61.4 % (17 missed) with the tables' `about` (their tags' first paragraphs) counted as their
+// descriptions are, a variant chosen on this set among others (2026-12-05).
+const HELD_OUT_FLOOR: f64 = 60.0;
 
 // With the model (all-MiniLM-L6-v2), measured once per variant of what is embedded and how
 // the rankings are fused, each variant chosen without this set: 72.7 % (12 of 44 missed) with
@@ -222,7 +225,11 @@ const HELD_OUT_FLOOR: f64 = 55.0;
 // and the semantic ranking weighted 2 (chosen on the first set and the OpenAI validation set,
 // [`VALIDATION`]); 72.7 % (12 missed) with the tables' `about` (their OpenAPI tags'
 // descriptions) embedded too, chosen on the same two sets, which the ranker uses.
-const HELD_OUT_MODEL_FLOOR: f64 = 70.0;
+// On 2026-12-05 this set and [`HELD_OUT_2`] became development sets: the tags' first paragraphs
+// in place of their first lines, then (among 20 variants tried on these four sets) each
+// sentence of them embedded on its own and their words counted: 77.3 %, then 81.8 % (8 missed).
+// [`HELD_OUT_3`]'s parts are the held-out measure since.
+const HELD_OUT_MODEL_FLOOR: f64 = 80.0;
 
 /// A second held-out set, over DigitalOcean and Twilio (API 2010), written from the two
 /// documents' operation lists in a user's words before the ranker was run on them, and kept
@@ -344,11 +351,13 @@ const HELD_OUT_2: &[(&str, &[&str])] = &[
 // measured here once tuned. The configurations tried all score 17 to 19 of 53 here: the misses
 // are words the documents do not use ("server" for a Droplet, "text" for a message, "credit"
 // for the balance). The floor holds the figure, a little under it.
-const HELD_OUT_2_FLOOR: f64 = 30.0;
+// 34.0 % (35 missed) with the tables' `about` counted as their descriptions are (2026-12-05).
+const HELD_OUT_2_FLOOR: f64 = 33.0;
 
 // With the model, the same three variants as for [`HELD_OUT_MODEL_FLOOR`]: 56.6 % (23 of 53
 // missed), 66.0 % (18 missed), then 67.9 % (17 missed) with the variant the ranker uses.
-const HELD_OUT_2_MODEL_FLOOR: f64 = 65.0;
+// As development set (see [`HELD_OUT_MODEL_FLOOR`]): 71.7 %, then 73.6 % (14 missed).
+const HELD_OUT_2_MODEL_FLOOR: f64 = 72.0;
 
 /// A third set of requests, over OpenAI's API, written from its operation list in a user's words
 /// before the ranker was run on it, to choose between variants of the ranking with the model
@@ -399,7 +408,9 @@ const VALIDATION: &[(&str, &[&str])] = &[
 
 // Measured: by words alone 66.7 % (12 of 36 missed); with the model, 86.1 % with the first
 // variant, 91.7 % with the second and 94.4 % (2 missed) with the third, which the ranker uses.
-const VALIDATION_FLOOR: f64 = 64.0;
+// By words 72.2 % (10 missed) with the tables' `about` counted (2026-12-05); with the model
+// unchanged.
+const VALIDATION_FLOOR: f64 = 70.0;
 const VALIDATION_MODEL_FLOOR: f64 = 91.0;
 
 /// A third held-out set, written after the ranker of 2026-12-04 and before any change of it was
@@ -547,9 +558,11 @@ fn corpus_gateway_tables(
 }
 
 // Measured at 36b0805, before any change of the ranker was measured on it: 56.2 % by words
-// (28 of 64 missed), 68.8 % with the model (20 missed).
-const HELD_OUT_3_FLOOR: f64 = 55.0;
-const HELD_OUT_3_MODEL_FLOOR: f64 = 65.0;
+// (28 of 64 missed), 68.8 % with the model (20 missed). Then once, with the variant chosen on
+// the other sets (about sentences embedded one by one, their words counted): 62.5 % by words
+// (24 missed), 68.8 % with the model (20 missed). The goal is 90 %, not met.
+const HELD_OUT_3_FLOOR: f64 = 60.0;
+const HELD_OUT_3_MODEL_FLOOR: f64 = 66.0;
 
 /// What a set is asked of: the documents of one deployment.
 #[derive(Clone, Copy, Debug, PartialEq)]
