@@ -445,11 +445,14 @@ fn import_value(doc: &Value, options: &Options) -> Result<Import> {
     // nothing: it is left out of their names.
     let shared = match options.domain_by {
         DomainBy::Tag => shared_words(groups.keys().map(|(domain, _)| domain.as_str())),
-        DomainBy::Path => 0,
+        DomainBy::Path => String::new(),
     };
     let tables: Vec<RouteTable> = groups
         .into_iter()
-        .map(|((domain, write), routes)| ((domain[shared..].to_owned(), write), routes))
+        .map(|((domain, write), routes)| {
+            let name = domain.strip_prefix(shared.as_str()).unwrap_or(&domain).to_owned();
+            ((name, write), routes)
+        })
         .filter(|(_, r)| !r.is_empty())
         .map(|((domain, write), routes)| table(&domain, !write, routes, &role, &title))
         .collect();
@@ -462,8 +465,8 @@ fn import_value(doc: &Value, options: &Options) -> Result<Import> {
     if options.domain_by == DomainBy::Tag {
         let about = crate::about::tag_descriptions(doc);
         for table in &mut tables {
-            let domain = about.keys().find(|tag| tag.len() >= shared && tag[shared..] == table.domain);
-            table.about.extend(domain.and_then(|tag| about.get(tag)).cloned());
+            let tag = format!("{shared}{}", table.domain);
+            table.about.extend(about.get(&tag).cloned());
         }
     }
     let (mut base_url, mut base_url_refused) = (None, None);

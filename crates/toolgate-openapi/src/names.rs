@@ -18,21 +18,20 @@ pub(crate) fn short_name(snake: &str) -> String {
     }
 }
 
-/// The length of the leading words (each ending in `_`) that all of at least three distinct
-/// `domains` start with, leaving none of them empty; 0 when there are none.
-pub(crate) fn shared_words<'a>(domains: impl Iterator<Item = &'a str>) -> usize {
+/// The leading words (each ending in `_`) that all of at least three distinct `domains` start
+/// with, leaving none of them empty; empty when there are none.
+pub(crate) fn shared_words<'a>(domains: impl Iterator<Item = &'a str>) -> String {
     let domains: std::collections::BTreeSet<&str> = domains.collect();
-    let (Some(first), true) = (domains.first(), domains.len() >= 3) else { return 0 };
-    let mut shared = 0;
+    let (Some(first), true) = (domains.first(), domains.len() >= 3) else { return String::new() };
+    let mut shared = "";
     for (at, _) in first.match_indices('_') {
         let prefix = &first[..=at];
-        if domains.iter().all(|d| d.len() > prefix.len() && d.starts_with(prefix)) {
-            shared = prefix.len();
-        } else {
+        if !domains.iter().all(|d| d.len() > prefix.len() && d.starts_with(prefix)) {
             break;
         }
+        shared = prefix;
     }
-    shared
+    shared.to_owned()
 }
 
 pub(crate) fn first_segment(path: &str) -> String {
@@ -53,16 +52,16 @@ mod tests {
     #[test]
     fn a_word_every_tag_starts_with_is_shared_and_nothing_else() {
         let twilio = ["api20100401_call", "api20100401_call_recording", "api20100401_queue"];
-        assert_eq!(shared_words(twilio.into_iter()), "api20100401_".len());
+        assert_eq!(shared_words(twilio.into_iter()), "api20100401_");
         // Two words shared, with a table of each kind (a name twice counts once).
         let two = ["pet_store_pets", "pet_store_orders", "pet_store_users", "pet_store_users"];
-        assert_eq!(shared_words(two.into_iter()), "pet_store_".len());
+        assert_eq!(shared_words(two.into_iter()), "pet_store_");
         // A name that is the shared words alone keeps them all.
-        assert_eq!(shared_words(["api_call", "api_queue", "api"].into_iter()), 0);
-        assert_eq!(shared_words(["api_call", "api_queue", "api_"].into_iter()), 0);
+        assert_eq!(shared_words(["api_call", "api_queue", "api"].into_iter()), "");
+        assert_eq!(shared_words(["api_call", "api_queue", "api_"].into_iter()), "");
         // Fewer than three tables, or nothing shared: nothing left out.
-        assert_eq!(shared_words(["api_call", "api_queue"].into_iter()), 0);
-        assert_eq!(shared_words(["calls", "call_recordings", "queues"].into_iter()), 0);
-        assert_eq!(shared_words(std::iter::empty()), 0);
+        assert_eq!(shared_words(["api_call", "api_queue"].into_iter()), "");
+        assert_eq!(shared_words(["calls", "call_recordings", "queues"].into_iter()), "");
+        assert_eq!(shared_words(std::iter::empty()), "");
     }
 }

@@ -274,7 +274,9 @@ fn a_word_every_tag_starts_with_is_left_out_of_the_tables_names() {
     let op = |tag: &str| json!({"get": {"operationId": format!("List{tag}"), "tags": [tag]}});
     let text = json!({
         "openapi": "3.1.0", "info": {"title": "t", "version": "1"},
-        "tags": [{"name": "Api20100401Queue", "description": "A line of callers\nwaiting for an agent."}],
+        "tags": [{"name": "Api20100401Queue", "description": "A line of callers\nwaiting for an agent."},
+                 // As long as the shared word, ending in another table's name: not that table's.
+                 {"name": "Zzzzzzzzzzz Call", "description": "Not about calls."}],
         "paths": {"/calls": op("Api20100401Call"), "/queues": op("Api20100401Queue"),
                   "/queues/{id}/members": op("Api20100401Member")}
     });
@@ -282,6 +284,7 @@ fn a_word_every_tag_starts_with_is_left_out_of_the_tables_names() {
     let tools: Vec<&str> = import.tables.iter().map(|t| t.tool.as_str()).collect();
     assert_eq!(tools, ["query_call", "query_member", "query_queue"]);
     assert_eq!(import.tables[2].about, ["A line of callers waiting for an agent."]);
+    assert!(import.tables[0].about.is_empty(), "{:?}", import.tables[0].about);
     // With two tags, or by path, names are as they were.
     let two = json!({"openapi": "3.1.0", "info": {"title": "t", "version": "1"},
                      "paths": {"/calls": op("Api20100401Call"), "/queues": op("Api20100401Queue")}});
