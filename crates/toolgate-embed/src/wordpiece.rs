@@ -30,6 +30,46 @@ pub(crate) struct WordPiece {
 struct File {
     normalizer: Option<Normalizer>,
     model: Model,
+    #[serde(default)]
+    post_processor: Option<serde_json::Value>,
+}
+
+/// The ids a `post_processor` puts around a text's pieces: BERT's `[CLS]` and `[SEP]`
+/// (`BertProcessing`, or a `TemplateProcessing` of one special token, the text, one special
+/// token), RoBERTa's and MPNet's `<s>` and `</s>` (`RobertaProcessing`); without one,
+/// the vocabulary's `[CLS]` and `[SEP]`.
+fn specials(processor: Option<&serde_json::Value>) -> Result<Option<(u32, u32)>, Error> {
+    let Some(processor) = processor.filter(|p| !p.is_null()) else { return Ok(None) };
+    let kind = processor.get("type").and_then(serde_json::Value::as_str).unwrap_or_default();
+    let id = |v: Option<&serde_json::Value>| {
+        v.and_then(serde_json::Value::as_u64).and_then(|id| u32::try_from(id).ok())
+    };
+    let unread = || Error::Tokenizer(format!("post_processor {kind:?}: not one this crate reads"));
+    match kind {
+        "BertProcessing" | "RobertaProcessing" => {
+            let cls = id(processor.pointer("/cls/1")).ok_or_else(unread)?;
+            let sep = id(processor.pointer("/sep/1")).ok_or_else(unread)?;
+            Ok(Some((cls, sep)))
+        }
+        "TemplateProcessing" => {
+            let single = processor.get("single").and_then(serde_json::Value::as_array).ok_or_else(unread)?;
+            let special = |item: &serde_json::Value| -> Option<u32> {
+                let name = item.pointer("/SpecialToken/id")?.as_str()?;
+                let ids = processor.get("special_tokens")?.get(name)?.get("ids")?.as_array()?;
+                match ids.as_slice() {
+                    [one] => id(Some(one)),
+                    _ => None,
+                }
+            };
+            match single.as_slice() {
+                [first, text, last] if text.get("Sequence").is_some() => {
+                    Ok(Some((special(first).ok_or_else(unread)?, special(last).ok_or_else(unread)?)))
+                }
+                _ => Err(unread()),
+            }
+        }
+        _ => Err(unread()),
+    }
 }
 
 #[derive(Deserialize)]
@@ -84,10 +124,14 @@ impl WordPiece {
                 .copied()
                 .ok_or_else(|| Error::Tokenizer(format!("no {token} in the vocabulary")))
         };
+        let (cls, sep) = match specials(file.post_processor.as_ref())? {
+            Some(ids) => ids,
+            None => (id("[CLS]")?, id("[SEP]")?),
+        };
         Ok(Self {
             unk: id(&file.model.unk_token)?,
-            cls: id("[CLS]")?,
-            sep: id("[SEP]")?,
+            cls,
+            sep,
             vocab: file.model.vocab,
             prefix: file.model.continuing_subword_prefix,
             max_word_chars: file.model.max_input_chars_per_word,
@@ -208,9 +252,15 @@ fn is_cjk(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     /// A tokenizer.json of a tiny uncased vocabulary, as the `tokenizers` library writes one.
     fn tiny() -> WordPiece {
+        tiny_with(serde_json::Value::Null)
+    }
+
+    /// [`tiny`] with a `post_processor`.
+    fn tiny_with(post_processor: serde_json::Value) -> WordPiece {
         let vocab = [
             "[PAD]", "[UNK]", "[CLS]", "[SEP]", "play", "##list", "##s", "song", ",", "!", "cafe", "re",
             "##sume", "日",
@@ -221,7 +271,8 @@ mod tests {
             "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true,
                            "strip_accents": null, "lowercase": true},
             "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
-                      "max_input_chars_per_word": 100, "vocab": vocab}
+                      "max_input_chars_per_word": 100, "vocab": vocab},
+            "post_processor": post_processor
         });
         WordPiece::from_json(&json.to_string()).unwrap()
     }
@@ -240,6 +291,38 @@ mod tests {
         let t = tiny();
         assert_eq!(t.encode("playlists song song", 4), vec![2, 4, 5, 3]);
         assert_eq!(t.encode("", 8), vec![2, 3]);
+    }
+
+    #[test]
+    fn the_post_processor_says_what_stands_around_the_pieces() {
+        // MPNet's and RoBERTa's `<s>` and `</s>` (here ids 0 and 1, as a tokenizer.json names them).
+        let roberta = json!({"type": "RobertaProcessing", "sep": ["</s>", 1], "cls": ["<s>", 0]});
+        assert_eq!(tiny_with(roberta).encode("song", 8), vec![0, 7, 1]);
+        // all-MiniLM-L6-v2's template: [CLS] $A [SEP].
+        let template = json!({
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                       {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+            "special_tokens": {"[CLS]": {"id": "[CLS]", "ids": [2], "tokens": ["[CLS]"]},
+                               "[SEP]": {"id": "[SEP]", "ids": [3], "tokens": ["[SEP]"]}}
+        });
+        assert_eq!(tiny_with(template).encode("song", 8), vec![2, 7, 3]);
+        let bert = json!({"type": "BertProcessing", "sep": ["[SEP]", 3], "cls": ["[CLS]", 2]});
+        assert_eq!(tiny_with(bert).encode("song", 8), vec![2, 7, 3]);
+        // One this crate cannot follow is refused, not guessed.
+        let json = |processor: serde_json::Value| {
+            json!({"model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": {"[UNK]": 0}},
+                   "post_processor": processor})
+            .to_string()
+        };
+        for processor in [
+            json!({"type": "ByteLevel"}),
+            json!({"type": "TemplateProcessing", "single": [{"Sequence": {"id": "A", "type_id": 0}}]}),
+            json!({"type": "RobertaProcessing", "sep": ["</s>"], "cls": ["<s>", 0]}),
+        ] {
+            let err = WordPiece::from_json(&json(processor)).unwrap_err();
+            assert!(err.to_string().contains("post_processor"), "{err}");
+        }
     }
 
     #[test]
