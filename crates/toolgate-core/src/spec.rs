@@ -91,7 +91,7 @@ pub struct ToolSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub icons: Vec<ToolIcon>,
     /// What the tool's source says about the things it acts on (an OpenAPI tag's
-    /// description): read by discovery's ranking, never shown to the model.
+    /// description, its path items'): read by discovery's ranking, never shown to the model.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub about: Vec<String>,
 }

@@ -1,6 +1,8 @@
 //! What a document says about the things its operations act on, beside the operations: the
-//! descriptions of its tags, which become the tables' `about` (read by discovery's ranking,
-//! never by the model).
+//! descriptions of its tags, and the summaries and descriptions of its path items (which the
+//! OpenAPI Specification says apply to all the path's operations; Twilio's document describes
+//! its resources there and not in its tags), which become the tables' `about` (read by
+//! discovery's ranking, never by the model).
 
 use std::collections::BTreeMap;
 
@@ -24,6 +26,20 @@ pub(crate) fn tag_descriptions(doc: &Value) -> BTreeMap<String, String> {
         let text = opening(description);
         if !text.is_empty() {
             out.entry(snake_case(name)).or_insert(text);
+        }
+    }
+    out
+}
+
+/// What a path item says of the operations under it: its `summary`, and the opening of its
+/// `description` ([`opening`]), each as plain words, without repeats or empty texts.
+pub(crate) fn path_item_texts(item: &Value) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for key in ["summary", "description"] {
+        let Some(text) = item.get(key).and_then(Value::as_str) else { continue };
+        let text = opening(text);
+        if !text.is_empty() && !out.contains(&text) {
+            out.push(text);
         }
     }
     out
@@ -98,6 +114,17 @@ mod tests {
         assert_eq!(about.get("long_words").map(|a| a.chars().count()), Some(ABOUT_MAX));
         assert_eq!(about.len(), 2, "{about:?}");
         assert!(tag_descriptions(&json!({"tags": "nope"})).is_empty());
+    }
+
+    #[test]
+    fn a_path_items_summary_and_description_are_its_operations_texts() {
+        // Twilio's path items describe the resource; the summary of another document's too.
+        let item = json!({"description": "Conference participants", "post": {}});
+        assert_eq!(path_item_texts(&item), ["Conference participants"]);
+        let item = json!({"summary": "Pets", "description": "The *pets* of the store.\n\nMore."});
+        assert_eq!(path_item_texts(&item), ["Pets", "The pets of the store."]);
+        assert_eq!(path_item_texts(&json!({"summary": "Same", "description": "Same"})), ["Same"]);
+        assert!(path_item_texts(&json!({"summary": " ", "description": 3, "get": {}})).is_empty());
     }
 
     #[test]

@@ -382,6 +382,9 @@ fn import_value(doc: &Value, options: &Options) -> Result<Import> {
     let mut skipped = Vec::new();
     // (domain, is_write) -> routes, in document order; the read tool of a domain comes first.
     let mut groups: BTreeMap<(String, bool), Vec<Route>> = BTreeMap::new();
+    // What each imported route's path item says of its operations (see `about`), by method and path.
+    let mut path_about: std::collections::HashMap<(toolgate_schema::Method, String), Vec<String>> =
+        std::collections::HashMap::new();
     let empty = Map::new();
     for (path, item) in doc.get("paths").and_then(Value::as_object).unwrap_or(&empty) {
         // A path item or operation that is a reference is followed; one that cannot be is
@@ -435,7 +438,13 @@ fn import_value(doc: &Value, options: &Options) -> Result<Import> {
                 // The table's own check is the judge: a route it refuses is skipped, not written.
                 let probe = table(&domain, read, vec![route.clone()], &role, &title);
                 match probe.check() {
-                    Ok(()) => routes.push(route),
+                    Ok(()) => {
+                        let texts = crate::about::path_item_texts(item);
+                        if !texts.is_empty() {
+                            path_about.insert((route.method, route.path.clone()), texts);
+                        }
+                        routes.push(route);
+                    }
                     Err(e) => skipped.push(skip(e.to_string().replace('\n', " "))),
                 }
             }
@@ -467,6 +476,15 @@ fn import_value(doc: &Value, options: &Options) -> Result<Import> {
         for table in &mut tables {
             let tag = format!("{shared}{}", table.domain);
             table.about.extend(about.get(&tag).cloned());
+        }
+    }
+    for table in &mut tables {
+        for route in &table.routes {
+            for text in path_about.get(&(route.method, route.path.clone())).into_iter().flatten() {
+                if !table.about.contains(text) {
+                    table.about.push(text.clone());
+                }
+            }
         }
     }
     let (mut base_url, mut base_url_refused) = (None, None);

@@ -291,3 +291,45 @@ fn a_word_every_tag_starts_with_is_left_out_of_the_tables_names() {
     let tools: Vec<String> = run(&two.to_string()).tables.into_iter().map(|t| t.tool).collect();
     assert_eq!(tools, ["query_api20100401_call", "query_api20100401_queue"]);
 }
+
+#[test]
+fn what_a_path_item_says_of_its_operations_is_their_tables_about() {
+    // Twilio describes its resources on its path items, its 88 tags have no description: its
+    // tables had nothing for discovery to read beside the operations' summaries, 47 of which
+    // are only "POST /2010-04-01/...". A path item's summary and description apply to all its
+    // operations (OpenAPI 3.x), so they reach each table that holds one, once, after the
+    // tag's description.
+    let text = json!({
+        "openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+        "tags": [{"name": "Queue", "description": "Queues of calls."}],
+        "paths": {
+            "/participants": {"description": "Conference participants",
+                              "get": {"operationId": "ListParticipant", "tags": ["Participant"]},
+                              "post": {"operationId": "CreateParticipant", "tags": ["Participant"]}},
+            "/participants/{sid}": {"description": "Conference participants",
+                                    "parameters": [{"name": "sid", "in": "path", "required": true,
+                                                    "schema": {"type": "string"}}],
+                                    "delete": {"operationId": "DeleteParticipant", "tags": ["Participant"]}},
+            "/queues": {"summary": "Queues", "description": "Calls *waiting* for an agent.\n\nMore.",
+                        "get": {"operationId": "ListQueue", "tags": ["Queue"]}},
+            "/queues/{sid}": {"parameters": [{"name": "sid", "in": "path", "required": true,
+                                              "schema": {"type": "string"}}],
+                              "get": {"operationId": "FetchQueue", "tags": ["Queue"]}}
+        }
+    });
+    let import = run(&text.to_string());
+    let about = |tool: &str| {
+        let table = import.tables.iter().find(|t| t.tool == tool).unwrap_or_else(|| panic!("no {tool}"));
+        table.about.iter().map(String::as_str).collect::<Vec<&str>>()
+    };
+    assert_eq!(import.tables.len(), 3);
+    assert_eq!(about("query_participant"), ["Conference participants"]);
+    assert_eq!(about("update_participant"), ["Conference participants"]);
+    assert_eq!(about("query_queue"), ["Queues of calls.", "Queues", "Calls waiting for an agent."]);
+    // Never part of what the model reads.
+    for table in &import.tables {
+        assert!(
+            !table.description.contains("Conference participants") && !table.description.contains("waiting")
+        );
+    }
+}

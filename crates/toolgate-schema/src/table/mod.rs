@@ -77,7 +77,7 @@ pub struct RouteTable {
     /// The operations.
     pub routes: Vec<Route>,
     /// What the source document says about the things the operations act on (the
-    /// description of the OpenAPI tag they are filed under): read by discovery's ranking
+    /// description of the OpenAPI tag they are filed under, and of the path items they are under): read by discovery's ranking
     /// ([`ToolSpec::about`]), never part of the description the model reads.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub about: Vec<String>,
