@@ -31,8 +31,9 @@
 //! [`RRF_K`], the semantic one weighted [`SEMANTIC_WEIGHT`]), the rest of the
 //! lexical hits after them. The constants and what is embedded were chosen on
 //! the discovery test's first set and its OpenAI validation set, the about
-//! sentences on those and its first two held-out sets; its third held-out set is
-//! measured once per variant that lands, never chosen on.
+//! sentences on those and its first two held-out sets; its third held-out set and
+//! its paraphrases of randomly drawn operations are measured once per variant that
+//! lands, never chosen on.
 //!
 //! The index is built once per table snapshot (see [`index_for`]): a query
 //! only walks the postings of its own terms (and, with an embedder, is

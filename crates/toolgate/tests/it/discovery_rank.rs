@@ -538,6 +538,187 @@ const HELD_OUT_3_SPOTIFY: &[(&str, &[&str])] = &[
     ("heart this song so I can find it later", &["save_tracks_user", "save_library_items"]),
 ];
 
+/// Paraphrases of operations drawn at random (seed 20261205, 16 to 24 per deployment, from the
+/// operations no earlier set asks for), the measure the goal names: each written as a user would
+/// ask for the operation, in other words than its summary, by a helper who had read neither the
+/// ranker nor its tests, and measured once as written. A request names the drawn operation first,
+/// then the others that answer it as well (a twin path, the library-wide form of a Spotify save).
+const PARAPHRASES_SPOTIFY: Requests = &[
+    // Spotify
+    ("Do I already have these songs, an album and a podcast in my library?", &["check_library_contains"]),
+    (
+        "Have I already got this podcast in my library?",
+        &["check_users_saved_shows", "check_library_contains"],
+    ),
+    ("Take these podcast episodes out of my library", &["remove_episodes_user", "remove_library_items"]),
+    (
+        "Get rid of a couple of audiobooks from my Spotify library",
+        &["remove_audiobooks_user", "remove_library_items"],
+    ),
+    ("Which podcasts do I have in my Spotify library?", &["get_users_saved_shows"]),
+    ("Show me the playlists under the workout section of Browse", &["get_a_categories_playlists"]),
+    (
+        "Pull up details on this podcast, like its publisher and description",
+        &["get_a_show", "get_multiple_shows"],
+    ),
+    ("List all the songs in this playlist", &["get_playlists_tracks", "get_playlists_items"]),
+    ("Show me this playlist's name, owner and follower count", &["get_playlist"]),
+    ("What artwork is shown on this playlist?", &["get_playlist_cover"]),
+    ("Fetch info on three different podcasts in one go", &["get_multiple_shows"]),
+    ("List every episode of this podcast", &["get_a_shows_episodes"]),
+    ("What playlists do I have on my account?", &["get_a_list_of_current_users_playlists"]),
+    (
+        "Bookmark this podcast episode in my library so I can listen later",
+        &["save_episodes_user", "save_library_items"],
+    ),
+    ("Add this album to my library", &["save_albums_user", "save_library_items"]),
+    ("Keep this audiobook in my Spotify collection", &["save_audiobooks_user", "save_library_items"]),
+];
+
+const PARAPHRASES_ASANA_BOX: Requests = &[
+    // Asana
+    (
+        "Make a new \"urgent\" label in Asana that I can put on tasks",
+        &["create_tag", "create_tag_for_workspace"],
+    ),
+    ("Change the due date and owner of this Asana goal", &["update_goal"]),
+    ("Spin up a new task from our bug report task template", &["instantiate_task"]),
+    ("Find projects in my workspace due before March and owned by Priya", &["search_projects_for_workspace"]),
+    ("Has the background job that is duplicating my project finished yet?", &["get_job"]),
+    (
+        "Who belongs to this Asana workspace, and which of them are admins or guests?",
+        &["get_workspace_memberships_for_workspace"],
+    ),
+    ("Let portfolio members automatically get access to this project", &["update_project_portfolio_setting"]),
+    ("Delete the status update I posted on our quarterly goal", &["delete_status"]),
+    ("Which Asana workspaces and organizations do I have access to?", &["get_workspaces"]),
+    ("Change the name of our Asana workspace", &["update_workspace"]),
+    ("Which projects is this task part of?", &["get_projects_for_task"]),
+    // Box
+    ("Which e-signature templates do we have available in Box?", &["get_sign_templates"]),
+    (
+        "Show details for one outside domain we permit people to collaborate with",
+        &["get_collaboration_whitelist_entries_id"],
+    ),
+    ("Which integrated app items is this Box file linked to?", &["get_files_id_app_item_associations"]),
+    ("Show me the Box sharing invitations I haven't accepted yet", &["get_collaborations"]),
+    (
+        "Rename an information barrier segment in Box and change its description",
+        &["put_shield_information_barrier_segments_id"],
+    ),
+    ("Delete a file from the Box trash for good so it can't be restored", &["delete_files_id_trash"]),
+    (
+        "Rename one level in our Box metadata taxonomy hierarchy",
+        &["patch_metadata_taxonomies_id_id_levels_id"],
+    ),
+    (
+        "Show how one retention rule is applied, like which folder it covers",
+        &["get_retention_policy_assignments_id"],
+    ),
+    ("Stamp a watermark on everything inside this Box folder", &["put_folders_id_watermark"]),
+    (
+        "Open one storage policy assignment record to see who it covers",
+        &["get_storage_policy_assignments_id"],
+    ),
+    (
+        "Stop allowing collaboration with an outside email domain in Box",
+        &["delete_collaboration_whitelist_entries_id"],
+    ),
+    (
+        "Show the fields defined in a Box metadata template, looked up by its key",
+        &["get_metadata_templates_id_id_schema"],
+    ),
+    ("Rename this file in Box and update its description", &["put_files_id"]),
+];
+
+const PARAPHRASES_DIGITALOCEAN_TWILIO: Requests = &[
+    // DigitalOcean
+    ("Change the fallback models used by my AI model router", &["genai_update_model_router"]),
+    (
+        "Delete this droplet along with every volume, snapshot and IP attached to it",
+        &["droplets_destroy_with_associated_resources_dangerous"],
+    ),
+    ("Show all the schemas registered for my Kafka database", &["databases_list_kafka_schemas"]),
+    (
+        "Turn this paragraph into spoken audio with a hosted generative media model",
+        &["inference_create_async_invoke"],
+    ),
+    (
+        "Move my NFS share to a faster performance tier",
+        &["nfs_create_action_nfs_action_switch_performance_tier"],
+    ),
+    ("Which instances is my App Platform app running right now?", &["apps_get_instances"]),
+    ("Take the content safety guardrail off my AI agent", &["genai_detach_agent_guardrail"]),
+    (
+        "Send this app's alert notifications to a new email and Slack webhook",
+        &["apps_assign_alert_destinations"],
+    ),
+    (
+        "Rename a Spaces key and change which buckets it can access",
+        &["spaces_key_update", "spaces_key_patch"],
+    ),
+    ("Accept the custom image another account sent over to me", &["images_post_account_transfer_accept"]),
+    ("Email me when the uptime check on my website starts failing", &["uptime_create_alert"]),
+    ("Permanently remove one of my GenAI agents", &["genai_delete_agent"]),
+    ("Swap in a new Anthropic key for the one stored for my agents", &["genai_update_anthropic_api_key"]),
+    (
+        "How many packets is the firewall in front of my load balancer blocking?",
+        &["monitoring_get_lb_frontend_firewall_dropped_packets"],
+    ),
+    ("Download the CA cert so my app can connect to the managed database over TLS", &["databases_get_ca"]),
+    (
+        "What plans and regions can I choose from for a container registry?",
+        &["registries_get_options", "registry_get_options"],
+    ),
+    ("Remove an old SSL certificate from my DigitalOcean account", &["certificates_delete"]),
+    ("Set up a new workspace to organize my AI agents", &["genai_create_workspace"]),
+    ("Add a nameserver record to my domain's DNS", &["domains_create_record_domain_record_ns"]),
+    (
+        "Get credentials so I can docker login to my container registry",
+        &["registry_get_docker_credentials", "registries_get_docker_credentials"],
+    ),
+    // Twilio
+    ("Delete a Twilio call queue that no longer has anyone waiting in it", &["delete_queue"]),
+    (
+        "Stop listening for custom app messages sent during this call",
+        &["delete_user_defined_message_subscription"],
+    ),
+    (
+        "Look up one IP allowlist mapping attached to my SIP domain",
+        &["fetch_sip_ip_access_control_list_mapping", "fetch_sip_auth_calls_ip_access_control_list_mapping"],
+    ),
+    ("Which Twilio phone numbers rely on this address?", &["list_dependent_phone_number"]),
+];
+
+const PARAPHRASES_OPENAI: Requests = &[
+    // OpenAI
+    ("Who has been invited to our OpenAI organization but hasn't joined yet?", &["list_invites"]),
+    ("Show every run that has been executed for this evaluation", &["get_eval_runs"]),
+    ("Look up a saved conversation and its metadata", &["get_conversation"]),
+    ("Turn off a few mTLS certificates for just one project", &["deactivate_project_certificates"]),
+    ("Pick up an incoming phone call to my realtime voice agent", &["accept_realtime_call"]),
+    ("Get rid of a custom role we made for the whole organization", &["delete_role"]),
+    ("Upload my own clip and have it altered so the sky turns purple", &["create_video_edit"]),
+    ("What files are stored inside this code interpreter container?", &["list_container_files"]),
+    ("Take the organization-level role away from this user", &["unassign_user_role"]),
+    ("Give a teammate one of our custom roles inside a specific project", &["assign_project_user_role"]),
+    ("Get rid of an evaluation I no longer need", &["delete_eval"]),
+    ("How many file search tool calls did our organization make this month?", &["usage_file_search_calls"]),
+    ("Who owns this model and what are its basic details?", &["retrieve_model"]),
+    ("Look up the details of one user group in our organization", &["retrieve_group"]),
+    ("Download the finished video file I generated", &["retrieve_video_content"]),
+    ("Let another project use my fine-tuned model checkpoint", &["create_fine_tuning_checkpoint_permission"]),
+];
+
+// Measured once, as written (at 2546344): 81.2 % by words (15 of 80 missed), 88.8 % with the
+// model (9 missed), under the goal of 90 %. Four of the nine misses with the model are
+// Spotify's: a user's "podcast" for what the document calls a show, and "is it in my library"
+// for its `contains` checks; the others pick a neighbouring table (`query_group_users` for a
+// group, `query_workspaces` for its memberships, `update_new_key` for an agent's Anthropic key,
+// shared links for Box's pending collaborations). The floors hold the figures.
+const PARAPHRASES_FLOOR: f64 = 81.0;
+const PARAPHRASES_MODEL_FLOOR: f64 = 88.0;
+
 /// The tables of several documents in one gateway, as two `[[domains]]` would serve them: a
 /// tool name an earlier document gave (`query_events`) is the later one's with its document's
 /// name (`query_events_box`).
@@ -560,9 +741,11 @@ fn corpus_gateway_tables(
 // Measured at 36b0805, before any change of the ranker was measured on it: 56.2 % by words
 // (28 of 64 missed), 68.8 % with the model (20 missed). Then once, with the variant chosen on
 // the other sets (about sentences embedded one by one, their words counted): 62.5 % by words
-// (24 missed), 68.8 % with the model (20 missed). The goal is 90 %, not met.
+// (24 missed), 68.8 % with the model (20 missed). Then with the path items' summaries and
+// descriptions in the tables' `about` (2546344): 60.9 % by words (25 missed), 73.4 % with the
+// model (17 missed). The goal is 90 %, not met.
 const HELD_OUT_3_FLOOR: f64 = 60.0;
-const HELD_OUT_3_MODEL_FLOOR: f64 = 66.0;
+const HELD_OUT_3_MODEL_FLOOR: f64 = 73.0;
 
 /// What a set is asked of: the documents of one deployment.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -641,6 +824,17 @@ const SETS: &[Set] = &[
         ],
         floor: HELD_OUT_3_FLOOR,
         model_floor: HELD_OUT_3_MODEL_FLOOR,
+    },
+    Set {
+        name: "paraphrases of random operations",
+        parts: &[
+            (Docs::AsanaBox, PARAPHRASES_ASANA_BOX),
+            (Docs::DigitalOceanTwilio, PARAPHRASES_DIGITALOCEAN_TWILIO),
+            (Docs::OpenAi, PARAPHRASES_OPENAI),
+            (Docs::First, PARAPHRASES_SPOTIFY),
+        ],
+        floor: PARAPHRASES_FLOOR,
+        model_floor: PARAPHRASES_MODEL_FLOOR,
     },
 ];
 
