@@ -7,26 +7,13 @@
 
 use toolgate_embed::{Encoder, Error, similarity};
 
-fn model() -> Option<Encoder> {
-    match std::env::var("TOOLGATE_TEST_MODEL_DIR") {
-        Ok(dir) => Some(Encoder::load(&dir).unwrap_or_else(|e| panic!("{dir}: {e}"))),
-        Err(_) if std::env::var("TOOLGATE_REQUIRE_MODEL").is_ok_and(|v| v == "1") => {
-            panic!("TOOLGATE_REQUIRE_MODEL=1 but TOOLGATE_TEST_MODEL_DIR is not set")
-        }
-        Err(_) => {
-            eprintln!("skipped: TOOLGATE_TEST_MODEL_DIR is not set");
-            None
-        }
-    }
-}
+mod common;
 
-const TEXTS: [&str; 5] = [
-    "spin up a new virtual server",
-    "Create a New Droplet",
-    "Delete a domain record",
-    "Café résumé, naïve façade!",
-    "Playlists: add/remove items (up to 100)",
-];
+use common::TEXTS;
+
+fn model() -> Option<Encoder> {
+    common::model("TOOLGATE_TEST_MODEL_DIR")
+}
 
 #[test]
 fn token_ids_are_the_tokenizers_librarys() {
