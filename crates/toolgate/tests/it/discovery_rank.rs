@@ -719,6 +719,259 @@ const PARAPHRASES_OPENAI: Requests = &[
 const PARAPHRASES_FLOOR: f64 = 81.0;
 const PARAPHRASES_MODEL_FLOOR: f64 = 88.0;
 
+/// A second draw of paraphrases (seed 20261206, 120 operations drawn uniformly from those no
+/// earlier set asks for, in all eight documents), made because 80 requests measure a rate to
+/// about ±7 points: written the same way, by a helper who had read neither the ranker nor its
+/// tests, and measured once as written. The goal is judged on both draws together (200
+/// requests, the set "paraphrases, both draws").
+const PARAPHRASES_2_SPOTIFY: Requests = &[
+    // Spotify
+    ("What albums have I saved in my library?", &["get_users_saved_albums"]),
+    ("Find artists similar to Radiohead", &["get_an_artists_related_artists"]),
+    (
+        "Is 'Project Hail Mary' already in my saved audiobooks?",
+        &["check_users_saved_audiobooks", "check_library_contains"],
+    ),
+    ("List the podcast episodes I've saved for later", &["get_users_saved_episodes"]),
+    ("Which countries is Spotify available in?", &["get_available_markets"]),
+    ("What speakers and phones can I play Spotify on right now?", &["get_a_users_available_devices"]),
+    ("How danceable and energetic is this track?", &["get_audio_features", "get_several_audio_features"]),
+    ("Skip to the next song, please", &["skip_users_playback_to_next_track"]),
+    ("Resume playing my music where I left off", &["start_a_users_playback"]),
+];
+
+const PARAPHRASES_2_ASANA_BOX: Requests = &[
+    // Asana
+    ("Pull up how much of Dana's time is booked to Apollo (allocation 4412)", &["get_allocation"]),
+    ("Which projects and sub-goals feed into our Q4 growth goal?", &["get_goal_relationships"]),
+    ("What's the current target and owner of the 'Reduce churn' goal?", &["get_goal"]),
+    (
+        "List all the progress reports posted on the Website Redesign project",
+        &["get_project_statuses_for_project", "get_statuses_for_object"],
+    ),
+    ("Look up rate 7781 - what hourly cost does it set for Jordan?", &["get_rate"]),
+    ("Open status update 90210 and tell me what it says", &["get_status"]),
+    ("What fields and followers does our bug report task template set up?", &["get_task_template"]),
+    ("Get rid of the budget attached to the Marketing Q2 project", &["delete_budget"]),
+    ("Rename the 'In Review' dropdown choice on our Stage field to 'QA'", &["update_enum_option"]),
+    ("Change how much the Mobile App project counts toward our revenue goal", &["update_goal_relationship"]),
+    ("Take Sam off the collaborators of the hiring goal", &["remove_followers"]),
+    ("Rewrite the overview text in the Apollo project's brief", &["update_project_brief"]),
+    ("Permanently remove the old Holiday Campaign 2021 project", &["delete_project"]),
+    ("Kick Alex and Jamie out of the Finance Audit project", &["remove_members_for_project"]),
+    ("Rename our custom 'Contractor' workspace role and adjust what it can do", &["update_role"]),
+    ("Approve Maria's submitted timesheet for last week", &["update_timesheet_approval_status"]),
+    // Box
+    ("What collections do I have in Box, like Favorites?", &["get_collections"]),
+    (
+        "Show me exemption 3381 that lets a user bypass our allowed-domain rule",
+        &["get_collaboration_whitelist_exempt_targets_id"],
+    ),
+    (
+        "Which file versions are currently frozen under legal hold policy 552?",
+        &["get_file_version_legal_holds"],
+    ),
+    ("What user groups exist in our company's Box account?", &["get_groups"]),
+    (
+        "Who and what has the litigation hold policy 552 been applied to?",
+        &["get_legal_hold_policy_assignments"],
+    ),
+    (
+        "What values are filled in for the contract template on file 8123?",
+        &["get_files_id_metadata_id_id", "get_files_id_metadata"],
+    ),
+    ("Show me our 'Geography' taxonomy used for tagging files in Box", &["get_metadata_taxonomies_id_id"]),
+    ("Which data-residency zone does storage policy 12 correspond to?", &["get_storage_policies_id"]),
+    (
+        "Which users have accepted or rejected our terms of service 44?",
+        &["get_terms_of_service_user_statuses"],
+    ),
+    (
+        "Which chunks of my big video upload have already been received?",
+        &["get_files_upload_sessions_id_parts"],
+    ),
+    (
+        "Set up our very first security labels: Public, Internal, and Confidential",
+        &["post_metadata_templates_schema_classifications"],
+    ),
+    ("Delete the Box group for the disbanded Design Contractors team", &["delete_groups_id"]),
+    ("Tag file 4471 with our invoice template: vendor Acme, amount 1200", &["post_files_id_metadata_id_id"]),
+    (
+        "Make the existing shared link on budget.xlsx expire at month end",
+        &["put_files_id_update_shared_link", "put_files_id"],
+    ),
+    (
+        "Turn off public link access to the Q3 Reports folder",
+        &["put_folders_id_remove_shared_link", "put_folders_id"],
+    ),
+    (
+        "Switch our storage region assignment over to the EU zone policy",
+        &["put_storage_policy_assignments_id"],
+    ),
+    ("Delete the review task I put on the proposal file", &["delete_tasks_id"]),
+    ("Bring back the Archive folder I deleted by mistake yesterday", &["post_folders_id"]),
+    ("Remove the departed employee jsmith from our Box enterprise", &["delete_users_id"]),
+    ("Change Lisa's job title and phone number in Box", &["put_users_id"]),
+];
+
+const PARAPHRASES_2_DIGITALOCEAN_TWILIO: Requests = &[
+    // DigitalOcean
+    ("Give me a console URL to shell into the web component of deployment 7f3a", &["apps_get_exec"]),
+    ("Did the attach operation 889 on my storage volume finish?", &["volume_actions_get"]),
+    ("Show the settings of the CDN in front of my static-assets Space", &["cdn_get_endpoint"]),
+    ("Show info about the 'orders' database inside my Postgres cluster", &["databases_get"]),
+    (
+        "What username and password do I use to scrape my database clusters' metrics?",
+        &["databases_get_cluster_metrics_credentials"],
+    ),
+    (
+        "Show partition count and config for the 'events' topic on my Kafka cluster",
+        &["databases_get_kafka_topic"],
+    ),
+    ("Which of my Droplets are sharing the same physical host?", &["droplets_list_neighbors_ids"]),
+    ("What snapshots have I taken of my web-01 Droplet?", &["droplets_list_snapshots"]),
+    ("Which floating IPs do I currently hold?", &["floating_ips_list", "reserved_ips_list"]),
+    ("Look up the Anthropic key I registered for my DigitalOcean agents", &["genai_get_anthropic_api_key"]),
+    ("What API keys do I have for calling the serverless inference models?", &["genai_list_model_api_keys"]),
+    (
+        "Which foundation models can I pick from when building an agent?",
+        &["genai_list_models", "genai_list_model_catalog"],
+    ),
+    ("Show the config of the OpenSearch log destination I set up", &["monitoring_get_destination"]),
+    ("Which resources are currently forwarding logs, and to where?", &["monitoring_list_sinks"]),
+    (
+        "Chart how many Droplets my autoscale pool has had running today",
+        &["monitoring_get_droplet_autoscale_current_instances"],
+    ),
+    (
+        "Show total disk size metrics for Droplet 123 over the past day",
+        &["monitoring_get_droplet_filesystem_size_metrics"],
+    ),
+    (
+        "Are the Droplets behind my load balancer passing health checks lately?",
+        &["monitoring_get_lb_droplets_health_checks"],
+    ),
+    ("Show details of my shared network file system in nyc1", &["nfs_get"]),
+    ("Which Droplet does my reserved IPv6 address 2604:a880::1 point to?", &["reserved_ipv6_get"]),
+    ("Show me the bucket permissions on Spaces access key DO00ABC123", &["spaces_key_get"]),
+    ("What are the settings for the latency alert on my homepage uptime check?", &["uptime_get_alert"]),
+    (
+        "Get rid of the old March snapshot of my block storage volume",
+        &["volume_snapshots_delete_by_id", "snapshots_delete"],
+    ),
+    ("Change the cache TTL on my CDN endpoint to one hour", &["cdn_update_endpoints"]),
+    (
+        "Is the name 'acme-images' available for a new container registry?",
+        &["registries_validate_name", "registry_validate_name"],
+    ),
+    (
+        "Register an Avro schema for the 'orders-value' subject on my Kafka cluster",
+        &["databases_create_kafka_schema"],
+    ),
+    ("Drop the 'staging' database from my MySQL cluster", &["databases_delete"]),
+    ("Cancel the ongoing live migration into my Postgres cluster", &["databases_delete_online_migration"]),
+    (
+        "Begin migrating my self-hosted Postgres into the managed cluster without downtime",
+        &["databases_update_online_migration"],
+    ),
+    (
+        "Point my database cluster's rsyslog log forwarding to a new server address",
+        &["databases_update_logsink"],
+    ),
+    (
+        "Increase the retention period on the 'clicks' Kafka topic to 7 days",
+        &["databases_update_kafka_topic"],
+    ),
+    (
+        "Switch Droplet 5521 to boot with a different kernel version",
+        &["droplet_actions_post_droplet_action_change_kernel"],
+    ),
+    ("Generate a new access key for my serverless functions namespace", &["functions_access_key_create"]),
+    ("Change the nightly cleanup function trigger to run at 3am instead", &["functions_update_trigger"]),
+    (
+        "Stop the automatic nightly re-indexing schedule on my knowledge base",
+        &["genai_delete_scheduled_indexing"],
+    ),
+    (
+        "Bring my fine-tuned Llama weights from Hugging Face into DigitalOcean GenAI",
+        &["genai_import_custom_model"],
+    ),
+    ("Update the description and tags on my imported custom model", &["genai_update_custom_model_metadata"]),
+    ("Change the instructions and temperature for my support chatbot agent", &["genai_update_agent"]),
+    ("Remove the outdated product docs knowledge base entirely", &["genai_delete_knowledge_base"]),
+    (
+        "Remove the staging k8s cluster but keep its volumes and load balancers",
+        &["kubernetes_delete_cluster"],
+    ),
+    ("Replace all the worker nodes in pool 'workers' with fresh ones", &["kubernetes_recycle_node_pool"]),
+    (
+        "Reconfigure my load balancer to route to every Droplet tagged 'web'",
+        &["load_balancers_update_assign_droplets_by_tag"],
+    ),
+    (
+        "Make my load balancer also forward HTTPS on port 443 to 8443",
+        &["load_balancers_add_forwarding_rules"],
+    ),
+    ("Remove the log forwarding sink I made for the api Droplets", &["monitoring_delete_sink"]),
+    ("Disconnect my NFS share from the default VPC", &["nfs_create_action_nfs_action_detach"]),
+    ("Just rename my DigitalOcean project 'Sandbox' to 'Playground'", &["projects_patch", "projects_update"]),
+    (
+        "Attach my reserved IPv6 address to Droplet web-02",
+        &["reserved_ipv6_actions_post_reserved_ipv6_action_assign"],
+    ),
+    ("Create a new key so my app can read from the backups bucket", &["spaces_key_create"]),
+    ("Rename my vector DB instance to 'embeddings-prod'", &["vector_databases_update"]),
+    // Twilio
+    ("Show me all the subaccounts under my Twilio account", &["list_account"]),
+    ("Get the transcription add-on result XR12 for recording RE34", &["fetch_recording_add_on_result"]),
+    (
+        "Which credential lists authenticate device registrations on my SIP domain?",
+        &["list_sip_auth_registrations_credential_list_mapping"],
+    ),
+    ("Show the IP allowlist AL123 used for my SIP setup", &["fetch_sip_ip_access_control_list"]),
+    ("How long has call CA99 been waiting in the support queue?", &["fetch_member"]),
+    ("Show me the texts sent and received on my account today", &["list_message"]),
+    ("Show the details of error log entry NO555 on my account", &["fetch_notification"]),
+    ("Pause the recording on the board meeting conference call", &["update_conference_recording"]),
+    ("Remove the Connect app CN77 we no longer use", &["delete_connect_app"]),
+    ("Change the voice URL for my SIP domain to our new webhook", &["update_sip_domain"]),
+    ("Stop sending call CA42's audio to our SIPREC recorder", &["update_siprec"]),
+];
+
+const PARAPHRASES_2_OPENAI: Requests = &[
+    // OpenAI
+    ("What's the status of assistant run run_abc in thread thread_123?", &["get_run"]),
+    ("Show me what happened in step step_9 of that assistant run", &["get_run_step"]),
+    ("Print out the whole message history of thread thread_xyz", &["list_messages"]),
+    ("Get the info on file cfile_12 inside my code interpreter container", &["retrieve_container_file"]),
+    ("Show everything said so far in conversation conv_456", &["list_conversation_items"]),
+    ("Which models is the Research project allowed to use?", &["retrieve_project_model_permissions"]),
+    ("Check what role alice has in the Chatbot project", &["retrieve_project_user"]),
+    ("Fetch the output of response resp_789 I generated earlier", &["get_response", "beta_get_response"]),
+    ("What roles exist across our OpenAI organization?", &["list_roles"]),
+    ("How many web searches did our org's models make last month?", &["usage_web_search_calls"]),
+    ("Erase the consent recording Mark submitted for his cloned voice", &["delete_voice_consent"]),
+    ("Rename the 'ML Interns' group to 'ML Fellows'", &["update_group"]),
+    ("Give the Data Science group access to the Forecasting project", &["add_project_group"]),
+    ("Clear the model restrictions on the Sandbox project", &["delete_project_model_permissions"]),
+    (
+        "Stop the background response resp_321 that's still generating",
+        &["beta_cancel_response", "cancel_response"],
+    ),
+    ("Take video vid_55 and redo it with a sunset instead of noon", &["create_video_remix"]),
+];
+
+// Measured once, as written (at f110ffb): 84.2 % by words (19 of 120 missed), 83.3 % with the
+// model (20 missed); both draws together 83.0 % by words (34 of 200 missed) and 85.5 % with the
+// model (29 missed), under the goal of 90 %. Nine of the twenty misses with the model have the
+// right table's other half in the first three (`update_goals` for "what's the current target of
+// this goal", `update_member` for "how long has this call been waiting in the queue"): the
+// request reads, the tool found writes. The floors hold the figures.
+const PARAPHRASES_2_FLOOR: f64 = 84.0;
+const PARAPHRASES_2_MODEL_FLOOR: f64 = 83.0;
+const PARAPHRASES_BOTH_FLOOR: f64 = 83.0;
+const PARAPHRASES_BOTH_MODEL_FLOOR: f64 = 85.0;
+
 /// The tables of several documents in one gateway, as two `[[domains]]` would serve them: a
 /// tool name an earlier document gave (`query_events`) is the later one's with its document's
 /// name (`query_events_box`).
@@ -835,6 +1088,32 @@ const SETS: &[Set] = &[
         ],
         floor: PARAPHRASES_FLOOR,
         model_floor: PARAPHRASES_MODEL_FLOOR,
+    },
+    Set {
+        name: "paraphrases, second draw",
+        parts: &[
+            (Docs::AsanaBox, PARAPHRASES_2_ASANA_BOX),
+            (Docs::DigitalOceanTwilio, PARAPHRASES_2_DIGITALOCEAN_TWILIO),
+            (Docs::OpenAi, PARAPHRASES_2_OPENAI),
+            (Docs::First, PARAPHRASES_2_SPOTIFY),
+        ],
+        floor: PARAPHRASES_2_FLOOR,
+        model_floor: PARAPHRASES_2_MODEL_FLOOR,
+    },
+    Set {
+        name: "paraphrases, both draws",
+        parts: &[
+            (Docs::AsanaBox, PARAPHRASES_ASANA_BOX),
+            (Docs::DigitalOceanTwilio, PARAPHRASES_DIGITALOCEAN_TWILIO),
+            (Docs::OpenAi, PARAPHRASES_OPENAI),
+            (Docs::First, PARAPHRASES_SPOTIFY),
+            (Docs::AsanaBox, PARAPHRASES_2_ASANA_BOX),
+            (Docs::DigitalOceanTwilio, PARAPHRASES_2_DIGITALOCEAN_TWILIO),
+            (Docs::OpenAi, PARAPHRASES_2_OPENAI),
+            (Docs::First, PARAPHRASES_2_SPOTIFY),
+        ],
+        floor: PARAPHRASES_BOTH_FLOOR,
+        model_floor: PARAPHRASES_BOTH_MODEL_FLOOR,
     },
 ];
 
