@@ -35,6 +35,12 @@
 //! its paraphrases of randomly drawn operations are measured once per variant that
 //! lands, never chosen on.
 //!
+//! A request's opening says whether it reads or changes something ([`words::intent`]: a
+//! question or `show`, against `delete` or `rename`), and a tool that does the other thing
+//! ([`toolgate_core::Effect`]) counts [`OTHER_EFFECT`] of its score in either ranking: both of a
+//! resource's tables hold its words, and only this tells `query_goals` from `update_goals`
+//! for "what's the target of this goal". Its weight was chosen on the same development sets.
+//!
 //! The index is built once per table snapshot (see [`index_for`]): a query
 //! only walks the postings of its own terms (and, with an embedder, is
 //! embedded once and compared with each operation's embedding). Embeddings are
@@ -175,6 +181,8 @@ pub(crate) struct Index {
     vectors: Vec<(u32, Arc<[f32]>)>,
     /// What embeds a query, with the embeddings.
     embedder: Option<Arc<dyn Embedder>>,
+    /// Whether each tool reads ([`toolgate_core::Effect::is_read`]).
+    reads: Vec<bool>,
 }
 
 impl Index {
@@ -191,7 +199,9 @@ impl Index {
         // acts on), and each text's tool.
         let mut texts: Vec<String> = Vec::new();
         let mut text_tool: Vec<u32> = Vec::new();
+        let mut index_reads: Vec<bool> = Vec::new();
         for (tool, spec) in specs.into_iter().enumerate() {
+            index_reads.push(spec.effect.is_read());
             let tags = spec.tags.iter().map(String::as_str);
             let name = counts([spec.name.as_str(), spec.domain.as_str()].into_iter().chain(tags));
             // What the tool's source says about what it acts on counts as its description does.
@@ -222,7 +232,7 @@ impl Index {
         let norm = |field: Field, length: u32, mean: f64| {
             field.weight() / (1.0 - field.b() + field.b() * f64::from(length) / mean)
         };
-        let mut index = Index { tool_count: tool_fields.len(), ..Index::default() };
+        let mut index = Index { tool_count: tool_fields.len(), reads: index_reads, ..Index::default() };
         let mut df: HashMap<String, u32> = HashMap::new();
         // Operation fields: Operation, Parameters; tool fields: Name, Description.
         let (op_kinds, tool_kinds) = Field::ALL.split_at(2);
@@ -328,15 +338,28 @@ impl Index {
             let tool = self.tool_of[op] as usize;
             best[tool] = best[tool].max(score);
         }
-        let mut hits: Vec<(usize, f64)> =
-            (0..self.tool_count).filter(|&t| touched[t]).map(|t| (t, base[t] + best[t])).collect();
+        let fits = self.fits(query);
+        let mut hits: Vec<(usize, f64)> = (0..self.tool_count)
+            .filter(|&t| touched[t])
+            .map(|t| (t, (base[t] + best[t]) * fits(t)))
+            .collect();
         hits.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         let lexical: Vec<usize> = hits.into_iter().map(|(tool, _)| tool).collect();
         match &self.embedder {
             Some(embedder) if !self.vectors.is_empty() => {
-                Some(fuse(&lexical, &self.semantic(embedder.as_ref(), query)))
+                Some(fuse(&lexical, &self.semantic(embedder.as_ref(), query), fits))
             }
             _ => Some(lexical),
+        }
+    }
+
+    /// What each tool's score counts for, by whether what it does (read or write) is what the
+    /// request's opening asks for ([`words::intent`]): 1, or [`OTHER_EFFECT`] where it is not.
+    fn fits(&self, query: &str) -> impl Fn(usize) -> f64 + '_ {
+        let intent = words::intent(query);
+        move |tool| match intent {
+            Some(intent) if self.reads[tool] != (intent == words::Intent::Read) => OTHER_EFFECT,
+            _ => 1.0,
         }
     }
 
@@ -355,6 +378,11 @@ impl Index {
     }
 }
 
+/// What a tool's score counts for where it writes and the request asks to read, or the other
+/// way round ([`words::intent`]): "what's the target of this goal" is `query_goals`, not
+/// `update_goals`, although both tables hold the goal's words.
+const OTHER_EFFECT: f64 = 0.6;
+
 /// How many of each ranking's first tools the fusion takes.
 const FUSED: usize = 30;
 
@@ -367,7 +395,7 @@ const SEMANTIC_WEIGHT: f64 = 2.0;
 
 /// The first [`FUSED`] of each ranking fused by reciprocal rank (ties in the semantic
 /// order, then the lexical one), then the rest of `lexical`.
-fn fuse(lexical: &[usize], semantic: &[usize]) -> Vec<usize> {
+fn fuse(lexical: &[usize], semantic: &[usize], fits: impl Fn(usize) -> f64) -> Vec<usize> {
     let mut scores: HashMap<usize, f64> = HashMap::new();
     for (ranking, weight) in [(lexical, 1.0), (semantic, SEMANTIC_WEIGHT)] {
         for (rank, &tool) in ranking.iter().take(FUSED).enumerate() {
@@ -379,7 +407,8 @@ fn fuse(lexical: &[usize], semantic: &[usize]) -> Vec<usize> {
             |ranking: &[usize]| ranking.iter().take(FUSED).position(|&t| t == tool).unwrap_or(usize::MAX);
         (at(semantic), at(lexical))
     };
-    let mut fused: Vec<(usize, f64)> = scores.into_iter().collect();
+    let mut fused: Vec<(usize, f64)> =
+        scores.into_iter().map(|(tool, score)| (tool, score * fits(tool))).collect();
     fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(position(a.0).cmp(&position(b.0))));
     let mut out: Vec<usize> = fused.into_iter().map(|(tool, _)| tool).collect();
     let rest: Vec<usize> = lexical.iter().skip(FUSED).filter(|t| !out.contains(t)).copied().collect();

@@ -1,4 +1,5 @@
 use serde_json::json;
+use toolgate_core::Effect;
 
 use super::*;
 
@@ -218,11 +219,11 @@ fn a_new_snapshot_embeds_only_its_new_operations() {
 fn fusion_takes_the_first_of_either_ranking_and_keeps_the_rest_of_the_lexical() {
     // A place by meaning counts twice one by words: 9 (first by meaning only) 2, 0 (first by
     // words, third by meaning) 1 + 2/3, 1 (second in both) 1/2 + 1, 2 (third by words) 1/3.
-    assert_eq!(fuse(&[0, 1, 2], &[9, 1, 0]), [9, 0, 1, 2]);
+    assert_eq!(fuse(&[0, 1, 2], &[9, 1, 0], |_| 1.0), [9, 0, 1, 2]);
     // A tie goes the semantic ranking's way: 1 (second by meaning) 1, 0 (first by words) 1.
-    assert_eq!(fuse(&[0], &[2, 1]), [2, 1, 0]);
+    assert_eq!(fuse(&[0], &[2, 1], |_| 1.0), [2, 1, 0]);
     let lexical: Vec<usize> = (0..40).collect();
-    let fused = fuse(&lexical, &[39]);
+    let fused = fuse(&lexical, &[39], |_| 1.0);
     assert_eq!(fused.len(), 40, "every lexical hit is kept");
     assert_eq!(&fused[..2], [39, 0]);
 }
@@ -314,4 +315,23 @@ fn a_gateway_embeds_its_operations_before_the_first_query_and_again_after_a_chan
     // The Droplet's text was not embedded again for the new snapshot.
     let embedded = concepts.embedded.lock().unwrap().clone();
     assert_eq!(embedded.iter().filter(|t| t.contains("Droplet")).count(), 1, "{embedded:?}");
+}
+
+#[test]
+fn a_request_to_read_prefers_the_table_that_reads_and_one_to_change_the_one_that_writes() {
+    // Both tables of goals hold the same words; only what each does tells them apart.
+    let goals = |name: &str, op: &str, summary: &str| {
+        table(name, "Goals of the organization.", &[(op, summary, &["goal_gid", "target"])])
+    };
+    let specs = [
+        goals("update_goals", "update_goal", "Update a goal's target")
+            .with_effect(Effect::Write { idempotent: false }),
+        goals("query_goals", "get_goal", "Get a goal's target").with_effect(Effect::Read),
+    ];
+    let index = Index::build(&specs, None);
+    assert_eq!(names(&specs, &index.search("what is the target of this goal").unwrap())[0], "query_goals");
+    assert_eq!(names(&specs, &index.search("please change this goal's target").unwrap())[0], "update_goals");
+    // A request whose opening says neither is ranked by its words alone: here a tie, in the
+    // tables' order.
+    assert_eq!(names(&specs, &index.search("goal target").unwrap())[0], "update_goals");
 }

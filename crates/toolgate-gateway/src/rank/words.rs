@@ -64,6 +64,214 @@ const RELATED: &[&[&str]] = &[
     &["podcast", "show", "episode"],
 ];
 
+/// What a request's opening asks for: to read (a question, `show`, `list`) or to change
+/// something (`delete`, `rename`, `send`). Politeness and framing before it (`please`, `can
+/// you`, `I'd like to`) are skipped; a request that opens otherwise ("older revisions of a
+/// file", "get rid of this") says neither.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Intent {
+    Read,
+    Write,
+}
+
+/// Words skipped before a request's first telling word.
+const FRAMING: &[&str] = &[
+    "please", "kindly", "just", "can", "could", "would", "will", "you", "i", "id", "im", "want", "wanna",
+    "need", "like", "to", "help", "me", "let", "lets", "us", "go", "ahead", "and", "hey", "ok", "okay",
+    "now", "also", "quickly",
+];
+
+/// Words that open a question.
+const QUESTIONS: &[&str] = &[
+    "what", "whats", "which", "who", "whos", "whom", "whose", "how", "hows", "when", "where", "wheres",
+    "why", "is", "isnt", "are", "arent", "am", "was", "were", "do", "dont", "does", "doesnt", "did", "didnt",
+    "has", "hasnt", "have", "havent", "any",
+];
+
+/// Verbs that open a request to read, besides the `get` group of [`VERBS`] (but `get` itself:
+/// "get rid of", "get notified").
+const READ_VERBS: &[&str] = &[
+    "see", "find", "look", "check", "read", "search", "tell", "display", "download", "browse", "count",
+    "know", "inspect", "preview", "export", "lookup",
+];
+
+/// Verbs that open a request to change something, besides the create, delete and update groups
+/// of [`VERBS`].
+const WRITE_VERBS: &[&str] = &[
+    "set",
+    "move",
+    "copy",
+    "send",
+    "stop",
+    "start",
+    "assign",
+    "unassign",
+    "invite",
+    "upload",
+    "approve",
+    "reject",
+    "grant",
+    "revoke",
+    "enable",
+    "disable",
+    "pause",
+    "resume",
+    "restore",
+    "archive",
+    "unarchive",
+    "attach",
+    "detach",
+    "block",
+    "unblock",
+    "save",
+    "keep",
+    "follow",
+    "subscribe",
+    "unsubscribe",
+    "mark",
+    "transfer",
+    "reset",
+    "rotate",
+    "reboot",
+    "restart",
+    "resize",
+    "deploy",
+    "trigger",
+    "submit",
+    "publish",
+    "apply",
+    "share",
+    "unshare",
+    "replace",
+    "merge",
+    "duplicate",
+    "clear",
+    "accept",
+    "decline",
+    "terminate",
+    "kill",
+    "shut",
+    "retry",
+    "rerun",
+    "run",
+    "schedule",
+    "buy",
+    "purchase",
+    "release",
+    "lock",
+    "unlock",
+    "pin",
+    "unpin",
+    "tag",
+    "label",
+    "link",
+    "unlink",
+    "connect",
+    "disconnect",
+    "import",
+    "promote",
+    "upgrade",
+    "downgrade",
+    "scale",
+    "turn",
+    "put",
+    "post",
+    "kick",
+    "allow",
+    "deny",
+    "ban",
+    "mute",
+    "unmute",
+    "skip",
+    "play",
+    "seek",
+    "queue",
+    "shuffle",
+    "reply",
+    "comment",
+    "close",
+    "reopen",
+    "join",
+    "leave",
+    "book",
+    "reserve",
+    "order",
+    "pay",
+    "refund",
+    "charge",
+    "verify",
+    "take",
+    "drop",
+    "bookmark",
+    "heart",
+    "star",
+    "unlike",
+    "favorite",
+    "favourite",
+    "write",
+    "install",
+    "uninstall",
+    "provision",
+    "spin",
+    "launch",
+    "power",
+    "expire",
+    "invalidate",
+    "regenerate",
+    "renew",
+    "extend",
+    "swap",
+    "switch",
+    "configure",
+    "rollback",
+    "revert",
+    "forward",
+    "redirect",
+    "dial",
+    "call",
+    "email",
+    "notify",
+    "remind",
+    "hold",
+    "dismiss",
+    "resolve",
+    "complete",
+    "finish",
+    "snooze",
+];
+
+/// What `request`'s opening asks for ([`Intent`]), or `None` where it does not say.
+pub(crate) fn intent(request: &str) -> Option<Intent> {
+    static VERB_STEMS: OnceLock<(Vec<String>, Vec<String>)> = OnceLock::new();
+    let (reads, writes) = VERB_STEMS.get_or_init(|| {
+        let reads = READ_VERBS.iter().chain(VERBS[0]).filter(|w| **w != "get").map(|w| stem(w));
+        let writes = WRITE_VERBS.iter().chain(VERBS[1..].iter().flat_map(|g| g.iter())).map(|w| stem(w));
+        (reads.collect(), writes.collect())
+    });
+    // Words as written, apostrophes dropped ("what's" is "whats").
+    let words = request
+        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
+        .map(|w| w.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect::<String>())
+        .filter(|w| !w.is_empty());
+    for word in words {
+        if QUESTIONS.contains(&word.as_str()) {
+            return Some(Intent::Read);
+        }
+        if FRAMING.contains(&word.as_str()) {
+            continue;
+        }
+        let word = stem(&word);
+        return if reads.contains(&word) {
+            Some(Intent::Read)
+        } else if writes.contains(&word) {
+            Some(Intent::Write)
+        } else {
+            None
+        };
+    }
+    None
+}
+
 /// The normalised terms of `text`, in order, stop words left out.
 pub(crate) fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -224,6 +432,36 @@ mod tests {
         }
         for kept in ["status", "access", "analysis", "use", "speed", "ring", "bill"] {
             assert_eq!(stem(kept), kept);
+        }
+    }
+
+    #[test]
+    fn a_requests_opening_says_whether_it_reads_or_writes() {
+        for read in [
+            "What's the current target of the 'Reduce churn' goal?",
+            "which tasks are waiting on this one",
+            "Can you show me my playlists",
+            "I'd like to see the invoices",
+            "Look up rate 7781",
+            "Is this song in my library?",
+            "list droplets",
+        ] {
+            assert_eq!(intent(read), Some(Intent::Read), "{read}");
+        }
+        for write in [
+            "Please delete the old project",
+            "Could you rename the 'In Review' option to 'QA'",
+            "Kick Alex out of the project",
+            "reboot my server",
+            "Creating a task for Sam",
+            "let's add a webhook",
+        ] {
+            assert_eq!(intent(write), Some(Intent::Write), "{write}");
+        }
+        for neither in
+            ["older revisions of a file", "get rid of this file", "pictures that came with a text", ""]
+        {
+            assert_eq!(intent(neither), None, "{neither}");
         }
     }
 

@@ -215,8 +215,10 @@ fn corpus_tables<'a>(file: &str, name: &'a str) -> (Vec<toolgate_schema::RouteTa
 // "lawsuit" for legal holds). The goal is 90 %, not met: this test holds the measured floor,
 // so that a change of the ranker can only raise it (raise the floor with it).
 // 61.4 % (17 missed) with the tables' `about` (their tags' first paragraphs) counted as their
-// descriptions are, a variant chosen on this set among others (2026-12-05).
-const HELD_OUT_FLOOR: f64 = 60.0;
+// descriptions are, a variant chosen on this set among others (2026-12-05). 68.2 % (14 missed)
+// with a tool that does the other thing than the request's opening asks (reads for "delete",
+// writes for "which") counting 0.6, chosen on the four development sets (2026-12-06).
+const HELD_OUT_FLOOR: f64 = 68.0;
 
 // With the model (all-MiniLM-L6-v2), measured once per variant of what is embedded and how
 // the rankings are fused, each variant chosen without this set: 72.7 % (12 of 44 missed) with
@@ -228,8 +230,9 @@ const HELD_OUT_FLOOR: f64 = 60.0;
 // On 2026-12-05 this set and [`HELD_OUT_2`] became development sets: the tags' first paragraphs
 // in place of their first lines, then (among 20 variants tried on these four sets) each
 // sentence of them embedded on its own and their words counted: 77.3 %, then 81.8 % (8 missed).
-// [`HELD_OUT_3`]'s parts are the held-out measure since.
-const HELD_OUT_MODEL_FLOOR: f64 = 80.0;
+// [`HELD_OUT_3`]'s parts are the held-out measure since. With the request's effect counted
+// (see [`HELD_OUT_FLOOR`]): 86.4 % (6 missed).
+const HELD_OUT_MODEL_FLOOR: f64 = 86.0;
 
 /// A second held-out set, over DigitalOcean and Twilio (API 2010), written from the two
 /// documents' operation lists in a user's words before the ranker was run on them, and kept
@@ -351,13 +354,15 @@ const HELD_OUT_2: &[(&str, &[&str])] = &[
 // measured here once tuned. The configurations tried all score 17 to 19 of 53 here: the misses
 // are words the documents do not use ("server" for a Droplet, "text" for a message, "credit"
 // for the balance). The floor holds the figure, a little under it.
-// 34.0 % (35 missed) with the tables' `about` counted as their descriptions are (2026-12-05).
-const HELD_OUT_2_FLOOR: f64 = 33.0;
+// 34.0 % (35 missed) with the tables' `about` counted as their descriptions are (2026-12-05);
+// 35.8 % (34 missed) with the request's effect counted (2026-12-06).
+const HELD_OUT_2_FLOOR: f64 = 35.0;
 
 // With the model, the same three variants as for [`HELD_OUT_MODEL_FLOOR`]: 56.6 % (23 of 53
 // missed), 66.0 % (18 missed), then 67.9 % (17 missed) with the variant the ranker uses.
-// As development set (see [`HELD_OUT_MODEL_FLOOR`]): 71.7 %, then 73.6 % (14 missed).
-const HELD_OUT_2_MODEL_FLOOR: f64 = 72.0;
+// As development set (see [`HELD_OUT_MODEL_FLOOR`]): 71.7 %, then 73.6 % (14 missed), then
+// 75.5 % (13 missed) with the request's effect counted.
+const HELD_OUT_2_MODEL_FLOOR: f64 = 75.0;
 
 /// A third set of requests, over OpenAI's API, written from its operation list in a user's words
 /// before the ranker was run on it, to choose between variants of the ranking with the model
@@ -409,8 +414,9 @@ const VALIDATION: &[(&str, &[&str])] = &[
 // Measured: by words alone 66.7 % (12 of 36 missed); with the model, 86.1 % with the first
 // variant, 91.7 % with the second and 94.4 % (2 missed) with the third, which the ranker uses.
 // By words 72.2 % (10 missed) with the tables' `about` counted (2026-12-05); with the model
-// unchanged.
-const VALIDATION_FLOOR: f64 = 70.0;
+// unchanged. With the request's effect counted (2026-12-06): 75.0 % by words (9 missed), with
+// the model unchanged.
+const VALIDATION_FLOOR: f64 = 75.0;
 const VALIDATION_MODEL_FLOOR: f64 = 91.0;
 
 /// A third held-out set, written after the ranker of 2026-12-04 and before any change of it was
@@ -715,9 +721,11 @@ const PARAPHRASES_OPENAI: Requests = &[
 // Spotify's: a user's "podcast" for what the document calls a show, and "is it in my library"
 // for its `contains` checks; the others pick a neighbouring table (`query_group_users` for a
 // group, `query_workspaces` for its memberships, `update_new_key` for an agent's Anthropic key,
-// shared links for Box's pending collaborations). The floors hold the figures.
-const PARAPHRASES_FLOOR: f64 = 81.0;
-const PARAPHRASES_MODEL_FLOOR: f64 = 88.0;
+// shared links for Box's pending collaborations). The floors hold the figures. With the
+// request's effect counted (2026-12-06), an idea the second draw's misses gave, not this set's:
+// 87.5 % by words (10 missed), 92.5 % with the model (6 missed).
+const PARAPHRASES_FLOOR: f64 = 87.0;
+const PARAPHRASES_MODEL_FLOOR: f64 = 92.0;
 
 /// A second draw of paraphrases (seed 20261206, 120 operations drawn uniformly from those no
 /// earlier set asks for, in all eight documents), made because 80 requests measure a rate to
@@ -966,11 +974,242 @@ const PARAPHRASES_2_OPENAI: Requests = &[
 // model (29 missed), under the goal of 90 %. Nine of the twenty misses with the model have the
 // right table's other half in the first three (`update_goals` for "what's the current target of
 // this goal", `update_member` for "how long has this call been waiting in the queue"): the
-// request reads, the tool found writes. The floors hold the figures.
-const PARAPHRASES_2_FLOOR: f64 = 84.0;
-const PARAPHRASES_2_MODEL_FLOOR: f64 = 83.0;
-const PARAPHRASES_BOTH_FLOOR: f64 = 83.0;
-const PARAPHRASES_BOTH_MODEL_FLOOR: f64 = 85.0;
+// request reads, the tool found writes. Which gave the idea of counting the request's effect
+// (a tool that does the other thing than the request's opening asks counts 0.6, chosen on the
+// four development sets): then 90.0 % by words (12 missed), 93.3 % with the model (8 missed);
+// both draws 89.0 % (22 of 200 missed) and 93.0 % (14 missed). Both draws had been seen when
+// that was written, so these are no held-out figures: the third draw is.
+const PARAPHRASES_2_FLOOR: f64 = 90.0;
+const PARAPHRASES_2_MODEL_FLOOR: f64 = 93.0;
+const PARAPHRASES_BOTH_FLOOR: f64 = 89.0;
+const PARAPHRASES_BOTH_MODEL_FLOOR: f64 = 93.0;
+
+/// A third draw of paraphrases (seed 20261207, 120 operations drawn uniformly from those no
+/// earlier set asks for), written the same way as the first two, by a helper who had read
+/// neither the ranker, its tests nor the earlier draws, before the request's effect counted in
+/// the ranking (chosen on the four development sets), and measured once as written, with it and
+/// without: the held-out measure of that change.
+const PARAPHRASES_3_SPOTIFY: Requests = &[
+    // Spotify
+    (
+        "Are these three albums already in my library?",
+        &["check_users_saved_albums", "check_library_contains"],
+    ),
+    ("Get info on this audiobook chapter: 0IsXVP0JmcB2adSE338GkK", &["get_a_chapter"]),
+    ("What songs have I played recently?", &["get_recently_played"]),
+    ("Remove Abbey Road from my saved albums", &["remove_albums_user", "remove_library_items"]),
+    ("Jump to 1:30 in the song that's playing", &["seek_to_position_in_currently_playing_track"]),
+];
+
+const PARAPHRASES_3_ASANA_BOX: Requests = &[
+    // Asana
+    ("What files are attached to the 'Vendor contract review' task?", &["get_attachments_for_object"]),
+    (
+        "Who does portfolio membership 1204558812 belong to, and which portfolio?",
+        &["get_portfolio_membership"],
+    ),
+    ("Which portfolios does Priya have access to in our workspace?", &["get_portfolio_memberships"]),
+    ("Pull up activity entry 1209934 from that task's history", &["get_story"]),
+    ("List everything in the Website Relaunch project", &["get_tasks_for_project", "get_tasks"]),
+    ("what goal periods like FY25 Q3 are set up in our org?", &["get_time_periods"]),
+    ("Which workspaces is user 4412 a member of?", &["get_workspace_memberships_for_user"]),
+    ("Track the Grow ARR goal as a dollar number with a $2M target", &["create_goal_metric"]),
+    ("Give the Engineering team editor access to the Platform Migration project", &["create_membership"]),
+    (
+        "Add Tom and Lisa to the Leadership Initiatives portfolio",
+        &["add_members_for_portfolio", "create_membership"],
+    ),
+    ("Rename project Website Redesign to Website 2.0 and push its due date to June 30", &["update_project"]),
+    ("Make a copy of the onboarding checklist task, including subtasks", &["duplicate_task"]),
+    ("Change my logged time on entry 7781 to 90 minutes", &["update_time_tracking_entry"]),
+    (
+        "Set Jordan's Department field to Finance in our workspace profile",
+        &["update_user_for_workspace", "update_user"],
+    ),
+    ("Stop webhook 55012 from sending us any more events", &["delete_webhook"]),
+    ("Kick the contractor alex@vendor.com out of our Asana organization", &["remove_user_for_workspace"]),
+    // Box
+    (
+        "Which security label is on the Legal Contracts folder?",
+        &[
+            "get_folders_id_metadata_enterprise_security_classification_6_vmv",
+            "get_folders_id_metadata_id_id",
+        ],
+    ),
+    ("Show all the devices pinned to Box apps across our company", &["get_enterprises_id_device_pinners"]),
+    ("What groups is user 18822 part of?", &["get_users_id_memberships"]),
+    ("Show how our Microsoft Teams channels map to Box folders", &["get_integration_mappings_teams"]),
+    ("what taxonomies exist in our enterprise metadata namespace?", &["get_metadata_taxonomies_id"]),
+    ("Show me the details of ethical wall 4021", &["get_shield_information_barriers_id"]),
+    (
+        "What skill insights like transcripts and keywords are on file 9981?",
+        &["get_files_id_metadata_global_box_skills_cards", "get_files_id_metadata_id_id"],
+    ),
+    ("Which terms of service agreements do we have set up in Box?", &["get_terms_of_services"]),
+    ("Show me the external-user terms of service, ID 3310", &["get_terms_of_services_id"]),
+    ("Look up info on file 77120 that's sitting in the trash", &["get_files_id_trash"]),
+    ("Show details of the bookmark link I deleted, ID 4410", &["get_web_links_id_trash"]),
+    ("download the profile picture of Box user 2291", &["get_users_id_avatar"]),
+    ("Fix the typo in my comment 5561 on the budget spreadsheet", &["put_comments_id"]),
+    (
+        "Let jane@partner.com collaborate despite our allowed-domain restrictions",
+        &["post_collaboration_whitelist_exempt_targets"],
+    ),
+    ("Delete file 88213 from Box", &["delete_files_id"]),
+    ("Duplicate the file Q3 report.xlsx into the Archive folder", &["post_files_id_copy"]),
+    ("Remove the Old Projects folder and everything inside it", &["delete_folders_id"]),
+    ("Make Ravi an admin in the Design group, membership 6652", &["put_group_memberships_id"]),
+    ("Get rid of the legal hold policy 'Smith v. Acme 2021'", &["delete_legal_hold_policies_id"]),
+    ("Rename the Regions taxonomy's display name to Sales Regions", &["patch_metadata_taxonomies_id_id"]),
+    (
+        "Set the shared link on folder Marketing Assets to expire next Friday",
+        &["put_folders_id_update_shared_link"],
+    ),
+    ("stop sharing the public link on bookmark 3321", &["put_web_links_id_remove_shared_link"]),
+    (
+        "Lift segment restriction 901 between the Sales and Research barrier groups",
+        &["delete_shield_information_barrier_segment_restrictions_id"],
+    ),
+    (
+        "Remove storage policy assignment 6612 so that user goes back to the default zone",
+        &["delete_storage_policy_assignments_id"],
+    ),
+    ("Create new terms of service that external collaborators must accept", &["post_terms_of_services"]),
+];
+
+const PARAPHRASES_3_DIGITALOCEAN_TWILIO: Requests = &[
+    // DigitalOcean
+    ("What has happened recently on my App Platform app, deploys included?", &["apps_list_events"]),
+    ("Break down my DigitalOcean spend by item from January 1 to March 31", &["billing_insights_list"]),
+    ("Show the SSL cert with ID 892a56d2 and when it expires", &["certificates_get"]),
+    ("which container registries does my team have?", &["registries_list"]),
+    (
+        "Show the advanced config parameters, like max_connections, of my Postgres cluster",
+        &["databases_get_config"],
+    ),
+    ("What backups are available for my main database cluster?", &["databases_list_backups"]),
+    ("How is my web-tier autoscale pool configured?", &["autoscalepools_get"]),
+    (
+        "Before I delete Droplet 3164444, what volumes and snapshots are attached to it?",
+        &["droplets_list_associated_resources"],
+    ),
+    ("How many tokens has my support chatbot agent consumed this week?", &["genai_get_agent_usage"]),
+    ("Show me details of my product-docs knowledge base", &["genai_get_knowledge_base"]),
+    ("what datasets have I uploaded for agent evaluations?", &["genai_list_evaluation_datasets"]),
+    (
+        "Which load balancers and volumes would go away if I delete cluster k8s-prod?",
+        &["kubernetes_list_associated_resources"],
+    ),
+    (
+        "What's the CPU load on my MySQL database over the past hour?",
+        &["monitoring_get_database_mysql_cpu_usage"],
+    ),
+    (
+        "Average CPU right now across my autoscale pool Droplets?",
+        &["monitoring_get_droplet_autoscale_current_cpu_utilization_yml"],
+    ),
+    (
+        "Show p99 HTTP response times for the Droplets behind my load balancer",
+        &["monitoring_get_lb_droplets_http_response_time_99p"],
+    ),
+    ("Show NFS snapshot nfs-snap-2231 details", &["nfs_get_snapshot"]),
+    ("List my NFS file shares in nyc1", &["nfs_list"]),
+    ("Look up reserved IP 45.55.96.47 and which Droplet it's on", &["reserved_ips_get", "floating_ips_get"]),
+    ("How did security scan 7781 go? Show the results", &["security_get_scan"]),
+    ("Show me Droplet snapshot 6372321 details", &["snapshots_get"]),
+    ("How many resources are tagged 'production'?", &["tags_get"]),
+    ("Give me the admin password for my vector database", &["vector_databases_get_credentials"]),
+    ("List the backups of vector database vdb-search-01", &["vector_databases_list_backups"]),
+    ("Set my Valkey cluster to evict the least recently used keys", &["databases_update_eviction_policy"]),
+    (
+        "Take a snapshot of every Droplet tagged web-servers",
+        &[
+            "droplet_actions_post_by_tag_droplet_action_snapshot",
+            "droplet_actions_post_by_tag_droplet_action",
+        ],
+    ),
+    (
+        "Reinstall Droplet 3164450 from a fresh Ubuntu 24.04 image",
+        &["droplet_actions_post_droplet_action_rebuild"],
+    ),
+    ("Change the name of Droplet 3164450 to api-prod-2", &["droplet_actions_post_droplet_action_rename"]),
+    ("Destroy all Droplets tagged staging", &["droplets_destroy_by_tag"]),
+    ("Delete my serverless functions namespace fn-test-01", &["functions_delete_namespace"]),
+    ("Abort the model evaluation that's currently running", &["genai_cancel_model_evaluation_run"]),
+    ("Re-index the help-center knowledge base now", &["genai_create_indexing_job"]),
+    ("Get rid of my custom 'tone-check' evaluation metric", &["genai_delete_custom_evaluation_metric"]),
+    ("Delete the agent workspace called Experiments", &["genai_delete_workspace"]),
+    ("Point my logging destination at the new OpenSearch endpoint", &["monitoring_update_destination"]),
+    (
+        "Rename the peering between my VPC and the analytics VPC",
+        &["vpcs_patch_peerings", "vpc_peerings_patch"],
+    ),
+    // Twilio
+    ("Show the add-on analysis results for call recording RE123", &["list_recording_add_on_result"]),
+    ("List all the TwiML apps on my account", &["list_application"]),
+    (
+        "Which IP allowlists authenticate calls on SIP domain SD123?",
+        &["list_sip_auth_calls_ip_access_control_list_mapping", "list_sip_ip_access_control_list_mapping"],
+    ),
+    ("Look up error notification NO456 from call CA123", &["fetch_call_notification", "fetch_notification"]),
+    ("Show the details of my Connect app CN789", &["fetch_connect_app"]),
+    ("What SIP credential lists do I have?", &["list_sip_credential_list"]),
+    ("Show the configuration of SIP domain SD555", &["fetch_sip_domain"]),
+    ("How much usage did my account rack up last month?", &["list_usage_record_last_month"]),
+    ("Show details of short code SC321, like its SMS URL", &["fetch_short_code"]),
+    ("List the signing keys on my account", &["list_signing_key"]),
+    ("What are the settings of usage alert UT901?", &["fetch_usage_trigger"]),
+    ("Remove the customer address AD555 from my account", &["delete_address"]),
+    ("Change the street on address AD555 to 42 Main St", &["update_address"]),
+    ("Set up a new TwiML app that points voice calls to my webhook", &["create_application"]),
+    (
+        "Allow SIP phones to register on domain SD123 using credential list CL77",
+        &["create_sip_auth_registrations_credential_list_mapping"],
+    ),
+    ("Stop the live transcription on call CA999", &["update_realtime_transcription"]),
+    (
+        "Delete recording RE654 from yesterday's conference call CF321",
+        &["delete_conference_recording", "delete_recording"],
+    ),
+    ("Change the homepage URL on Connect app CN789", &["update_connect_app"]),
+    ("Delete the SIP user 'frontdesk' from credential list CL77", &["delete_sip_credential"]),
+    ("Rename the IP allowlist AL100 to Office IPs", &["update_sip_ip_access_control_list"]),
+    ("Rename API key SK123 to prod-backend", &["update_key"]),
+    ("Delete the image attached to text message MM456", &["delete_media"]),
+    ("Delete transcription TR789 from my account", &["delete_transcription"]),
+    ("Send a custom event to the Voice SDK app on call CA123", &["create_user_defined_message"]),
+    (
+        "Listen for messages from the Voice SDK during call CA123",
+        &["create_user_defined_message_subscription"],
+    ),
+];
+
+const PARAPHRASES_3_OPENAI: Requests = &[
+    // OpenAI
+    ("Show my saved chat completions from gpt-4o", &["list_chat_completions"]),
+    ("Pull up the details of eval eval_67abc", &["get_eval"]),
+    ("Has the invite invite-abc123 been accepted yet?", &["retrieve_invite"]),
+    ("Show the Data Science group's access to project proj_789", &["retrieve_project_group"]),
+    ("What permissions does the custom 'Reviewer' role in project proj_42 have?", &["retrieve_project_role"]),
+    (
+        "Show me the extracted text of file file-xyz in vector store vs_123",
+        &["retrieve_vector_store_file_content"],
+    ),
+    ("Delete Assistants conversation thread thread_abc123", &["delete_thread"]),
+    ("Score this model answer against the reference with my string-check grader", &["run_grader"]),
+    ("Take user user_55 out of the Contractors group", &["remove_group_user"]),
+    ("Upload this zip as a new skill for my project", &["create_skill"]),
+    ("Publish an updated version of skill skill_88 from this bundle", &["create_skill_version"]),
+    ("Warn me when our organization's monthly spend hits $5,000", &["create_organization_spend_alert"]),
+    ("Give user user_abc the Billing Admin role in our organization", &["assign_user_role"]),
+    ("Detach file file-123 from vector store vs_456 but keep the file", &["delete_vector_store_file"]),
+];
+
+// Measured once, as written: without the request's effect 80.0 % by words (24 of 120 missed)
+// and 80.0 % with the model (24 missed); with it 85.0 % (18 missed) and 85.8 % (17 missed),
+// under the goal of 90 %. The floors hold the figures.
+const PARAPHRASES_3_FLOOR: f64 = 85.0;
+const PARAPHRASES_3_MODEL_FLOOR: f64 = 85.0;
 
 /// The tables of several documents in one gateway, as two `[[domains]]` would serve them: a
 /// tool name an earlier document gave (`query_events`) is the later one's with its document's
@@ -996,9 +1235,10 @@ fn corpus_gateway_tables(
 // the other sets (about sentences embedded one by one, their words counted): 62.5 % by words
 // (24 missed), 68.8 % with the model (20 missed). Then with the path items' summaries and
 // descriptions in the tables' `about` (2546344): 60.9 % by words (25 missed), 73.4 % with the
-// model (17 missed). The goal is 90 %, not met.
-const HELD_OUT_3_FLOOR: f64 = 60.0;
-const HELD_OUT_3_MODEL_FLOOR: f64 = 73.0;
+// model (17 missed). Then with the request's effect counted (2026-12-06): 62.5 % by words (24
+// missed), 76.6 % with the model (15 missed). The goal is 90 %, not met.
+const HELD_OUT_3_FLOOR: f64 = 62.0;
+const HELD_OUT_3_MODEL_FLOOR: f64 = 76.0;
 
 /// What a set is asked of: the documents of one deployment.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -1114,6 +1354,17 @@ const SETS: &[Set] = &[
         ],
         floor: PARAPHRASES_BOTH_FLOOR,
         model_floor: PARAPHRASES_BOTH_MODEL_FLOOR,
+    },
+    Set {
+        name: "paraphrases, third draw",
+        parts: &[
+            (Docs::AsanaBox, PARAPHRASES_3_ASANA_BOX),
+            (Docs::DigitalOceanTwilio, PARAPHRASES_3_DIGITALOCEAN_TWILIO),
+            (Docs::OpenAi, PARAPHRASES_3_OPENAI),
+            (Docs::First, PARAPHRASES_3_SPOTIFY),
+        ],
+        floor: PARAPHRASES_3_FLOOR,
+        model_floor: PARAPHRASES_3_MODEL_FLOOR,
     },
 ];
 
