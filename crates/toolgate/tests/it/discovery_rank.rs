@@ -1211,6 +1211,285 @@ const PARAPHRASES_3_OPENAI: Requests = &[
 const PARAPHRASES_3_FLOOR: f64 = 85.0;
 const PARAPHRASES_3_MODEL_FLOOR: f64 = 85.0;
 
+/// A fourth draw of paraphrases (seed 20261208, 120 operations drawn uniformly from those no
+/// earlier set asks for, none whose id another document of its deployment has too), written the
+/// same way by a helper who had read neither the ranker, its tests nor the earlier draws, after
+/// the request's effect counted in the ranking: the held-out measure of the ranker as it is.
+const PARAPHRASES_4_SPOTIFY: Requests = &[
+    // Spotify
+    ("What albums just came out this week?", &["get_new_releases"]),
+    ("Which playlists is Spotify spotlighting right now?", &["get_featured_playlists"]),
+    ("Add the Serial podcast to my library", &["save_shows_user", "save_library_items"]),
+    // Petstore
+    ("which pets are still up for sale?", &["find_pets_by_status"]),
+    ("Find me pets tagged fluffy or small", &["find_pets_by_tags"]),
+    ("List a new puppy named Rex in the shop", &["add_pet"]),
+    ("Cancel my purchase, order number 5", &["delete_order"]),
+];
+
+const PARAPHRASES_4_ASANA_BOX: Requests = &[
+    // Asana
+    ("Who has asked to be let into the Roadmap 2025 project?", &["get_access_requests"]),
+    ("show me how the 'Bug report' custom type is set up", &["get_custom_type"]),
+    ("Pull up the details of out-of-office record 88120 for Sam", &["get_ooo_entry"]),
+    (
+        "Which portfolios include the Website Redesign project, and do their members inherit access?",
+        &["get_project_portfolio_settings_for_project"],
+    ),
+    (
+        "list every project in our Acme workspace, including archived ones",
+        &["get_projects", "get_projects_for_workspace"],
+    ),
+    ("What color and name does tag 4421 have?", &["get_tag"]),
+    (
+        "which teams is Priya part of, and is she an admin on any?",
+        &["get_team_memberships_for_user", "get_team_memberships"],
+    ),
+    ("I need a list of all teams in our company organization", &["get_teams_for_workspace"]),
+    ("What categories can people log their hours under in our workspace?", &["get_time_tracking_categories"]),
+    (
+        "Remove the overview write-up from the Apollo launch project, we don't need it",
+        &["delete_project_brief"],
+    ),
+    ("Make Dana and Luis follow the Q4 campaign project so they get updates", &["add_followers_for_project"]),
+    (
+        "Dana shouldn't get notifications about the Q4 campaign project anymore",
+        &["remove_followers_for_project"],
+    ),
+    ("Set Jordan's billable rate to 150 dollars an hour on the Atlas project", &["create_rate"]),
+    ("rename our 'blocked' label to 'on hold' and make it red", &["update_tag"]),
+    (
+        "Take task 8812 out of the Marketing Backlog project but keep it elsewhere",
+        &["remove_project_for_task"],
+    ),
+    ("Get rid of the 'Internal meetings' category for logging time", &["delete_time_tracking_category"]),
+    ("Change the filters on webhook 551 so it only fires when tasks are completed", &["update_webhook"]),
+    // Box
+    (
+        "Is the Contracts folder linked to any Box Hubs or other app items?",
+        &["get_folders_id_app_item_associations"],
+    ),
+    ("Show me the settings of the upload request 9988 we sent to clients", &["get_file_requests_id"]),
+    (
+        "which Slack channels are connected to Box folders for storing their files?",
+        &["get_integration_mappings_slack"],
+    ),
+    ("Who or what is covered by legal hold assignment 445?", &["get_legal_hold_policy_assignments_id"]),
+    ("Does the Q2 board deck have a watermark applied?", &["get_files_id_watermark"]),
+    ("How far along is the zip archive I asked you to prepare?", &["get_zip_downloads_id_status"]),
+    ("set up a new custom Box AI assistant that answers HR policy questions", &["post_ai_agents"]),
+    (
+        "Label the Finance folder as Confidential under our security classifications",
+        &["post_folders_id_metadata_enterprise_security_classification_6_vm"],
+    ),
+    ("Let our users collaborate with people from partnerco.com", &["post_collaboration_whitelist_entries"]),
+    ("Cancel and delete the tax-documents upload request we sent out", &["delete_file_requests_id"]),
+    (
+        "Point our Microsoft Teams channel link at a different Box folder",
+        &["put_integration_mappings_teams_id"],
+    ),
+    ("Strip the 'Project Info' template values off the Legal folder", &["delete_folders_id_metadata_id_id"]),
+    ("I want a new hierarchical taxonomy called Regions for tagging content", &["post_metadata_taxonomies"]),
+    ("drop the bottom City level from our Regions taxonomy", &["post_metadata_taxonomies_id_id_levels_trim"]),
+    (
+        "Define a new invoice template with vendor, amount and due date fields",
+        &["post_metadata_templates_schema"],
+    ),
+    ("Please remove the seven-year retention policy entirely", &["delete_retention_policies_id"]),
+    (
+        "Set up an ethical wall in our enterprise to keep deal teams apart",
+        &["post_shield_information_barriers"],
+    ),
+    (
+        "Fix the transcript on the skill card attached to video file 771",
+        &["put_files_id_metadata_global_box_skills_cards"],
+    ),
+    ("Push the due date of the review task on the contract file to Friday", &["put_tasks_id"]),
+    (
+        "Record that new hire Maria has accepted our terms of service",
+        &["post_terms_of_service_user_statuses"],
+    ),
+    ("Notify my endpoint whenever a file gets uploaded to the Inbox folder", &["post_webhooks"]),
+    ("kick off the contract approval Relay workflow on these two files", &["post_workflows_id_start"]),
+];
+
+const PARAPHRASES_4_DIGITALOCEAN_TWILIO: Requests = &[
+    // DigitalOcean
+    ("What marketplace add-ons have I provisioned on my account?", &["addons_list"]),
+    ("Show me details of event 7f3a on my web app, like what triggered it", &["apps_get_event"]),
+    ("how much CPU and memory does the apps-s-1vcpu-1gb size give me?", &["apps_get_instance_size"]),
+    ("Download last month's invoice as a spreadsheet file", &["invoices_get_csv_by_uuid"]),
+    ("Give me the size, region and attachments of block storage volume 506f78a4", &["volumes_get"]),
+    (
+        "Is a cleanup of unused layers running on my container registry right now?",
+        &["registries_get_garbage_collection", "registry_get_garbage_collection"],
+    ),
+    ("Show the role and password for the app_rw login on my Postgres cluster", &["databases_get_user"]),
+    ("what topics exist in my managed Kafka cluster?", &["databases_list_kafka_topics"]),
+    ("Who has login accounts on my managed MySQL database?", &["databases_list_users"]),
+    ("Show me the backup schedule of every Droplet I have", &["droplets_list_backup_policies"]),
+    (
+        "history of everything done to floating IP 45.55.96.47",
+        &["floating_ips_action_list", "reserved_ips_actions_list"],
+    ),
+    (
+        "What scheduled triggers are configured in my serverless functions namespace?",
+        &["functions_list_triggers"],
+    ),
+    ("How did model evaluation run 3c1e turn out?", &["genai_get_model_evaluation_run"]),
+    ("Show all the AI agents I've built on DigitalOcean", &["genai_list_agents"]),
+    ("What operations have been performed on my custom image 7555620?", &["image_actions_list"]),
+    ("Where are my logs being forwarded to? List the configured targets", &["monitoring_list_destinations"]),
+    (
+        "CPU usage of my App Platform app over the last 24 hours",
+        &["monitoring_get_app_cpupercentage_metrics"],
+    ),
+    (
+        "Graph the 15-minute load average for Droplet 1234 over the past week",
+        &["monitoring_get_droplet_load15_metrics"],
+    ),
+    (
+        "How many 2xx vs 5xx responses are the backend Droplets behind my load balancer returning?",
+        &["monitoring_get_lb_droplets_http_responses"],
+    ),
+    (
+        "Median HTTP session time for the Droplets behind load balancer web-lb",
+        &["monitoring_get_lb_droplets_http_session_duration_50p"],
+    ),
+    (
+        "What's the max TLS connection cap on my load balancer's front end over time?",
+        &["monitoring_get_lb_frontend_tls_connections_limit"],
+    ),
+    ("what resources are sitting in my default project?", &["projects_list_resources_default"]),
+    ("Show me the past security posture scans run on my account", &["security_list_scans"]),
+    ("List all the peering links between my private networks", &["vpc_peerings_list"]),
+    (
+        "Start advertising my bring-your-own IP block 203.0.113.0/24 to the internet",
+        &["byoip_prefixes_patch"],
+    ),
+    (
+        "Remove the v1.2 tag from the web-app image in my container registry",
+        &["registries_delete_repository_tag", "registry_delete_repository_tag"],
+    ),
+    (
+        "Upgrade my container registry plan to the professional tier",
+        &["registries_update_subscription", "registry_update_subscription"],
+    ),
+    (
+        "switch my Docker image registry down to the basic plan",
+        &["registry_update_subscription", "registries_update_subscription"],
+    ),
+    ("Permanently delete the old staging Postgres cluster", &["databases_destroy_cluster"]),
+    (
+        "Add db.example.com as a custom hostname on my database cluster's TLS certificate",
+        &["databases_update_do_settings"],
+    ),
+    ("Only allow my web Droplets to connect to the orders database", &["databases_update_firewall_rules"]),
+    (
+        "Set BACKWARD compatibility for the orders-value subject in my Kafka schema registry",
+        &["databases_update_kafka_schema_subject_config"],
+    ),
+    ("Move my database cluster over to the Frankfurt fra1 region", &["databases_update_region"]),
+    (
+        "Add a TXT record on example.com for Google site verification",
+        &["domains_create_record_domain_record_txt"],
+    ),
+    (
+        "Tear down my autoscale pool along with all the Droplets it created",
+        &["autoscalepools_delete_dangerous"],
+    ),
+    ("Stop the knowledge base indexing that's currently running", &["genai_cancel_indexing_job"]),
+    (
+        "I need my knowledge base re-indexed automatically every night at 2am",
+        &["genai_create_scheduled_indexing"],
+    ),
+    ("delete the model router I set up for cheap-vs-smart routing", &["genai_delete_model_router"]),
+    (
+        "Rename my AI agent workspace to 'Support Bots' and update its description",
+        &["genai_update_workspace"],
+    ),
+    (
+        "Let my support agent call a serverless function to look up order status",
+        &["genai_attach_agent_function"],
+    ),
+    ("Disconnect the FAQ knowledge base from my support agent", &["genai_detach_knowledge_base"]),
+    (
+        "Hand over my snapshot image to our other team's account",
+        &["images_post_account_transfer_create_transfer_to_team"],
+    ),
+    ("Purge the CDN cache on my global load balancer", &["load_balancers_delete_cache"]),
+    ("Create a new project called Staging to group my resources", &["projects_create"]),
+    ("Reserve a new static IPv6 address in the nyc3 region", &["reserved_ipv6_create"]),
+    (
+        "Detach my reserved IPv6 address from the Droplet it's on",
+        &["reserved_ipv6_actions_post_reserved_ipv6_action_unassign"],
+    ),
+    ("Mark the open-port finding on Droplet web-01 as a false positive", &["security_create_scan_rule"]),
+    ("Turn this paragraph into a vector using one of the serverless models", &["inference_create_embedding"]),
+    ("delete the 'legacy' tag from my account", &["tags_delete"]),
+    // Twilio
+    ("Show all the conference calls held on my account today", &["list_conference"]),
+    (
+        "Get the actual transcript data the add-on produced for recording RE123",
+        &["fetch_recording_add_on_result_payload_data"],
+    ),
+    ("How is my number +1 415 555 0100 configured?", &["fetch_incoming_phone_number"]),
+    ("Find IoT SIM-style numbers I could buy in Sweden", &["list_available_phone_number_machine_to_machine"]),
+    ("Show the details of one IP entry in my SIP allow list", &["fetch_sip_ip_address"]),
+    (
+        "Stop using the office IP list to authenticate calls on my SIP domain",
+        &[
+            "delete_sip_auth_calls_ip_access_control_list_mapping",
+            "delete_sip_ip_access_control_list_mapping",
+        ],
+    ),
+    (
+        "Unlink the staff credential list used for phone registration on my SIP domain",
+        &["delete_sip_auth_registrations_credential_list_mapping"],
+    ),
+    ("delete the SIP domain acme.sip.twilio.com", &["delete_sip_domain"]),
+    ("Rename my signing key SK123 to 'backend-prod'", &["update_signing_key"]),
+    ("Change the address on one entry in my SIP IP allow list to 203.0.113.5", &["update_sip_ip_address"]),
+    ("Start forking the audio of this live call to our SIPREC recorder", &["create_siprec"]),
+];
+
+const PARAPHRASES_4_OPENAI: Requests = &[
+    // OpenAI
+    ("What's the status of my code sandbox cntr_123?", &["retrieve_container"]),
+    ("How long is data kept for our Atlas project?", &["retrieve_project_data_retention"]),
+    ("What's the hard spending cap on our OpenAI organization?", &["getorganizationspendlimit"]),
+    ("Check the role the data-science group holds in project Atlas", &["retrieve_project_group_role"]),
+    ("Download the packaged files of my pdf-parser skill", &["get_skill_content"]),
+    ("which versions of the pdf-parser skill have been published?", &["list_skill_versions"]),
+    ("Show me the details of the org-level role Alice was given", &["retrieve_user_role"]),
+    ("Rename certificate cert_abc to 'prod mTLS'", &["modify_certificate"]),
+    ("Spin up a fresh sandbox container for running code", &["create_container"]),
+    ("Set up a test suite to grade how well models answer our support questions", &["create_eval"]),
+    ("Revoke the organization admin key key_xyz", &["admin_api_keys_delete"]),
+    (
+        "I need a short-lived token so my browser app can use realtime voice",
+        &["create_realtime_session", "create_realtime_client_secret"],
+    ),
+    ("Raise the threshold on our org budget alert to 5000 dollars", &["update_organization_spend_alert"]),
+    (
+        "Add these five uploaded files to my knowledge vector store in one go",
+        &["create_vector_store_file_batch_file_ids", "create_vector_store_file_batch_files"],
+    ),
+];
+
+// Measured once, as written: 86.7 % by words (16 of 120 missed), 89.2 % with the model (13
+// missed), one request under the goal of 90 %. Measured at the same time, a variant chosen on
+// the development sets and the first three draws (words with two digits or more, ids, left out
+// of a request: 443 of their 493 requests with the model against 441) found one fewer here
+// (85.8 % / 88.3 %), and did not land. The floors hold the figures.
+const PARAPHRASES_4_FLOOR: f64 = 86.0;
+const PARAPHRASES_4_MODEL_FLOOR: f64 = 89.0;
+
+// The third and fourth draws together, the 240 paraphrases written before the ranker as it is
+// was measured on them: 85.8 % by words (34 missed), 87.5 % with the model (30 missed).
+const PARAPHRASES_HELD_OUT_FLOOR: f64 = 85.0;
+const PARAPHRASES_HELD_OUT_MODEL_FLOOR: f64 = 87.0;
+
 /// The tables of several documents in one gateway, as two `[[domains]]` would serve them: a
 /// tool name an earlier document gave (`query_events`) is the later one's with its document's
 /// name (`query_events_box`).
@@ -1365,6 +1644,32 @@ const SETS: &[Set] = &[
         ],
         floor: PARAPHRASES_3_FLOOR,
         model_floor: PARAPHRASES_3_MODEL_FLOOR,
+    },
+    Set {
+        name: "paraphrases, fourth draw",
+        parts: &[
+            (Docs::AsanaBox, PARAPHRASES_4_ASANA_BOX),
+            (Docs::DigitalOceanTwilio, PARAPHRASES_4_DIGITALOCEAN_TWILIO),
+            (Docs::OpenAi, PARAPHRASES_4_OPENAI),
+            (Docs::First, PARAPHRASES_4_SPOTIFY),
+        ],
+        floor: PARAPHRASES_4_FLOOR,
+        model_floor: PARAPHRASES_4_MODEL_FLOOR,
+    },
+    Set {
+        name: "paraphrases, third and fourth draws",
+        parts: &[
+            (Docs::AsanaBox, PARAPHRASES_3_ASANA_BOX),
+            (Docs::DigitalOceanTwilio, PARAPHRASES_3_DIGITALOCEAN_TWILIO),
+            (Docs::OpenAi, PARAPHRASES_3_OPENAI),
+            (Docs::First, PARAPHRASES_3_SPOTIFY),
+            (Docs::AsanaBox, PARAPHRASES_4_ASANA_BOX),
+            (Docs::DigitalOceanTwilio, PARAPHRASES_4_DIGITALOCEAN_TWILIO),
+            (Docs::OpenAi, PARAPHRASES_4_OPENAI),
+            (Docs::First, PARAPHRASES_4_SPOTIFY),
+        ],
+        floor: PARAPHRASES_HELD_OUT_FLOOR,
+        model_floor: PARAPHRASES_HELD_OUT_MODEL_FLOOR,
     },
 ];
 
