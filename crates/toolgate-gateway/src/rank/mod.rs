@@ -37,7 +37,7 @@
 //!
 //! A request's opening says whether it reads or changes something ([`words::intent`]: a
 //! question or `show`, against `delete` or `rename`), and a tool that does the other thing
-//! ([`toolgate_core::Effect`]) counts [`OTHER_EFFECT`] of its score in either ranking: both of a
+//! ([`toolgate_core::Effect`]) counts [`OTHER_EFFECT`] of its score, by words and fused: both of a
 //! resource's tables hold its words, and only this tells `query_goals` from `update_goals`
 //! for "what's the target of this goal". Its weight was chosen on the same development sets.
 //!

@@ -222,6 +222,9 @@ fn fusion_takes_the_first_of_either_ranking_and_keeps_the_rest_of_the_lexical() 
     assert_eq!(fuse(&[0, 1, 2], &[9, 1, 0], |_| 1.0), [9, 0, 1, 2]);
     // A tie goes the semantic ranking's way: 1 (second by meaning) 1, 0 (first by words) 1.
     assert_eq!(fuse(&[0], &[2, 1], |_| 1.0), [2, 1, 0]);
+    // What a tool's effect makes its fused score count for: first in both rankings (3 at 0.4
+    // is 1.2), 0 falls behind 1 (1/2 + 2/2 = 1.5).
+    assert_eq!(fuse(&[0, 1], &[0, 1], |tool| if tool == 0 { 0.4 } else { 1.0 }), [1, 0]);
     let lexical: Vec<usize> = (0..40).collect();
     let fused = fuse(&lexical, &[39], |_| 1.0);
     assert_eq!(fused.len(), 40, "every lexical hit is kept");

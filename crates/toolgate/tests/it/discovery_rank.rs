@@ -1557,117 +1557,108 @@ impl Docs {
 /// Requests, each with the operations (or tools) that answer it.
 type Requests = &'static [(&'static str, &'static [&'static str])];
 
-/// A set of requests: its name, and its parts by the documents they are asked of, with the
-/// floor of its rate by words alone and with the model (%).
+/// Requests asked of several deployments: each part's documents and requests.
+type Parts = &'static [(Docs, Requests)];
+
+const HELD_OUT_3: Parts = &[
+    (Docs::AsanaBox, HELD_OUT_3_ASANA_BOX),
+    (Docs::DigitalOceanTwilio, HELD_OUT_3_DIGITALOCEAN_TWILIO),
+    (Docs::OpenAi, HELD_OUT_3_OPENAI),
+    (Docs::First, HELD_OUT_3_SPOTIFY),
+];
+const PARAPHRASES_1: Parts = &[
+    (Docs::AsanaBox, PARAPHRASES_ASANA_BOX),
+    (Docs::DigitalOceanTwilio, PARAPHRASES_DIGITALOCEAN_TWILIO),
+    (Docs::OpenAi, PARAPHRASES_OPENAI),
+    (Docs::First, PARAPHRASES_SPOTIFY),
+];
+const PARAPHRASES_2: Parts = &[
+    (Docs::AsanaBox, PARAPHRASES_2_ASANA_BOX),
+    (Docs::DigitalOceanTwilio, PARAPHRASES_2_DIGITALOCEAN_TWILIO),
+    (Docs::OpenAi, PARAPHRASES_2_OPENAI),
+    (Docs::First, PARAPHRASES_2_SPOTIFY),
+];
+const PARAPHRASES_3: Parts = &[
+    (Docs::AsanaBox, PARAPHRASES_3_ASANA_BOX),
+    (Docs::DigitalOceanTwilio, PARAPHRASES_3_DIGITALOCEAN_TWILIO),
+    (Docs::OpenAi, PARAPHRASES_3_OPENAI),
+    (Docs::First, PARAPHRASES_3_SPOTIFY),
+];
+const PARAPHRASES_4: Parts = &[
+    (Docs::AsanaBox, PARAPHRASES_4_ASANA_BOX),
+    (Docs::DigitalOceanTwilio, PARAPHRASES_4_DIGITALOCEAN_TWILIO),
+    (Docs::OpenAi, PARAPHRASES_4_OPENAI),
+    (Docs::First, PARAPHRASES_4_SPOTIFY),
+];
+
+/// A set of requests: its name, and its parts (joined), with the floor of its rate by words
+/// alone and with the model (%).
 struct Set {
     name: &'static str,
-    parts: &'static [(Docs, Requests)],
+    parts: &'static [Parts],
     floor: f64,
     model_floor: f64,
 }
 
 const SETS: &[Set] = &[
-    Set { name: "first set", parts: &[(Docs::First, QUERIES)], floor: 90.0, model_floor: 90.0 },
+    Set { name: "first set", parts: &[&[(Docs::First, QUERIES)]], floor: 90.0, model_floor: 90.0 },
     Set {
         name: "validation, OpenAI",
-        parts: &[(Docs::OpenAi, VALIDATION)],
+        parts: &[&[(Docs::OpenAi, VALIDATION)]],
         floor: VALIDATION_FLOOR,
         model_floor: VALIDATION_MODEL_FLOOR,
     },
     Set {
         name: "held out, Asana and Box",
-        parts: &[(Docs::AsanaBox, HELD_OUT)],
+        parts: &[&[(Docs::AsanaBox, HELD_OUT)]],
         floor: HELD_OUT_FLOOR,
         model_floor: HELD_OUT_MODEL_FLOOR,
     },
     Set {
         name: "held out, DigitalOcean and Twilio",
-        parts: &[(Docs::DigitalOceanTwilio, HELD_OUT_2)],
+        parts: &[&[(Docs::DigitalOceanTwilio, HELD_OUT_2)]],
         floor: HELD_OUT_2_FLOOR,
         model_floor: HELD_OUT_2_MODEL_FLOOR,
     },
     Set {
         name: "held out 3, six documents",
-        parts: &[
-            (Docs::AsanaBox, HELD_OUT_3_ASANA_BOX),
-            (Docs::DigitalOceanTwilio, HELD_OUT_3_DIGITALOCEAN_TWILIO),
-            (Docs::OpenAi, HELD_OUT_3_OPENAI),
-            (Docs::First, HELD_OUT_3_SPOTIFY),
-        ],
+        parts: &[HELD_OUT_3],
         floor: HELD_OUT_3_FLOOR,
         model_floor: HELD_OUT_3_MODEL_FLOOR,
     },
     Set {
         name: "paraphrases of random operations",
-        parts: &[
-            (Docs::AsanaBox, PARAPHRASES_ASANA_BOX),
-            (Docs::DigitalOceanTwilio, PARAPHRASES_DIGITALOCEAN_TWILIO),
-            (Docs::OpenAi, PARAPHRASES_OPENAI),
-            (Docs::First, PARAPHRASES_SPOTIFY),
-        ],
+        parts: &[PARAPHRASES_1],
         floor: PARAPHRASES_FLOOR,
         model_floor: PARAPHRASES_MODEL_FLOOR,
     },
     Set {
         name: "paraphrases, second draw",
-        parts: &[
-            (Docs::AsanaBox, PARAPHRASES_2_ASANA_BOX),
-            (Docs::DigitalOceanTwilio, PARAPHRASES_2_DIGITALOCEAN_TWILIO),
-            (Docs::OpenAi, PARAPHRASES_2_OPENAI),
-            (Docs::First, PARAPHRASES_2_SPOTIFY),
-        ],
+        parts: &[PARAPHRASES_2],
         floor: PARAPHRASES_2_FLOOR,
         model_floor: PARAPHRASES_2_MODEL_FLOOR,
     },
     Set {
         name: "paraphrases, both draws",
-        parts: &[
-            (Docs::AsanaBox, PARAPHRASES_ASANA_BOX),
-            (Docs::DigitalOceanTwilio, PARAPHRASES_DIGITALOCEAN_TWILIO),
-            (Docs::OpenAi, PARAPHRASES_OPENAI),
-            (Docs::First, PARAPHRASES_SPOTIFY),
-            (Docs::AsanaBox, PARAPHRASES_2_ASANA_BOX),
-            (Docs::DigitalOceanTwilio, PARAPHRASES_2_DIGITALOCEAN_TWILIO),
-            (Docs::OpenAi, PARAPHRASES_2_OPENAI),
-            (Docs::First, PARAPHRASES_2_SPOTIFY),
-        ],
+        parts: &[PARAPHRASES_1, PARAPHRASES_2],
         floor: PARAPHRASES_BOTH_FLOOR,
         model_floor: PARAPHRASES_BOTH_MODEL_FLOOR,
     },
     Set {
         name: "paraphrases, third draw",
-        parts: &[
-            (Docs::AsanaBox, PARAPHRASES_3_ASANA_BOX),
-            (Docs::DigitalOceanTwilio, PARAPHRASES_3_DIGITALOCEAN_TWILIO),
-            (Docs::OpenAi, PARAPHRASES_3_OPENAI),
-            (Docs::First, PARAPHRASES_3_SPOTIFY),
-        ],
+        parts: &[PARAPHRASES_3],
         floor: PARAPHRASES_3_FLOOR,
         model_floor: PARAPHRASES_3_MODEL_FLOOR,
     },
     Set {
         name: "paraphrases, fourth draw",
-        parts: &[
-            (Docs::AsanaBox, PARAPHRASES_4_ASANA_BOX),
-            (Docs::DigitalOceanTwilio, PARAPHRASES_4_DIGITALOCEAN_TWILIO),
-            (Docs::OpenAi, PARAPHRASES_4_OPENAI),
-            (Docs::First, PARAPHRASES_4_SPOTIFY),
-        ],
+        parts: &[PARAPHRASES_4],
         floor: PARAPHRASES_4_FLOOR,
         model_floor: PARAPHRASES_4_MODEL_FLOOR,
     },
     Set {
         name: "paraphrases, third and fourth draws",
-        parts: &[
-            (Docs::AsanaBox, PARAPHRASES_3_ASANA_BOX),
-            (Docs::DigitalOceanTwilio, PARAPHRASES_3_DIGITALOCEAN_TWILIO),
-            (Docs::OpenAi, PARAPHRASES_3_OPENAI),
-            (Docs::First, PARAPHRASES_3_SPOTIFY),
-            (Docs::AsanaBox, PARAPHRASES_4_ASANA_BOX),
-            (Docs::DigitalOceanTwilio, PARAPHRASES_4_DIGITALOCEAN_TWILIO),
-            (Docs::OpenAi, PARAPHRASES_4_OPENAI),
-            (Docs::First, PARAPHRASES_4_SPOTIFY),
-        ],
+        parts: &[PARAPHRASES_3, PARAPHRASES_4],
         floor: PARAPHRASES_HELD_OUT_FLOOR,
         model_floor: PARAPHRASES_HELD_OUT_MODEL_FLOOR,
     },
@@ -1702,7 +1693,7 @@ fn every_set(embedder: Option<Arc<dyn toolgate_gateway::Embedder>>, label: &str)
                     let mut answers = Answers::new();
                     for (s, set) in SETS.iter().enumerate() {
                         for (p, (_, requests)) in
-                            set.parts.iter().enumerate().filter(|(_, (d, _))| *d == docs)
+                            set.parts.iter().copied().flatten().enumerate().filter(|(_, (d, _))| *d == docs)
                         {
                             let misses = requests.iter().map(|r| miss(&gateway, &tables, r)).collect();
                             answers.push(((s, p), misses));
