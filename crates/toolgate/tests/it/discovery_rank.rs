@@ -1485,6 +1485,419 @@ const PARAPHRASES_4_OPENAI: Requests = &[
 const PARAPHRASES_4_FLOOR: f64 = 86.0;
 const PARAPHRASES_4_MODEL_FLOOR: f64 = 89.0;
 
+/// A fifth draw of paraphrases (seed 20261209, 120 operations drawn uniformly from those no
+/// earlier set asks for, none whose id another document of its deployment has too), written the
+/// same way by a helper who had read neither the ranker, its tests nor the earlier draws.
+const PARAPHRASES_5_SPOTIFY: Requests = &[
+    ("What songs are on the album with Spotify id 4aawyAB9vmqN3uQ7FjRGTy?", &["get_an_albums_tracks"]),
+    (
+        "Tell me about the artist with Spotify id 0TnOYISbd1XYRBk9myaseg - genres, followers, popularity.",
+        &["get_an_artist"],
+    ),
+    (
+        "Have I already saved podcast episodes 77o6BIVlYM3msb4MMIL1jH and 0Q86acNRm6V9GYx55SXKwf to my library?",
+        &["check_users_saved_episodes", "check_library_contains"],
+    ),
+    ("Give me the info for song 11dFghVXANMlKmJXsNCbNl on Spotify.", &["get_track"]),
+    ("Queue up spotify:track:4iV5W9uYEdYUVa79Axb7Rh to play next.", &["add_to_queue"]),
+    ("Put the current song on loop.", &["set_repeat_mode_on_users_playback"]),
+];
+
+const PARAPHRASES_5_ASANA_BOX: Requests = &[
+    (
+        "Who has access to the file 'Q3_budget.xlsx' (file id 1123581321) in Box? List everyone it's been shared with and their roles.",
+        &["get_files_id_collaborations"],
+    ),
+    (
+        "For legal hold assignment 255473, show me which older file versions are being preserved under it.",
+        &["get_legal_hold_policy_assignments_id_file_versions_on_hold"],
+    ),
+    (
+        "Pull up the Box metadata template with id f7a9891f-3e2a-4b17-9d6c-2e1fba0b4b2c so I can see its fields.",
+        &["get_metadata_templates_id"],
+    ),
+    (
+        "Can you fetch the status update with gid 1204938812345 from our Asana project so I can read what was posted?",
+        &["get_project_status"],
+    ),
+    (
+        "List the billing rates we've set up in Asana for workspace 1199887766 so I can review people's hourly costs.",
+        &["get_rates"],
+    ),
+    (
+        "I have this Box shared link https://app.box.com/s/8x2kfq93lm - which app item does it point to?",
+        &["get_shared_items_app_items"],
+    ),
+    (
+        "Show me all the reports generated for our Box information barrier 11446498.",
+        &["get_shield_information_barrier_reports"],
+    ),
+    ("What tags exist in my Asana workspace 1201122334455?", &["get_tags", "get_tags_for_workspace"]),
+    (
+        "Give me every Asana task labeled with the 'urgent-bug' tag (gid 1203344556677).",
+        &["get_tasks_for_tag"],
+    ),
+    (
+        "Which Asana teams is Maria (user gid 1187654321) a member of in organization 1200000001?",
+        &["get_teams_for_user"],
+    ),
+    (
+        "Quick lookup in Asana workspace 1201122334455: find projects whose names start with 'Mark' as I type.",
+        &["typeahead_for_workspace"],
+    ),
+    (
+        "Look up user 1187654321 in our Asana organization 1200000001 and show me their profile there.",
+        &["get_user_for_workspace", "get_user"],
+    ),
+    ("Set up a new Asana budget for project 1205566778899 tracking billable hours.", &["create_budget"]),
+    (
+        "Add a new security classification label called 'Restricted - Legal' with a red color to our Box enterprise.",
+        &["put_metadata_templates_enterprise_security_classification_6_vmvo"],
+    ),
+    (
+        "Stop cascading metadata down folder 'Contracts' in Box - delete cascade policy 6fd4ff89-8fc1-42cf-8b29-1890dedd26d7.",
+        &["delete_metadata_cascade_policies_id"],
+    ),
+    (
+        "Attach the enterprise 'projectInfo' metadata template to Box folder 4815162342 with client set to 'Acme' and status 'Active'.",
+        &["post_folders_id_metadata_id_id"],
+    ),
+    (
+        "In the Box taxonomy 'geography' under namespace enterprise_123456, get rid of the node 14d3d433-c77f-49c5-b146-9dea370f6e32 for 'Atlantis'.",
+        &["delete_metadata_taxonomies_id_id_nodes_id"],
+    ),
+    (
+        "Append a new 'City' level at the bottom of the 'geography' metadata taxonomy in namespace enterprise_123456 in Box.",
+        &["post_metadata_taxonomies_id_id_levels_append"],
+    ),
+    (
+        "Permanently delete the enterprise metadata template 'oldInvoiceData' from our Box account.",
+        &["delete_metadata_templates_id_id_schema"],
+    ),
+    ("Kick off a full data export of our Asana organization 1200000001.", &["create_organization_export"]),
+    (
+        "Put project 1206677889900 into my Asana portfolio 'Q4 Launches' (gid 1207788990011).",
+        &["add_item_for_portfolio"],
+    ),
+    ("Get rid of the Asana portfolio 1207788990011, we don't use it anymore.", &["delete_portfolio"]),
+    (
+        "Take the 'Budget Owner' custom field (gid 1208899001122) off Asana portfolio 1207788990011.",
+        &["remove_custom_field_setting_for_portfolio"],
+    ),
+    (
+        "Delete the Asana billing rate 1209900112233 that was set up for the contractor by mistake.",
+        &["delete_rate"],
+    ),
+    (
+        "Move Asana task 1201234567890 into the 'In Review' section (gid 1209876543210) of the board.",
+        &["add_task_for_section"],
+    ),
+    (
+        "Enable the Box information barrier 1910967 by switching its status to pending.",
+        &["post_shield_information_barriers_change_status"],
+    ),
+    (
+        "Wipe all the Box Skills cards (transcripts, keywords) attached to file 3141592653.",
+        &["delete_files_id_metadata_global_box_skills_cards"],
+    ),
+    (
+        "Post a comment on Asana goal 1202468013579 saying 'On track, revenue up 12% this month'.",
+        &["create_story_for_goal"],
+    ),
+    (
+        "I accidentally trashed the Box bookmark with id 9988776655, can you bring it back?",
+        &["post_web_links_id"],
+    ),
+];
+
+const PARAPHRASES_5_DIGITALOCEAN_TWILIO: Requests = &[
+    (
+        "What configuration metadata does the DigitalOcean add-on 'mailgun' expect when I provision it?",
+        &["addons_get_app_metadata"],
+    ),
+    (
+        "Show me the deployment history for my DigitalOcean App Platform app 4f6c71e2-1e90-4762-9fee-6cc4a0a9f2cf.",
+        &["apps_list_deployments"],
+    ),
+    (
+        "On Twilio SIP domain SD27f0288630a668bdfbf177f8e22f5ccc, show the details of the call-authentication credential list mapping CL7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d.",
+        &["fetch_sip_auth_calls_credential_list_mapping"],
+    ),
+    (
+        "For Twilio SIP domain SD27f0288630a668bdfbf177f8e22f5ccc, get the registration-auth credential list mapping CL1122334455667788990011223344aabb.",
+        &["fetch_sip_auth_registrations_credential_list_mapping"],
+    ),
+    ("Which countries can I buy Twilio phone numbers in?", &["list_available_phone_number_country"]),
+    (
+        "Give me the summary for my DigitalOcean invoice 22737513-0ea7-4206-8ceb-98a575af7681 - totals, taxes, that kind of thing.",
+        &["invoices_get_summary_by_uuid"],
+    ),
+    (
+        "Show me the details of my bring-your-own-IP prefix f47ac10b-58cc-4372-a567-0e02b2c3d479 on DigitalOcean.",
+        &["byoip_prefixes_get"],
+    ),
+    ("What SSL certificates do I have uploaded to my DigitalOcean account?", &["certificates_list"]),
+    (
+        "Look up credential CR0f1e2d3c4b5a69788796a5b4c3d2e1f0 in Twilio SIP credential list CL7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d.",
+        &["fetch_sip_credential"],
+    ),
+    (
+        "Fetch version 3 of the 'orders-value' schema from the schema registry on my Kafka cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30.",
+        &["databases_get_kafka_schema_version"],
+    ),
+    (
+        "How's the online migration going into my DigitalOcean database cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30?",
+        &["databases_get_migration_status"],
+    ),
+    ("Show me every managed database cluster I have on DigitalOcean.", &["databases_list_clusters"]),
+    (
+        "Pull up the event log for DigitalOcean database cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30 - I want to see recent maintenance and resizes.",
+        &["databases_list_events_logs"],
+    ),
+    (
+        "What indexes exist on my OpenSearch cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30?",
+        &["databases_list_opeasearch_indexes"],
+    ),
+    ("Show me DNS record 3352896 on my domain example.com in DigitalOcean.", &["domains_get_record"]),
+    (
+        "What has been done to droplet 3164444 lately? List its action history (reboots, resizes, etc.).",
+        &["droplet_actions_list"],
+    ),
+    ("Which backups are available for my droplet 3164444?", &["droplets_list_backups"]),
+    ("List all the cloud firewalls on my DigitalOcean account.", &["firewalls_list"]),
+    (
+        "Get the details of the 'nightly-cleanup' trigger in my DigitalOcean Functions namespace fn-b90faf52-2b42-49c2-9792-75edfbb6f397.",
+        &["functions_get_trigger"],
+    ),
+    (
+        "Show me the OpenAI key I registered in DigitalOcean's GenAI platform with uuid 8f0b2c7e-71d4-4a0e-9c1f-2b3a4c5d6e7f.",
+        &["genai_get_openai_api_key"],
+    ),
+    (
+        "Which API keys have been issued for my GenAI agent 1b418231-b7d6-11ef-bf8f-4e013e2ddde4?",
+        &["genai_list_agent_api_keys"],
+    ),
+    (
+        "Show all the evaluation runs that have been executed against test case 5c3d2e1f-0a9b-4c8d-8e7f-6a5b4c3d2e1f on DigitalOcean GenAI.",
+        &["genai_list_evaluation_runs_by_test_case"],
+    ),
+    (
+        "Can you list my model evaluation runs on the DigitalOcean GenAI platform?",
+        &["genai_list_model_evaluation_runs"],
+    ),
+    (
+        "I need the kubeconfig credentials for my DOKS cluster bd5f5959-5e1e-4205-a714-a914373942af.",
+        &["kubernetes_get_credentials"],
+    ),
+    (
+        "Show me the 'workers-large' node pool cccb6f4b-9e29-4c1d-9cd3-0e0a6a45a8d2 in Kubernetes cluster bd5f5959-5e1e-4205-a714-a914373942af.",
+        &["kubernetes_get_node_pool"],
+    ),
+    ("What Kubernetes clusters am I running on DigitalOcean?", &["kubernetes_list_clusters"]),
+    (
+        "Which regions, node sizes and Kubernetes versions can I pick from when creating a DOKS cluster?",
+        &["kubernetes_list_options"],
+    ),
+    (
+        "Show me query latency per schema for my MySQL database cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30 over the last 6 hours.",
+        &["monitoring_get_database_mysql_schema_latency"],
+    ),
+    (
+        "What's the average CPU target my droplet autoscale pool 0d3db13e-a604-4944-9827-7ec2642d32ac is aiming for over the past day?",
+        &["monitoring_get_droplet_autoscale_target_cpu_utilization"],
+    ),
+    (
+        "Graph the 1-minute load average for droplet 3164444 from yesterday 09:00 to 17:00.",
+        &["monitoring_get_droplet_load1_metrics"],
+    ),
+    (
+        "What's the maximum frontend connection cap on my load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6 over the last week?",
+        &["monitoring_get_lb_frontend_connections_limit"],
+    ),
+    (
+        "How many bytes has the firewall on load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6 been dropping at the frontend today?",
+        &["monitoring_get_lb_frontend_firewall_dropped_bytes"],
+    ),
+    (
+        "Show UDP traffic throughput on the frontend of load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6 for the last 24 hours.",
+        &["monitoring_get_lb_frontend_network_throughput_udp"],
+    ),
+    (
+        "How many TLS connections per second is load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6 handling on its frontend right now?",
+        &["monitoring_get_lb_frontend_tls_connections_current"],
+    ),
+    (
+        "List the access points configured on NFS share 0a1e3f6a-52d4-4b7c-9a11-ba12f3a4e5c6.",
+        &["nfs_list_access_points"],
+    ),
+    (
+        "What's the current BGP auth key on my partner interconnect attachment 5a4981aa-9653-4bd1-bef5-d6bff52042e4?",
+        &["partner_attachments_get_bgp_auth_key"],
+    ),
+    (
+        "I need the service key for partner network connect attachment 5a4981aa-9653-4bd1-bef5-d6bff52042e4 so I can give it to our provider.",
+        &["partner_attachments_get_service_key"],
+    ),
+    (
+        "Which remote routes are advertised on partner attachment 5a4981aa-9653-4bd1-bef5-d6bff52042e4?",
+        &["partner_attachments_list_remote_routes"],
+    ),
+    (
+        "How many callers are waiting in my Twilio queue QU5ef8732a3c49700934481addd5ce1659 and what's its max size?",
+        &["fetch_queue"],
+    ),
+    ("Show me all the call queues on my Twilio account.", &["list_queue"]),
+    (
+        "Which models can I call through DigitalOcean's serverless inference endpoint?",
+        &["inference_list_models"],
+    ),
+    (
+        "Find me some shared-cost phone numbers I could buy in Belgium on Twilio.",
+        &["list_available_phone_number_shared_cost"],
+    ),
+    (
+        "Show me the details of my DigitalOcean vector database 7c1e2a3b-4d5e-6f70-8192-a3b4c5d6e7f8.",
+        &["vector_databases_get"],
+    ),
+    ("List the vector databases I have on DigitalOcean.", &["vector_databases_list"]),
+    (
+        "Stop the in-progress deployment 3aa4d20e-5527-4c22-8a6d-7f7e8d8a6b1b of my app 4f6c71e2-1e90-4762-9fee-6cc4a0a9f2cf, I pushed the wrong commit.",
+        &["apps_cancel_deployment"],
+    ),
+    (
+        "Attach block storage volume 7724db7c-e098-11e5-b522-000f53304e51 to droplet 11612190 in nyc1.",
+        &["volume_actions_post_by_id_op_971"],
+    ),
+    (
+        "Link Twilio credential list CL7a6f5e4d3c2b1a0f9e8d7c6b5a4f3e2d to my SIP domain SD27f0288630a668bdfbf177f8e22f5ccc.",
+        &["create_sip_credential_list_mapping", "create_sip_auth_calls_credential_list_mapping"],
+    ),
+    (
+        "Remove the 'reporting_ro' user from my DigitalOcean database cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30.",
+        &["databases_delete_user"],
+    ),
+    (
+        "Tear down my dedicated inference endpoint 2f3e4d5c-6b7a-4981-a2b3-c4d5e6f7a8b9 on DigitalOcean, it's costing too much.",
+        &["dedicated_inferences_delete"],
+    ),
+    (
+        "Add an SRV record on example.com for _sip._tcp pointing to sip.example.com port 5060, priority 10, weight 5.",
+        &["domains_create_record_domain_record_srv"],
+    ),
+    (
+        "Turn on automatic backups for droplet 3164444, weekly on Sundays.",
+        &["droplet_actions_post_droplet_action_enable_backups"],
+    ),
+    (
+        "The deletion of droplet 3164444 and its volumes and snapshots failed partway - please try it again.",
+        &["droplets_destroy_retry_with_associated_resources"],
+    ),
+    ("Release the floating IP 45.55.96.47, I don't need it anymore.", &["floating_ips_delete"]),
+    (
+        "Delete the model evaluation preset 9a8b7c6d-5e4f-4a3b-2c1d-0e9f8a7b6c5d from my GenAI account.",
+        &["genai_delete_model_evaluation_preset"],
+    ),
+    (
+        "Change the function route 'get_weather' (uuid 6e5d4c3b-2a19-4f8e-9d7c-6b5a4f3e2d1c) on agent 1b418231-b7d6-11ef-bf8f-4e013e2ddde4 to point at my new faas function.",
+        &["genai_update_agent_function"],
+    ),
+    (
+        "Convert the backup image 7938269 of my droplet into a regular snapshot.",
+        &["image_actions_post_image_action_base"],
+    ),
+    (
+        "Import a custom Ubuntu image into DigitalOcean from https://example.com/images/ubuntu-22.04-custom.qcow2 into region nyc3.",
+        &["images_create_custom"],
+    ),
+    (
+        "Reject the incoming image transfer for image 7938291, I didn't ask for it.",
+        &["images_post_account_transfer_decline"],
+    ),
+    ("Rename my snapshot image 7938291 to 'web-base-2024' and update its description.", &["images_update"]),
+    (
+        "Hook my DigitalOcean container registry up to Kubernetes clusters bd5f5959-5e1e-4205-a714-a914373942af and 3a1b2c4d-5e6f-4789-a0b1-c2d3e4f5a6b7 so they can pull images.",
+        &["kubernetes_add_registry", "kubernetes_add_registries"],
+    ),
+    (
+        "Run the clusterlint diagnostics on my DOKS cluster bd5f5959-5e1e-4205-a714-a914373942af.",
+        &["kubernetes_run_cluster_lint"],
+    ),
+    (
+        "Update load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6 config: keep name 'web-lb' in nyc3 with the HTTP 80 forwarding rule, and set its backends to droplets 3164444 and 3164445.",
+        &["load_balancers_update_assign_droplets_by_id"],
+    ),
+    ("Delete NFS access point 8b7c6d5e-4f3a-4b2c-9d1e-0f9a8b7c6d5e.", &["nfs_delete_access_point"]),
+    (
+        "Grow my NFS share 0a1e3f6a-52d4-4b7c-9a11-ba12f3a4e5c6 to 200 GiB.",
+        &["nfs_create_action_nfs_action_resize"],
+    ),
+    (
+        "Set up a new partner interconnect to Megaport in nyc with 1 Gbps bandwidth, connected to my VPC 5a4981aa-9653-4bd1-bef5-d6bff52042e4.",
+        &["partner_attachments_create"],
+    ),
+    (
+        "Delete transcription TR8c61027b709ffb038236612dc5af8723 from Twilio recording RE557ce644e5ab84fa21cc21112e22c485.",
+        &["delete_recording_transcription"],
+    ),
+    (
+        "Point my Twilio short code SC6b20cb705c1e8f00210049b20b70fce2 at https://example.com/sms-handler for incoming messages.",
+        &["update_short_code"],
+    ),
+    ("Apply the 'production' tag to droplets 3164444 and 3164445.", &["tags_assign_resources"]),
+    (
+        "Spin up a new vector database on DigitalOcean called 'support-embeddings' in tor1.",
+        &["vector_databases_create"],
+    ),
+    (
+        "Replace the tags on vector database 7c1e2a3b-4d5e-6f70-8192-a3b4c5d6e7f8 with 'rag' and 'staging'.",
+        &["vector_databases_update_tags"],
+    ),
+];
+
+const PARAPHRASES_5_OPENAI: Requests = &[
+    ("What assistants have I created in my OpenAI account?", &["list_assistants"]),
+    ("Pull up the voice consent recording cons_68a2f1c3 that we stored with OpenAI.", &["get_voice_consent"]),
+    (
+        "Show me output item outputitem_67e5796c28e081909917bf79f6e6214d from run evalrun_67e57965b480819094274e3a32235e4c of eval eval_67e579652b548190aaa83ada4b125f47.",
+        &["get_eval_run_output_item"],
+    ),
+    ("Download the zip bundle for version 3 of skill skill_abc123.", &["get_skill_version_content"]),
+    ("Which videos have I generated recently in this OpenAI project?", &["list_videos"]),
+    ("Stop OpenAI batch job batch_6781a2f9c3d8 that's running right now.", &["cancel_batch"]),
+    ("End the ChatKit session cksess_123 that is still active.", &["cancel_chat_session_method"]),
+    (
+        "Using gpt-3.5-turbo-instruct, complete the prompt 'Once upon a time in Lisbon' with up to 50 tokens (legacy completions, not chat).",
+        &["create_completion"],
+    ),
+    (
+        "Delete the OpenAI conversation conv_689667905b048191b4740501625afd940c7533ace33a2dab.",
+        &["delete_conversation"],
+    ),
+    (
+        "Remove run evalrun_67e57965b480819094274e3a32235e4c from eval eval_67e579652b548190aaa83ada4b125f47.",
+        &["delete_eval_run"],
+    ),
+    ("Unpause my fine-tuning job ftjob-abc123 so it keeps training.", &["resume_fine_tuning_job"]),
+    (
+        "Create a service account named 'ci-bot' in OpenAI project proj_abc123.",
+        &["create_project_service_account"],
+    ),
+    (
+        "Change the role of service account svc_acct_abc in project proj_abc123 to owner.",
+        &["update_project_service_account"],
+    ),
+    (
+        "Generate an ephemeral client key for a realtime English-to-Spanish translation session I want to open from the browser.",
+        &["create_realtime_translation_client_secret"],
+    ),
+    ("Delete version 2 of skill skill_abc123.", &["delete_skill_version"]),
+];
+
+// Measured once, as written: 94.2 % by words (7 of 120 missed), 92.5 % with the model (9
+// missed). The floors hold the figures.
+const PARAPHRASES_5_FLOOR: f64 = 94.0;
+const PARAPHRASES_5_MODEL_FLOOR: f64 = 92.0;
+
 // The third and fourth draws together, the 240 paraphrases written before the ranker as it is
 // was measured on them: 85.8 % by words (34 missed), 87.5 % with the model (30 missed).
 const PARAPHRASES_HELD_OUT_FLOOR: f64 = 85.0;
@@ -1590,6 +2003,12 @@ const PARAPHRASES_4: Parts = &[
     (Docs::OpenAi, PARAPHRASES_4_OPENAI),
     (Docs::First, PARAPHRASES_4_SPOTIFY),
 ];
+const PARAPHRASES_5: Parts = &[
+    (Docs::AsanaBox, PARAPHRASES_5_ASANA_BOX),
+    (Docs::DigitalOceanTwilio, PARAPHRASES_5_DIGITALOCEAN_TWILIO),
+    (Docs::OpenAi, PARAPHRASES_5_OPENAI),
+    (Docs::First, PARAPHRASES_5_SPOTIFY),
+];
 
 /// A set of requests: its name, and its parts (joined), with the floor of its rate by words
 /// alone and with the model (%).
@@ -1661,6 +2080,12 @@ const SETS: &[Set] = &[
         parts: &[PARAPHRASES_3, PARAPHRASES_4],
         floor: PARAPHRASES_HELD_OUT_FLOOR,
         model_floor: PARAPHRASES_HELD_OUT_MODEL_FLOOR,
+    },
+    Set {
+        name: "paraphrases, fifth draw",
+        parts: &[PARAPHRASES_5],
+        floor: PARAPHRASES_5_FLOOR,
+        model_floor: PARAPHRASES_5_MODEL_FLOOR,
     },
 ];
 
