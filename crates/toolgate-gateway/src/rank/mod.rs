@@ -27,13 +27,13 @@
 //! [`ToolSpec::about`] texts one per sentence, with the tool's name, and a tool a
 //! semantic score, its best text's cosine similarity with the query's embedding: what a request means finds a tool
 //! that shares no word with it ("spin up a virtual server" for a Droplet). The
-//! two rankings are fused by reciprocal rank ([`FUSED`] of each, constant
-//! [`RRF_K`], the semantic one weighted [`SEMANTIC_WEIGHT`]), the rest of the
-//! lexical hits after them. The constants and what is embedded were chosen on
-//! the discovery test's first set and its OpenAI validation set, the about
-//! sentences on those and its first two held-out sets; its third held-out set and
-//! its paraphrases of randomly drawn operations are measured once per variant that
-//! lands, never chosen on.
+//! two rankings are fused by their scores ([`fuse`]): the lexical score over the best one's,
+//! plus the cosine rescaled between the nearest tool's and the [`SEMANTIC_DEPTH`]th nearest's,
+//! weighted [`SEMANTIC_WEIGHT`]. What is embedded was chosen on the discovery test's first set
+//! and its OpenAI validation set, the about sentences on those and its first two held-out sets;
+//! the fusion by scores (it replaced one by reciprocal rank) and its weight on a development
+//! pool of those sets and the first three draws of paraphrases of randomly drawn operations.
+//! Each later draw is written blind and measured once per variant that lands, never chosen on.
 //!
 //! A request's opening says whether it reads or changes something ([`words::intent`]: a
 //! question or `show`, against `delete` or `rename`), and a tool that does the other thing
@@ -339,17 +339,19 @@ impl Index {
             best[tool] = best[tool].max(score);
         }
         let fits = self.fits(query);
-        let mut hits: Vec<(usize, f64)> = (0..self.tool_count)
-            .filter(|&t| touched[t])
-            .map(|t| (t, (base[t] + best[t]) * fits(t)))
+        // Each tool's lexical score, zero for a tool sharing no term with the query.
+        let lexical: Vec<f64> = (0..self.tool_count)
+            .map(|t| if touched[t] { (base[t] + best[t]) * fits(t) } else { 0.0 })
             .collect();
-        hits.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        let lexical: Vec<usize> = hits.into_iter().map(|(tool, _)| tool).collect();
         match &self.embedder {
             Some(embedder) if !self.vectors.is_empty() => {
-                Some(fuse(&lexical, &self.semantic(embedder.as_ref(), query), fits))
+                Some(fuse(&lexical, &touched, &self.cosines(embedder.as_ref(), query), fits))
             }
-            _ => Some(lexical),
+            _ => {
+                let mut hits: Vec<usize> = (0..self.tool_count).filter(|&t| touched[t]).collect();
+                hits.sort_by(|&a, &b| lexical[b].total_cmp(&lexical[a]).then(a.cmp(&b)));
+                Some(hits)
+            }
         }
     }
 
@@ -363,18 +365,16 @@ impl Index {
         }
     }
 
-    /// The tools by their best text's (an operation's, or what is said about what the tool
-    /// acts on) similarity with `query`'s embedding, best first.
-    fn semantic(&self, embedder: &dyn Embedder, query: &str) -> Vec<usize> {
+    /// Each tool's best text's (an operation's, or what is said about what the tool acts on)
+    /// cosine similarity with `query`'s embedding.
+    fn cosines(&self, embedder: &dyn Embedder, query: &str) -> Vec<f64> {
         let query = embedder.embed(query);
-        let mut best = vec![f32::NEG_INFINITY; self.tool_count];
+        let mut best = vec![f64::NEG_INFINITY; self.tool_count];
         for (tool, vector) in &self.vectors {
             let score: f32 = vector.iter().zip(&query).map(|(a, b)| a * b).sum();
-            best[*tool as usize] = best[*tool as usize].max(score);
+            best[*tool as usize] = best[*tool as usize].max(f64::from(score));
         }
-        let mut tools: Vec<usize> = (0..self.tool_count).collect();
-        tools.sort_by(|&a, &b| best[b].total_cmp(&best[a]).then(a.cmp(&b)));
-        tools
+        best
     }
 }
 
@@ -383,37 +383,37 @@ impl Index {
 /// `update_goals`, although both tables hold the goal's words.
 const OTHER_EFFECT: f64 = 0.6;
 
-/// How many of each ranking's first tools the fusion takes.
-const FUSED: usize = 30;
+/// How many of the tools nearest the query by meaning count by meaning: the cosine of the
+/// [`SEMANTIC_DEPTH`]th nearest is the zero of the semantic score.
+const SEMANTIC_DEPTH: usize = 30;
 
-/// Reciprocal-rank fusion's constant: a tool at rank `r` (from 0) of a ranking scores
-/// `weight / (RRF_K + r)` from it. A small constant lets the first places of either ranking lead.
-const RRF_K: f64 = 1.0;
+/// What the semantic score counts for against the lexical one (both from 0 to 1).
+const SEMANTIC_WEIGHT: f64 = 1.0;
 
-/// What the semantic ranking's places count for against the lexical ranking's (1).
-const SEMANTIC_WEIGHT: f64 = 2.0;
-
-/// The first [`FUSED`] of each ranking fused by reciprocal rank (ties in the semantic
-/// order, then the lexical one), then the rest of `lexical`.
-fn fuse(lexical: &[usize], semantic: &[usize], fits: impl Fn(usize) -> f64) -> Vec<usize> {
-    let mut scores: HashMap<usize, f64> = HashMap::new();
-    for (ranking, weight) in [(lexical, 1.0), (semantic, SEMANTIC_WEIGHT)] {
-        for (rank, &tool) in ranking.iter().take(FUSED).enumerate() {
-            *scores.entry(tool).or_default() += weight / (RRF_K + rank as f64);
-        }
-    }
-    let position = |tool: usize| {
-        let at =
-            |ranking: &[usize]| ranking.iter().take(FUSED).position(|&t| t == tool).unwrap_or(usize::MAX);
-        (at(semantic), at(lexical))
-    };
-    let mut fused: Vec<(usize, f64)> =
-        scores.into_iter().map(|(tool, score)| (tool, score * fits(tool))).collect();
-    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(position(a.0).cmp(&position(b.0))));
-    let mut out: Vec<usize> = fused.into_iter().map(|(tool, _)| tool).collect();
-    let rest: Vec<usize> = lexical.iter().skip(FUSED).filter(|t| !out.contains(t)).copied().collect();
-    out.extend(rest);
-    out
+/// The two rankings fused by their scores, best first: a tool's `lexical` score over the best
+/// one's, plus [`SEMANTIC_WEIGHT`] × its cosine rescaled so that the nearest tool's is 1 and the
+/// [`SEMANTIC_DEPTH`]th nearest's 0 (never below), this one counting what `fits` says of the
+/// tool (the lexical scores count it already). The tools are those that share a term with the
+/// query (`touched`) and the [`SEMANTIC_DEPTH`] nearest; equal scores keep the tools' order.
+///
+/// How far apart the scores are counts, where fusing by rank would not: a tool far nearer by
+/// meaning than the next, or matching many more words, keeps its lead.
+fn fuse(lexical: &[f64], touched: &[bool], cosines: &[f64], fits: impl Fn(usize) -> f64) -> Vec<usize> {
+    let mut sorted = cosines.to_vec();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    let nearest = sorted.first().copied().unwrap_or_default();
+    let zero = sorted.get(SEMANTIC_DEPTH - 1).or(sorted.last()).copied().unwrap_or_default();
+    let spread = (nearest - zero).max(f64::EPSILON);
+    let top = lexical.iter().copied().fold(0.0, f64::max).max(f64::EPSILON);
+    let mut fused: Vec<(usize, f64)> = (0..lexical.len())
+        .filter(|&t| touched[t] || cosines[t] >= zero)
+        .map(|t| {
+            let meaning = ((cosines[t] - zero) / spread).max(0.0);
+            (t, lexical[t] / top + SEMANTIC_WEIGHT * meaning * fits(t))
+        })
+        .collect();
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    fused.into_iter().map(|(tool, _)| tool).collect()
 }
 
 /// What an operation's embedding is of: its tool's name, its own name (both in words) and its

@@ -231,8 +231,10 @@ const HELD_OUT_FLOOR: f64 = 68.0;
 // in place of their first lines, then (among 20 variants tried on these four sets) each
 // sentence of them embedded on its own and their words counted: 77.3 %, then 81.8 % (8 missed).
 // [`HELD_OUT_3`]'s parts are the held-out measure since. With the request's effect counted
-// (see [`HELD_OUT_FLOOR`]): 86.4 % (6 missed).
-const HELD_OUT_MODEL_FLOOR: f64 = 86.0;
+// (see [`HELD_OUT_FLOOR`]): 86.4 % (6 missed). With the two rankings fused by their scores
+// rather than by rank (chosen on a pool of the development sets and the first three draws of
+// paraphrases, 2026-12-06): 90.9 % (4 missed).
+const HELD_OUT_MODEL_FLOOR: f64 = 90.0;
 
 /// A second held-out set, over DigitalOcean and Twilio (API 2010), written from the two
 /// documents' operation lists in a user's words before the ranker was run on them, and kept
@@ -361,8 +363,9 @@ const HELD_OUT_2_FLOOR: f64 = 35.0;
 // With the model, the same three variants as for [`HELD_OUT_MODEL_FLOOR`]: 56.6 % (23 of 53
 // missed), 66.0 % (18 missed), then 67.9 % (17 missed) with the variant the ranker uses.
 // As development set (see [`HELD_OUT_MODEL_FLOOR`]): 71.7 %, then 73.6 % (14 missed), then
-// 75.5 % (13 missed) with the request's effect counted.
-const HELD_OUT_2_MODEL_FLOOR: f64 = 75.0;
+// 75.5 % (13 missed) with the request's effect counted; 73.6 % (14 missed) with the rankings
+// fused by their scores, which found 7 more of the 493 requests of the development pool.
+const HELD_OUT_2_MODEL_FLOOR: f64 = 73.0;
 
 /// A third set of requests, over OpenAI's API, written from its operation list in a user's words
 /// before the ranker was run on it, to choose between variants of the ranking with the model
@@ -415,9 +418,10 @@ const VALIDATION: &[(&str, &[&str])] = &[
 // variant, 91.7 % with the second and 94.4 % (2 missed) with the third, which the ranker uses.
 // By words 72.2 % (10 missed) with the tables' `about` counted (2026-12-05); with the model
 // unchanged. With the request's effect counted (2026-12-06): 75.0 % by words (9 missed), with
-// the model unchanged.
+// the model unchanged. With the rankings fused by their scores (see [`HELD_OUT_MODEL_FLOOR`]):
+// 88.9 % with the model (4 missed), two fewer on this set, seven more on the whole pool.
 const VALIDATION_FLOOR: f64 = 75.0;
-const VALIDATION_MODEL_FLOOR: f64 = 91.0;
+const VALIDATION_MODEL_FLOOR: f64 = 88.0;
 
 /// A third held-out set, written after the ranker of 2026-12-04 and before any change of it was
 /// measured on this set, by a helper who had read neither the ranker nor its tests: from the
@@ -723,9 +727,10 @@ const PARAPHRASES_OPENAI: Requests = &[
 // group, `query_workspaces` for its memberships, `update_new_key` for an agent's Anthropic key,
 // shared links for Box's pending collaborations). The floors hold the figures. With the
 // request's effect counted (2026-12-06), an idea the second draw's misses gave, not this set's:
-// 87.5 % by words (10 missed), 92.5 % with the model (6 missed).
+// 87.5 % by words (10 missed), 92.5 % with the model (6 missed). With the rankings fused by
+// their scores (see [`HELD_OUT_MODEL_FLOOR`]): 95.0 % with the model (4 missed).
 const PARAPHRASES_FLOOR: f64 = 87.0;
-const PARAPHRASES_MODEL_FLOOR: f64 = 92.0;
+const PARAPHRASES_MODEL_FLOOR: f64 = 95.0;
 
 /// A second draw of paraphrases (seed 20261206, 120 operations drawn uniformly from those no
 /// earlier set asks for, in all eight documents), made because 80 requests measure a rate to
@@ -978,11 +983,13 @@ const PARAPHRASES_2_OPENAI: Requests = &[
 // (a tool that does the other thing than the request's opening asks counts 0.6, chosen on the
 // four development sets): then 90.0 % by words (12 missed), 93.3 % with the model (8 missed);
 // both draws 89.0 % (22 of 200 missed) and 93.0 % (14 missed). Both draws had been seen when
-// that was written, so these are no held-out figures: the third draw is.
+// that was written, so these are no held-out figures: the third draw is. With the rankings fused
+// by their scores (see [`HELD_OUT_MODEL_FLOOR`]): 94.2 % with the model (7 missed); both draws
+// 94.5 % (11 missed).
 const PARAPHRASES_2_FLOOR: f64 = 90.0;
-const PARAPHRASES_2_MODEL_FLOOR: f64 = 93.0;
+const PARAPHRASES_2_MODEL_FLOOR: f64 = 94.0;
 const PARAPHRASES_BOTH_FLOOR: f64 = 89.0;
-const PARAPHRASES_BOTH_MODEL_FLOOR: f64 = 93.0;
+const PARAPHRASES_BOTH_MODEL_FLOOR: f64 = 94.0;
 
 /// A third draw of paraphrases (seed 20261207, 120 operations drawn uniformly from those no
 /// earlier set asks for), written the same way as the first two, by a helper who had read
@@ -1207,9 +1214,11 @@ const PARAPHRASES_3_OPENAI: Requests = &[
 
 // Measured once, as written: without the request's effect 80.0 % by words (24 of 120 missed)
 // and 80.0 % with the model (24 missed); with it 85.0 % (18 missed) and 85.8 % (17 missed),
-// under the goal of 90 %. The floors hold the figures.
+// under the goal of 90 %. The floors hold the figures. This draw was then part of the pool the
+// fusion by scores was chosen on (see [`HELD_OUT_MODEL_FLOOR`]): 90.0 % with the model (12
+// missed), no held-out figure.
 const PARAPHRASES_3_FLOOR: f64 = 85.0;
-const PARAPHRASES_3_MODEL_FLOOR: f64 = 85.0;
+const PARAPHRASES_3_MODEL_FLOOR: f64 = 90.0;
 
 /// A fourth draw of paraphrases (seed 20261208, 120 operations drawn uniformly from those no
 /// earlier set asks for, none whose id another document of its deployment has too), written the
@@ -1481,9 +1490,12 @@ const PARAPHRASES_4_OPENAI: Requests = &[
 // missed), one request under the goal of 90 %. Measured at the same time, a variant chosen on
 // the development sets and the first three draws (words with two digits or more, ids, left out
 // of a request: 443 of their 493 requests with the model against 441) found one fewer here
-// (85.8 % / 88.3 %), and did not land. The floors hold the figures.
+// (85.8 % / 88.3 %), and did not land. The floors hold the figures. With the rankings fused by
+// their scores (see [`HELD_OUT_MODEL_FLOOR`], whose weight was chosen on the pool, not here):
+// 91.7 % with the model (10 missed). Its figures for the weights tried had been printed with
+// the pool's, so the fifth draw is the clean measure.
 const PARAPHRASES_4_FLOOR: f64 = 86.0;
-const PARAPHRASES_4_MODEL_FLOOR: f64 = 89.0;
+const PARAPHRASES_4_MODEL_FLOOR: f64 = 91.0;
 
 /// A fifth draw of paraphrases (seed 20261209, 120 operations drawn uniformly from those no
 /// earlier set asks for, none whose id another document of its deployment has too), written the
@@ -1893,15 +1905,23 @@ const PARAPHRASES_5_OPENAI: Requests = &[
     ("Delete version 2 of skill skill_abc123.", &["delete_skill_version"]),
 ];
 
-// Measured once, as written: 94.2 % by words (7 of 120 missed), 92.5 % with the model (9
-// missed). The floors hold the figures.
+// Measured once, as written, with the ranker as it was and with the rankings fused by their
+// scores (see [`HELD_OUT_MODEL_FLOOR`]; weight chosen on the pool before this draw was written):
+// 94.2 % by words (7 of 120 missed) either way; with the model 92.5 % (9 missed) before, 91.7 %
+// (10 missed) with the fusion by scores. The floors hold the figures.
 const PARAPHRASES_5_FLOOR: f64 = 94.0;
-const PARAPHRASES_5_MODEL_FLOOR: f64 = 92.0;
+const PARAPHRASES_5_MODEL_FLOOR: f64 = 91.0;
 
-// The third and fourth draws together, the 240 paraphrases written before the ranker as it is
-// was measured on them: 85.8 % by words (34 missed), 87.5 % with the model (30 missed).
+// The third and fourth draws together: 85.8 % by words (34 missed); with the model 87.5 % (30
+// missed) before the fusion by scores, 90.8 % (22 missed) with it.
 const PARAPHRASES_HELD_OUT_FLOOR: f64 = 85.0;
-const PARAPHRASES_HELD_OUT_MODEL_FLOOR: f64 = 87.0;
+const PARAPHRASES_HELD_OUT_MODEL_FLOOR: f64 = 90.0;
+
+// All five draws, the 560 paraphrases of randomly drawn operations: 88.8 % by words (63 missed),
+// 92.3 % with the model (43 missed); with the model 90.5 % (53 missed) before the fusion by
+// scores.
+const PARAPHRASES_ALL_FLOOR: f64 = 88.0;
+const PARAPHRASES_ALL_MODEL_FLOOR: f64 = 92.0;
 
 /// The tables of several documents in one gateway, as two `[[domains]]` would serve them: a
 /// tool name an earlier document gave (`query_events`) is the later one's with its document's
@@ -1928,9 +1948,12 @@ fn corpus_gateway_tables(
 // (24 missed), 68.8 % with the model (20 missed). Then with the path items' summaries and
 // descriptions in the tables' `about` (2546344): 60.9 % by words (25 missed), 73.4 % with the
 // model (17 missed). Then with the request's effect counted (2026-12-06): 62.5 % by words (24
-// missed), 76.6 % with the model (15 missed). The goal is 90 %, not met.
+// missed), 76.6 % with the model (15 missed). Then with the rankings fused by their scores
+// (see [`HELD_OUT_MODEL_FLOOR`]): 79.7 % with the model (13 missed). Written in the words of a
+// user who does not know each API's vocabulary, this set is harder than the paraphrases: under
+// the goal of 90 %.
 const HELD_OUT_3_FLOOR: f64 = 62.0;
-const HELD_OUT_3_MODEL_FLOOR: f64 = 76.0;
+const HELD_OUT_3_MODEL_FLOOR: f64 = 79.0;
 
 /// What a set is asked of: the documents of one deployment.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -2086,6 +2109,12 @@ const SETS: &[Set] = &[
         parts: &[PARAPHRASES_5],
         floor: PARAPHRASES_5_FLOOR,
         model_floor: PARAPHRASES_5_MODEL_FLOOR,
+    },
+    Set {
+        name: "paraphrases, all five draws",
+        parts: &[PARAPHRASES_1, PARAPHRASES_2, PARAPHRASES_3, PARAPHRASES_4, PARAPHRASES_5],
+        floor: PARAPHRASES_ALL_FLOOR,
+        model_floor: PARAPHRASES_ALL_MODEL_FLOOR,
     },
 ];
 
