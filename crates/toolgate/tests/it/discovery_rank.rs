@@ -1912,16 +1912,866 @@ const PARAPHRASES_5_OPENAI: Requests = &[
 const PARAPHRASES_5_FLOOR: f64 = 94.0;
 const PARAPHRASES_5_MODEL_FLOOR: f64 = 91.0;
 
+/// A sixth draw of paraphrases (seed 20261210, 120 operations drawn uniformly from those no
+/// earlier set asks for, none whose id another document of its deployment has too), written the
+/// same way by a helper who had read neither the ranker, its tests nor the earlier draws, after
+/// the fusion by scores landed: the held-out measure of the ranker as it is.
+const PARAPHRASES_6_SPOTIFY: Requests = &[
+    ("Look up the pet store customer account for username 'jdoe42'.", &["get_user_by_name"]),
+    (
+        "Stick 'Blinding Lights' (spotify:track:0VjIjW4GlUZAMYd2vXMi3b) onto my Spotify playlist 3cEYpjA9oz9GiPac4AsH4n.",
+        &["add_tracks_to_playlist", "add_items_to_playlist"],
+    ),
+    (
+        "Make me a new private Spotify playlist called 'Road Trip 2025'.",
+        &["create_playlist", "create_playlist_for_user"],
+    ),
+    (
+        "Register a new pet store account for username 'mlopez' with email maria@example.com.",
+        &["create_user"],
+    ),
+    (
+        "Sign up these three pet store customers in one go: alice, bob and carol, with their emails.",
+        &["create_users_with_array_input", "create_users_with_list_input"],
+    ),
+];
+
+const PARAPHRASES_6_ASANA_BOX: Requests = &[
+    (
+        "Can you pull up the setup of our Box AI Studio agent 1234567 so I can see which model and instructions it uses?",
+        &["get_ai_agents_id"],
+    ),
+    (
+        "Show me the details for the Asana attachment 1209876543210123, I need its file name and download link.",
+        &["get_attachment"],
+    ),
+    (
+        "Who has been invited to the Box folder 'Q3 Contracts' (folder id 245981734), and with what access level?",
+        &["get_folders_id_collaborations"],
+    ),
+    (
+        "Look up Box collection 926489 and tell me its name and what kind of collection it is.",
+        &["get_collections_id"],
+    ),
+    ("What's sitting in my Box Favorites collection (id 926489) right now?", &["get_collections_id_items"]),
+    (
+        "For Box retention record 3424234, which policy is keeping that file version around and when does it expire?",
+        &["get_file_version_retentions_id"],
+    ),
+    (
+        "Which metadata templates are set to automatically flow down to everything inside Box folder 318842210?",
+        &["get_metadata_cascade_policies"],
+    ),
+    (
+        "In our enterprise Box template 'productInfo', what values can people pick for the taxonomy-backed field 'region'?",
+        &["get_metadata_templates_id_id_fields_id_options"],
+    ),
+    (
+        "Show me every custom metadata template our company has defined in Box.",
+        &["get_metadata_templates_enterprise"],
+    ),
+    (
+        "Pull up Asana portfolio 1201234567890123 for me, I want to see its owner, color and due date.",
+        &["get_portfolio"],
+    ),
+    (
+        "Who belongs to the 'Investment Banking' ethical wall segment (segment id 4573820) in our Box enterprise?",
+        &["get_shield_information_barrier_segment_members"],
+    ),
+    ("What's the comment and activity history on Asana task 1204455667788990?", &["get_stories_for_task"]),
+    (
+        "In Box, who is task assignment 11446498 given to, and have they finished it yet?",
+        &["get_task_assignments_id"],
+    ),
+    ("What's the status, assignee and due date of Asana task 1206543210987654?", &["get_task"]),
+    (
+        "Pull up the review task 11446500 that someone left on a file in Box, what does it say and when is it due?",
+        &["get_tasks_id"],
+    ),
+    (
+        "List all the hours people have logged under the 'Client Meetings' time category (gid 1207000000000011) in Asana.",
+        &["get_time_tracking_entries_for_time_tracking_category"],
+    ),
+    (
+        "How much time has been logged against Asana task 1205555123456789? Break it down entry by entry.",
+        &["get_time_tracking_entries_for_task", "get_time_tracking_entries"],
+    ),
+    (
+        "Give me the details of Asana webhook 1208888777766665, like its target URL and whether it's still active.",
+        &["get_webhook"],
+    ),
+    ("Which Box Relay automations can be kicked off from folder 129384756?", &["get_workflows"]),
+    (
+        "Have Box AI write a polite follow-up email to the vendor based on the contract in Box file 987654321.",
+        &["post_ai_text_gen"],
+    ),
+    (
+        "Remove resource allocation 1209900112233445 in Asana, Priya is no longer staffed on that project.",
+        &["delete_allocation"],
+    ),
+    (
+        "Kill the Box access token our old integration was using so it can't be used anymore.",
+        &["post_oauth2_revoke"],
+    ),
+    (
+        "My Box access token expired, can you trade in this refresh token for a fresh one?",
+        &["post_oauth2_token_refresh", "post_oauth2_token"],
+    ),
+    (
+        "Call off the Box Sign e-signature request 22a990ce-4e24-463b-b2f4-124820fe161a for the Acme NDA, the deal fell through.",
+        &["post_sign_requests_id_cancel"],
+    ),
+    ("Bump the Asana budget 1204444333322221 up to 500 hours.", &["update_budget"]),
+    (
+        "Rename our Box security label 'Internal Only' to 'Company Confidential' and refresh its description.",
+        &[
+            "put_metadata_templates_enterprise_security_classification_6__2",
+            "put_metadata_templates_id_id_schema",
+        ],
+    ),
+    (
+        "Get rid of old version 456456 of Box file 12345, it had the wrong numbers in it.",
+        &["delete_files_id_versions_id"],
+    ),
+    (
+        "Link Slack channel C12378991223 to Box folder 1234567 so files shared in that channel get stored there.",
+        &["post_integration_mappings_slack"],
+    ),
+    ("Cancel my Asana out-of-office entry 1207777666655554, my vacation got moved.", &["delete_ooo_entry"]),
+    (
+        "Make a copy of the Asana portfolio 'FY24 Initiatives' (1201111222233334) and call it 'FY25 Initiatives'.",
+        &["duplicate_portfolio"],
+    ),
+    (
+        "Set up a new Asana project called 'Website Redesign' under the Marketing team (team gid 1203333444455556).",
+        &["create_project_for_team", "create_project"],
+    ),
+    (
+        "Take member 7815 out of its Box information barrier segment.",
+        &["delete_shield_information_barrier_segment_members_id"],
+    ),
+    (
+        "Attach a keyword skill card listing 'pricing', 'renewal' and 'SLA' to Box file 12345.",
+        &["post_files_id_metadata_global_box_skills_cards"],
+    ),
+    ("Delete the comment 1206666555544443 that I posted by mistake on an Asana task.", &["delete_story"]),
+    ("Start a new Asana team called 'Data Platform' in our organization 1200000000000001.", &["create_team"]),
+    (
+        "Switch off the external-user terms of service 1234 in Box and swap in the revised 2025 wording.",
+        &["put_terms_of_services_id"],
+    ),
+    (
+        "Rename the Asana time tracking category 1207000000000011 from 'Meetings' to 'Client Meetings' and make it blue.",
+        &["update_time_tracking_category"],
+    ),
+];
+
+const PARAPHRASES_6_DIGITALOCEAN_TWILIO: Requests = &[
+    ("What's my DigitalOcean droplet limit, and is my account email verified?", &["account_get"]),
+    (
+        "Look up Twilio account AC1234567890abcdef1234567890abcdef and tell me its friendly name and whether it's active or suspended.",
+        &["fetch_account"],
+    ),
+    (
+        "Show me a history of every event that's been run across my whole DigitalOcean account.",
+        &["actions_list"],
+    ),
+    (
+        "I need a console URL to shell into the 'api' component of my App Platform app 4f6c71e2-1e90-4762-9fee-6cc4a0a9f2cf.",
+        &["apps_get_exec_active_deployment"],
+    ),
+    (
+        "What container sizes can I choose from on DigitalOcean App Platform, and what do they cost?",
+        &["apps_list_instance_sizes"],
+    ),
+    (
+        "Which snapshots have been taken of my block storage volume 7724db7c-e098-11e5-b522-000f53304e51?",
+        &["volume_snapshots_list"],
+    ),
+    (
+        "What's the current state of Twilio conference CFbbe46ff1274e283f7e3ac1df0072ab39, is it still in progress?",
+        &["fetch_conference"],
+    ),
+    (
+        "What image repos are in my DigitalOcean container registry 'example-registry'?",
+        &["registry_list_repositories", "registry_list_repositories_v2", "registries_list_repositories_v2"],
+    ),
+    (
+        "Page through the repositories in my DO container registry 'acme-images' 20 at a time, using the newer token-based paging.",
+        &["registry_list_repositories_v2", "registries_list_repositories_v2"],
+    ),
+    (
+        "Show me the Twilio SIP credential list CL32a3c49700934481addd5ce1659f04d2 and its friendly name.",
+        &["fetch_sip_credential_list"],
+    ),
+    (
+        "What's the global compatibility level on the schema registry of my Kafka cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30?",
+        &["databases_get_kafka_schema_config"],
+    ),
+    (
+        "Which PgBouncer pools are set up on my Postgres cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30?",
+        &["databases_list_connection_pools"],
+    ),
+    (
+        "Does my managed database 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30 have any read replicas, and where are they?",
+        &["databases_list_replicas"],
+    ),
+    (
+        "For DigitalOcean dedicated inference endpoints, which models can run on which GPU types?",
+        &["dedicated_inferences_get_gpu_model_config"],
+    ),
+    ("Give me the details of droplet 3164444: its IP, size and whether it's running.", &["droplets_get"]),
+    (
+        "Which sub-agents does my GenAI agent 1b418231-b7d6-11ef-bf8f-4e013e2ddde4 hand requests off to?",
+        &["genai_get_agent_children"],
+    ),
+    (
+        "Get me a link to download the detailed report for knowledge base indexing job 6e0d1f52-b7d6-11ef-bf8f-4e013e2ddde4.",
+        &["genai_get_indexing_job_details_signed_url"],
+    ),
+    (
+        "Show me the catalog card for the model 'llama3.3-70b-instruct' on DigitalOcean's Gradient AI platform.",
+        &["genai_get_model_catalog_card"],
+    ),
+    (
+        "I want to download the results of model evaluation run 5f2c8a10-1d3e-4b6f-9a7c-2e8d4f6b1a90, can you get me a link?",
+        &["genai_get_model_evaluation_run_results_download_url"],
+    ),
+    (
+        "Which of my Gradient agents are using the OpenAI key 3f8e2b10-b7d6-11ef-bf8f-4e013e2ddde4?",
+        &["genai_list_agents_by_openai_key"],
+    ),
+    (
+        "Show me all the knowledge base indexing jobs that have run on my DigitalOcean account.",
+        &["genai_list_indexing_jobs"],
+    ),
+    ("What OpenAI keys have I hooked up to DigitalOcean's GenAI platform?", &["genai_list_openai_api_keys"]),
+    (
+        "Has the transfer action 36805527 on my custom image 7938391 finished yet?",
+        &["image_actions_get", "actions_get"],
+    ),
+    (
+        "Show every IP allowlist I've set up for SIP traffic on my Twilio account.",
+        &["list_sip_ip_access_control_list"],
+    ),
+    (
+        "Show me how my DigitalOcean monitoring alert 78b3da62-27e5-49ba-ac70-5db0b5935c64 is configured.",
+        &["monitoring_get_alert_policy"],
+    ),
+    (
+        "How many times has my App Platform app 2db3c021-15ad-4088-bfe8-99dc972b9cf6 restarted over the past 24 hours?",
+        &["monitoring_get_app_restart_count_metrics_yml"],
+    ),
+    (
+        "Show the read/write throughput for the 'orders' schema on my managed MySQL cluster over the last 6 hours.",
+        &["monitoring_get_database_mysql_schema_throughput"],
+    ),
+    (
+        "Chart how much available memory droplet 3164444 has had over the last day.",
+        &["monitoring_get_droplet_memory_available_metrics"],
+    ),
+    (
+        "What's the trend of completely unused RAM on droplet 3164444 since yesterday morning?",
+        &["monitoring_get_droplet_memory_free_metrics"],
+    ),
+    (
+        "How many requests have been waiting in queue at the backend droplets of load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6 in the last hour?",
+        &["monitoring_get_lb_droplets_queue_size"],
+    ),
+    (
+        "Break down the 2xx, 4xx and 5xx response rates my load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6 has been returning over the past 6 hours.",
+        &["monitoring_get_lb_frontend_http_responses"],
+    ),
+    (
+        "How many TLS connections did load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6 close today because clients went over the rate limit?",
+        &["monitoring_get_lb_frontend_tls_connections_exceeding_rate_limit"],
+    ),
+    ("List my NFS share snapshots in the nyc1 region.", &["nfs_list_snapshot"]),
+    ("What marketplace one-click apps can I install on a droplet?", &["one_clicks_list"]),
+    ("Which teams are in my DigitalOcean organization?", &["organizations_list_teams"]),
+    (
+        "Show me all my private interconnects to partner networks on DigitalOcean.",
+        &["partner_attachments_list"],
+    ),
+    ("Which IPv6 addresses have I reserved on DigitalOcean?", &["reserved_ipv6_list"]),
+    ("Which SSH public keys are saved on my DigitalOcean account?", &["ssh_keys_list"]),
+    (
+        "Find me some US 1-800 style numbers I could buy on Twilio, ideally ones containing 'FLOWER'.",
+        &["list_available_phone_number_toll_free"],
+    ),
+    (
+        "Pull up the settings of my DigitalOcean uptime monitor 4de7ac8b-495b-4884-9a69-1050c6793cd6.",
+        &["uptime_get_check"],
+    ),
+    (
+        "Are there any VoIP numbers in the UK that I can buy through Twilio?",
+        &["list_available_phone_number_voip"],
+    ),
+    ("List the NAT gateways I've got attached to my VPCs.", &["vpcnatgateways_list"]),
+    ("Tear down my App Platform app 4f6c71e2-1e90-4762-9fee-6cc4a0a9f2cf completely.", &["apps_delete"]),
+    ("Purge the record of Twilio call CA42ed11f93dc08b952027ffbc406d0868 from my logs.", &["delete_call"]),
+    (
+        "Upload my own SSL cert for shop.example.com to DigitalOcean, here are the private key, leaf certificate and chain.",
+        &["certificates_create_certificate_request_custom"],
+    ),
+    (
+        "Add a SIP login 'frontdesk' with password 'S3cureP@ss2025' to Twilio credential list CL32a3c49700934481addd5ce1659f04d2.",
+        &["create_sip_credential"],
+    ),
+    (
+        "Set up a new Twilio SIP auth list called 'Office Phones' that I can put desk phone logins into.",
+        &["create_sip_credential_list"],
+    ),
+    (
+        "Turn on storage auto-scaling for database cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30, growing by 10 GB whenever it hits 80% full.",
+        &["databases_update_autoscale"],
+    ),
+    (
+        "Change the default time zone to UTC and the connect_timeout to 20 seconds on my MySQL cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30.",
+        &["databases_patch_config"],
+    ),
+    (
+        "Stop shipping logs from database cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30 to our Datadog sink 50484ec3-19d6-4cd3-b56f-3b0381c289a6, remove it.",
+        &["databases_delete_logsink"],
+    ),
+    (
+        "Switch droplet 3164444's backups to weekly, on Sundays at 8pm.",
+        &["droplet_actions_post_droplet_action_change_backup_policy"],
+    ),
+    (
+        "I need upload links so I can push 'eval_prompts.csv' as a dataset for a model evaluation on Gradient.",
+        &["genai_create_model_eval_dataset_upload_presigned_urls"],
+    ),
+    (
+        "Set up a model router called 'cost-saver' that sends simple prompts to llama3-8b-instruct and harder ones to openai-gpt-4o.",
+        &["genai_create_model_router"],
+    ),
+    (
+        "Get rid of model evaluation run 5f2c8a10-1d3e-4b6f-9a7c-2e8d4f6b1a90, we don't need it anymore.",
+        &["genai_delete_model_evaluation_run"],
+    ),
+    (
+        "Rotate API key 9a6e3975-b0c6-11ef-bf8f-4e013e2ddde4 on my GenAI agent 1b418231-b7d6-11ef-bf8f-4e013e2ddde4, it leaked.",
+        &["genai_regenerate_agent_api_key"],
+    ),
+    (
+        "Make my GenAI agent 1b418231-b7d6-11ef-bf8f-4e013e2ddde4 reachable by the public instead of private.",
+        &["genai_update_agent_deployment_visibility"],
+    ),
+    (
+        "Give me upload URLs so I can add 'handbook.pdf' (about 2 MB) as a source file for my knowledge base.",
+        &["genai_create_data_source_file_upload_presigned_urls"],
+    ),
+    ("Copy my custom image 7938391 over to the sfo3 region.", &["image_actions_post_image_action_transfer"]),
+    (
+        "Put droplets 3164444 and 3164445 behind load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6 as well.",
+        &["load_balancers_add_droplets"],
+    ),
+    ("Remove the NFS share 0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d, we're done with it.", &["nfs_delete"]),
+    (
+        "Rename verified caller ID PNe905d7e6b410746a0fb08c57e5a186f3 on Twilio to 'Main Office Line'.",
+        &["update_outgoing_caller_id"],
+    ),
+    (
+        "Change the BGP peering IPs and auth key on my partner interconnect attachment 5a4981aa-9653-4bd1-bef5-d6bff52042e4.",
+        &["partner_attachments_patch_bgp"],
+    ),
+    (
+        "Un-mute security finding suppression 4f1c2e9a-7b3d-4d8e-9a10-2c5b6e7f8a90 so that issue shows up in my scans again.",
+        &["security_delete_suppression"],
+    ),
+    (
+        "Use DigitalOcean serverless inference with openai-gpt-image-1 to make a picture of a watercolor lighthouse at sunset.",
+        &["inference_create_image"],
+    ),
+    (
+        "Ask anthropic-claude-sonnet-4 through DO serverless inference for its next reply in this chat, capped at 512 tokens.",
+        &["inference_create_messages", "inference_create_chat_completion", "inference_create_response"],
+    ),
+    ("Tear down NAT gateway 70e1b58d-cdec-4e95-b3ee-2d4d95feff51 in my VPC.", &["vpcnatgateways_delete"]),
+];
+
+const PARAPHRASES_6_OPENAI: Requests = &[
+    (
+        "Which speaker permission recordings have we uploaded on OpenAI for making custom voices?",
+        &["list_voice_consents"],
+    ),
+    ("What's the size, purpose and upload date of OpenAI file file-abc123?", &["retrieve_file"]),
+    (
+        "Which intermediate model snapshots were saved during fine-tune job ftjob-abc123, and what were their step metrics?",
+        &["list_fine_tuning_job_checkpoints"],
+    ),
+    ("Which user groups have been granted into OpenAI project proj_abc123?", &["list_project_groups"]),
+    (
+        "What roles does user-abc123 hold inside OpenAI project proj_xyz789?",
+        &["list_project_user_role_assignments"],
+    ),
+    (
+        "How far along is batch vsfb_abc123 that's loading files into vector store vs_abc123, how many are done?",
+        &["get_vector_store_file_batch"],
+    ),
+    ("Get rid of my OpenAI assistant asst_abc123, I don't use it anymore.", &["delete_assistant"]),
+    (
+        "Kick off assistant asst_abc123 on thread thread_abc123 so it responds to the latest message.",
+        &["create_run"],
+    ),
+    (
+        "Turn on the mTLS certificates cert_abc and cert_def for OpenAI project proj_abc123.",
+        &["activate_project_certificates"],
+    ),
+    ("Erase the stored chat completion chatcmpl-abc123 from OpenAI.", &["delete_chat_completion"]),
+    (
+        "Wipe ChatKit conversation cthr_abc123 along with all its messages and attachments.",
+        &["delete_thread_method"],
+    ),
+    ("Kick user-abc123 out of OpenAI project proj_abc123.", &["delete_project_user"]),
+];
+
+// Measured once, as written: 86.7 % by words (16 of 120 missed), 85.8 % with the model (17
+// missed; 85.0 % with the fusion by rank it replaced). Three misses are Petstore's user
+// operations asked for as a "pet store customer account", which the pet and store tables take.
+const PARAPHRASES_6_FLOOR: f64 = 86.0;
+const PARAPHRASES_6_MODEL_FLOOR: f64 = 85.0;
+
+/// A seventh draw of paraphrases (seed 20261211), drawn and written as the sixth was, before
+/// either was measured: the second held-out measure of the ranker as it is.
+const PARAPHRASES_7_SPOTIFY: Requests = &[
+    (
+        "Fetch the Spotify profiles for these artists in one go: 0TnOYISbd1XYRBk9myaseg, 3TVXtAsR1Inumwj472S9r4, 1Xyo4u8uXC1ZmMpatF05PJ.",
+        &["get_multiple_artists"],
+    ),
+    (
+        "Get me info on these three Spotify audiobooks: 18yVqkdbdRvS24c0Ilj2ci, 1HGw3J3NxZO1TP1BTtVhpZ, 7iHfbu1YPACw6oZPAFJtqe.",
+        &["get_multiple_audiobooks"],
+    ),
+    (
+        "Look up these podcast episodes on Spotify together: 77o6BIVlYM3msb4MMIL1jH and 0Q86acNRm6V9GYx55SXKwf.",
+        &["get_multiple_episodes"],
+    ),
+    ("what songs are lined up to play next on my Spotify?", &["get_queue"]),
+    ("Are there any trains from Berlin Hbf to Paris Gare du Nord on 2024-06-14 after 8am?", &["get_trips"]),
+    (
+        "Am I following Radiohead (4Z8W4fKeB5YxbusRsdQVPb) and Bjork (7w29UYBi0qsHi5RTcv3lmA) on Spotify?",
+        &["check_current_user_follows"],
+    ),
+    ("Do I already follow the Spotify playlist 37i9dQZF1DXcBWIGoYBM5M?", &["check_if_user_follows_playlist"]),
+];
+
+const PARAPHRASES_7_ASANA_BOX: Requests = &[
+    (
+        "Can you pull up the details of our Box Sign template 'NDA-2024', id 4f1c9a2e-77b3-4d1a-9c55-0e2a6b8d3f10?",
+        &["get_sign_templates_id"],
+    ),
+    (
+        "Show me the metadata for Box file 1290345678 - size, owner, when it was last modified.",
+        &["get_files_id"],
+    ),
+    (
+        "What entries are in the 'regions' classification tree under the enterprise_48213 namespace in Box?",
+        &["get_metadata_taxonomies_id_id_nodes"],
+    ),
+    (
+        "In Asana, open up the 'Product Launch' project template (gid 1205566778899001) so I can see what it contains.",
+        &["get_project_template"],
+    ),
+    (
+        "What's the public share URL for my Box folder 'Q3 Reports' (id 88231456)?",
+        &["get_folders_id_get_shared_link", "get_folders_id"],
+    ),
+    (
+        "Someone sent me this Box link https://app.box.com/s/7hxk2lq9bookmark - which bookmark does it point to?",
+        &["get_shared_items_web_links"],
+    ),
+    ("Which labels are attached to Asana task 1204987712345678?", &["get_tags_for_task"]),
+    (
+        "List the child items under the Asana task 'Prepare onboarding deck' (gid 1206001122334455).",
+        &["get_subtasks_for_task"],
+    ),
+    ("How far along is my chunked Box upload, session D5E3F7A2B1C94E8F?", &["get_files_upload_sessions_id"]),
+    (
+        "Revoke Jamie's access to the shared folder in Box - the collaboration id is 790012345.",
+        &["delete_collaborations_id"],
+    ),
+    (
+        "Get rid of the Asana goal 'Increase NPS to 60' (gid 1203344556677889), we dropped it.",
+        &["delete_goal"],
+    ),
+    (
+        "Detach the 'Confidence' custom field from our Asana goal 1203344556677890.",
+        &["remove_custom_field_setting_for_goal"],
+    ),
+    (
+        "Rename the Box group 'Contractors' (id 551234) to 'External Partners' and update its description.",
+        &["put_groups_id"],
+    ),
+    (
+        "Change the description on Box legal hold policy 314159 to 'Smith v. Acme litigation - retain all'.",
+        &["put_legal_hold_policies_id"],
+    ),
+    (
+        "We no longer need the 'cost_centers' taxonomy in the enterprise_48213 namespace in Box - please delete it.",
+        &["delete_metadata_taxonomies_id_id"],
+    ),
+    (
+        "My vacation got extended - push the end date of my Asana out-of-office entry 1207788990011223 to 2024-08-23.",
+        &["update_ooo_entry"],
+    ),
+    (
+        "Take the 'Budget' field off the Asana project 'Website Redesign' (gid 1201122334455667).",
+        &["remove_custom_field_setting_for_project"],
+    ),
+    (
+        "Make the Box bookmark 44129876 shareable with anyone who has the link.",
+        &["put_web_links_id_add_shared_link", "put_web_links_id_update_shared_link", "put_web_links_id"],
+    ),
+    (
+        "Put user 22334455 in Box onto storage policy 7 so their data lives in the EU zone.",
+        &["post_storage_policy_assignments"],
+    ),
+    (
+        "Task 1209988776655443 in Asana is no longer blocked by task 1209988776655440 - drop that dependency.",
+        &["remove_dependencies_for_task"],
+    ),
+    (
+        "Strip the 'urgent' tag (gid 1200000000000123) from Asana task 1204455667788990.",
+        &["remove_tag_for_task"],
+    ),
+    (
+        "Put priya@acme.com on the Marketing team in Asana (team gid 1201212121212121).",
+        &["add_user_for_team"],
+    ),
+    (
+        "I logged time on the wrong task in Asana - erase time entry 1208877665544332.",
+        &["delete_time_tracking_entry"],
+    ),
+    (
+        "Purge the Box folder 'Old Drafts' (id 66778899) from the trash for good, no recovery.",
+        &["delete_folders_id_trash"],
+    ),
+    (
+        "Abort the chunked Box upload with session id 9A8B7C6D5E4F3210, I picked the wrong file.",
+        &["delete_files_upload_sessions_id"],
+    ),
+    ("Turn off watermarking on Box folder 12345098 'Client Previews'.", &["delete_folders_id_watermark"]),
+];
+
+const PARAPHRASES_7_DIGITALOCEAN_TWILIO: Requests = &[
+    (
+        "What third-party add-ons does DigitalOcean's marketplace offer that I could provision?",
+        &["addons_get_app"],
+    ),
+    (
+        "How much Twilio usage have I racked up since I opened the account, broken down by category?",
+        &["list_usage_record_all_time", "list_usage_record"],
+    ),
+    (
+        "How much bandwidth did my App Platform app 4f6c71e2-1e90-4762-9fee-6cc4a0a9f2cf use per day recently?",
+        &["apps_get_metrics_bandwidth_daily", "apps_list_metrics_bandwidth_daily"],
+    ),
+    ("Show me every App Platform app I have deployed on DigitalOcean.", &["apps_list"]),
+    (
+        "Which Twilio marketplace add-ons are hooked up to my number PN3f2a1b4c5d6e7f8091a2b3c4d5e6f708?",
+        &["list_incoming_phone_number_assigned_add_on"],
+    ),
+    ("Pull up my past DigitalOcean charges and payments.", &["billing_history_list"]),
+    (
+        "Get me the details of Twilio call CA42ed11f93dc08b952027ffbc406d0868 - duration, status, who it was to.",
+        &["fetch_call"],
+    ),
+    (
+        "Were any recordings made of Twilio conference CFbbe46ff1274e283f7e3ac1df0072ab39? List them.",
+        &["list_conference_recording"],
+    ),
+    (
+        "What image tags exist for the 'api-server' repo in my DigitalOcean container registry 'acme-images'?",
+        &["registries_list_repository_tags", "registry_list_repository_tags"],
+    ),
+    (
+        "Is storage autoscaling turned on for my managed database cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30, and what are its thresholds?",
+        &["databases_get_autoscale"],
+    ),
+    (
+        "Give me the status, engine version and connection info for my DigitalOcean database cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30.",
+        &["databases_get_cluster"],
+    ),
+    (
+        "Show the settings of the PgBouncer pool 'backend-pool' on Postgres cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30.",
+        &["databases_get_connection_pool"],
+    ),
+    (
+        "Which logical databases live inside my managed cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30?",
+        &["databases_list"],
+    ),
+    (
+        "Where is my database cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30 shipping its logs? List the configured log destinations.",
+        &["databases_list_logsink"],
+    ),
+    (
+        "What engines, versions, regions and node sizes can I pick from when spinning up a managed database on DigitalOcean?",
+        &["databases_list_options"],
+    ),
+    (
+        "Show me GPU accelerator acc-77d1 on my dedicated inference endpoint di-5521f0.",
+        &["dedicated_inferences_get_accelerator"],
+    ),
+    (
+        "What GPU size options are available for a DigitalOcean dedicated inference deployment?",
+        &["dedicated_inferences_list_sizes"],
+    ),
+    (
+        "Which access tokens have been issued for my dedicated inference endpoint di-5521f0?",
+        &["dedicated_inferences_list_tokens"],
+    ),
+    (
+        "Did the resize (action 36804758) on droplet 3164444 finish yet?",
+        &["droplet_actions_get", "actions_get"],
+    ),
+    (
+        "I asked DigitalOcean to tear down droplet 3164450 along with its volumes and snapshots - is that cleanup done?",
+        &["droplets_get_destroy_associated_resources_status"],
+    ),
+    (
+        "Show the revision history of my GenAI agent 1b418231-b7d6-11ef-bf8f-4e013e2ddde4.",
+        &["genai_list_agent_versions"],
+    ),
+    (
+        "Which Claude provider keys have I registered with the DigitalOcean GenAI platform?",
+        &["genai_list_anthropic_api_keys"],
+    ),
+    ("In which regions can I run GenAI agents on DigitalOcean?", &["genai_list_datacenter_regions"]),
+    (
+        "What scoring metrics can I use when evaluating my DigitalOcean AI agents?",
+        &["genai_list_evaluation_metrics"],
+    ),
+    (
+        "What built-in task presets are there for configuring a model router on DigitalOcean's AI platform?",
+        &["genai_list_model_router_task_presets"],
+    ),
+    ("list all the API keys on my Twilio account", &["list_key"]),
+    (
+        "Which newer Kubernetes versions can my DOKS cluster bd5f5959-5e1e-4205-a714-a914373942af be moved to?",
+        &["kubernetes_get_available_upgrades"],
+    ),
+    (
+        "Give me the details of Kubernetes cluster bd5f5959-5e1e-4205-a714-a914373942af - version, node pools, state.",
+        &["kubernetes_get_cluster"],
+    ),
+    (
+        "What monitoring alerts have I set up across my droplets on DigitalOcean?",
+        &["monitoring_list_alert_policy"],
+    ),
+    (
+        "Chart the number of active connections from load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6 to its backend droplets over the last 6 hours.",
+        &["monitoring_get_lb_droplets_connections"],
+    ),
+    (
+        "Find me some national (non-geographic) phone numbers I could buy in GB on Twilio.",
+        &["list_available_phone_number_national"],
+    ),
+    (
+        "Look up the verified caller ID PNe905d7e6b410746a0fb08c57e5a186f3 on my Twilio account.",
+        &["fetch_outgoing_caller_id"],
+    ),
+    (
+        "For recording RE557ce644e5ab84fa21cc21112e22c485, show me the payloads attached to add-on result XR1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d.",
+        &["list_recording_add_on_result_payload"],
+    ),
+    (
+        "What droplets, volumes and other stuff are assigned to my DigitalOcean project 4e1bfbc3-dc3e-41f2-a18f-1b4d7ba71679?",
+        &["projects_list_resources"],
+    ),
+    (
+        "Which of my resources are impacted by finding f12ab-99 in security scan 5e2a8b7c?",
+        &["security_list_scan_finding_affected_resources"],
+    ),
+    ("Show me my current DigitalOcean security scanning configuration.", &["security_list_settings"]),
+    (
+        "Can you get the details of Twilio signing key SKd1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6?",
+        &["fetch_signing_key"],
+    ),
+    (
+        "Describe my VPC 5a4981aa-9653-4bd1-bef5-d6bff52042e4 - IP range, region, default status.",
+        &["vpcs_get"],
+    ),
+    (
+        "Wipe the transcription add-on output XR0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d and all its data from Twilio recording RE557ce644e5ab84fa21cc21112e22c485.",
+        &["delete_recording_add_on_result"],
+    ),
+    (
+        "Point the voice webhook of my Twilio TwiML app AP2a0747eba6abf96b7e3c3ff0b4530f6e at https://example.com/voice.",
+        &["update_application"],
+    ),
+    (
+        "Upload a JSONL input file called prompts.jsonl so I can run a batch inference job on DigitalOcean.",
+        &["inference_create_batch_file"],
+    ),
+    (
+        "Delete my DigitalOcean container registry named 'legacy-builds' entirely.",
+        &["registries_delete", "registry_delete"],
+    ),
+    (
+        "Cancel the running garbage collection eff0feee-49c7-4e8f-ba5c-a320c109c8a8 on my registry 'acme-images'.",
+        &["registries_update_garbage_collection", "registry_update_garbage_collection"],
+    ),
+    (
+        "Drop the 'reporting-pool' connection pool from Postgres cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30.",
+        &["databases_delete_connection_pool"],
+    ),
+    (
+        "Make read replica 'read-nyc3-01' of cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30 a standalone primary database.",
+        &["databases_promote_replica"],
+    ),
+    (
+        "Change the basic-auth username and password used to scrape my DigitalOcean database metrics endpoints to 'prom' / 'S3cure!pass'.",
+        &["databases_update_cluster_metrics_credentials"],
+    ),
+    (
+        "Scale my database cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30 up to db-s-4vcpu-8gb with 3 nodes.",
+        &["databases_update_cluster_size"],
+    ),
+    (
+        "Bump the 'backend-pool' PgBouncer pool on cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30 to size 25 in transaction mode.",
+        &["databases_update_connection_pool"],
+    ),
+    (
+        "Set the default compatibility level of the schema registry on my Kafka cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30 to BACKWARD.",
+        &["databases_update_kafka_schema_config"],
+    ),
+    (
+        "Start forwarding the logs of database cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30 to my rsyslog server at logs.example.com:514.",
+        &["databases_create_logsink"],
+    ),
+    (
+        "Invalidate token tok-88a2 on dedicated inference endpoint di-5521f0 - it leaked.",
+        &["dedicated_inferences_delete_tokens"],
+    ),
+    (
+        "Change the egress rules on cloud firewall bb4b2611-3d72-467b-8602-280330ecd65c so droplets can only reach out on TCP 443 and UDP 53.",
+        &["firewalls_update_outbound_rules"],
+    ),
+    (
+        "Attach floating IP 45.55.96.47 to droplet 758604968.",
+        &[
+            "floating_ips_action_post_floating_ip_action_assign",
+            "reserved_ips_actions_post_reserved_ip_action_assign",
+        ],
+    ),
+    (
+        "Set up a new evaluation dataset named 'support-qa-v2' from the file I uploaded, for testing my DigitalOcean agents.",
+        &["genai_create_evaluation_dataset"],
+    ),
+    (
+        "Revoke key 5c7e8f90-aa11 on my DigitalOcean agent 1b418231-b7d6-11ef-bf8f-4e013e2ddde4.",
+        &["genai_delete_agent_api_key"],
+    ),
+    (
+        "I changed my mind - stop the pending transfer of snapshot image 7938391 to the other account.",
+        &["images_post_account_transfer_cancel"],
+    ),
+    (
+        "Unhook my container registry from Kubernetes clusters bd5f5959-5e1e-4205-a714-a914373942af and 7c1a33e2-90af-4d15-8bf2-22e7a4f1b3c9.",
+        &["kubernetes_remove_registry"],
+    ),
+    (
+        "Just rename my default DigitalOcean project to 'Production' and leave everything else alone.",
+        &["projects_patch_default", "projects_update_default"],
+    ),
+    (
+        "point reserved IP 104.131.186.241 at droplet 758604968",
+        &[
+            "reserved_ips_actions_post_reserved_ip_action_assign",
+            "floating_ips_action_post_floating_ip_action_assign",
+        ],
+    ),
+    ("Kill the Spaces access key DOO1A2B3C4D5E6F7G8H9 - it's no longer used.", &["spaces_key_delete"]),
+    ("Relabel my SSH key 512189 on DigitalOcean as 'laptop-2024'.", &["ssh_keys_update"]),
+    (
+        "Change uptime alert 17f0f0ae-b7e5-4ef6-86e3-aa569db58284 on check 4de7ac8b-495b-4884-9a69-1050c6793cd6 to email me when latency goes over 500ms for 5 minutes.",
+        &["uptime_update_alert"],
+    ),
+    (
+        "Roll my vector database vdb-3391 back to backup bk-20240601.",
+        &["vector_databases_post_restore_backup"],
+    ),
+    (
+        "Tear down the VPC peering 5a4981aa-9653-4bd1-bef5-d6bff52042e4 between staging and prod.",
+        &["vpc_peerings_delete"],
+    ),
+];
+
+const PARAPHRASES_7_OPENAI: Requests = &[
+    ("Which mTLS certificates have been uploaded to our OpenAI org?", &["list_organization_certificates"]),
+    ("Show me all the messages and events in ChatKit thread cthr_68a1b2c3d4.", &["list_thread_items_method"]),
+    (
+        "Pull up item msg_abc123 from OpenAI conversation conv_689667905b048191b4740501625afd940c7533ace33a2dab.",
+        &["get_conversation_item"],
+    ),
+    (
+        "What are our OpenAI organization's current data retention settings?",
+        &["retrieve_organization_data_retention"],
+    ),
+    ("Show me the evals we've set up in this OpenAI project.", &["list_evals"]),
+    (
+        "Which projects have been granted access to my fine-tuned checkpoint ft:gpt-4o-mini-2024-07-18:acme::9xYz:ckpt-step-1200?",
+        &["list_fine_tuning_checkpoint_permissions"],
+    ),
+    ("list every group in our OpenAI organization", &["list_groups"]),
+    ("What API keys exist under OpenAI project proj_abc123?", &["list_project_api_keys"]),
+    (
+        "Which bot/service accounts are set up in OpenAI project proj_abc123?",
+        &["list_project_service_accounts"],
+    ),
+    ("Give me a rundown of all the projects in our OpenAI org.", &["list_projects"]),
+    ("Show details for OpenAI project proj_abc123 - name, status, creation date.", &["retrieve_project"]),
+    ("What roles are defined for OpenAI project proj_abc123?", &["list_project_roles"]),
+    (
+        "Show me the org-level spending alert alert_7f3e9 we set up on OpenAI.",
+        &["retrieve_organization_spend_alert"],
+    ),
+    ("Look up the OpenAI org member user-abc123 - their email, role, when they joined.", &["retrieve_user"]),
+    ("What's the status and file count of my vector store vs_abc123?", &["get_vector_store"]),
+    ("Did file-abc123 finish processing in vector store vs_abc123?", &["get_vector_store_file"]),
+    ("Remove the expired certificate cert_abc from our OpenAI organization.", &["delete_certificate"]),
+    (
+        "Stop sharing checkpoint ft:gpt-4o-mini-2024-07-18:acme::9xYz:ckpt-step-1200 with that project - revoke permission cp_zc4Q7MP6XxulcVzj4MZdwsAB.",
+        &["delete_fine_tuning_checkpoint_permission"],
+    ),
+    (
+        "I need a short-lived client token for a browser app that does live speech-to-text with gpt-4o-transcribe.",
+        &["create_realtime_transcription_session", "create_realtime_client_secret"],
+    ),
+    (
+        "Turn down the incoming SIP call rtc_u1_9c6574da8b8a41a18da9308f4ad974ce with a 486 busy.",
+        &["reject_realtime_call"],
+    ),
+    ("Get rid of spend alert alert_9a2 on OpenAI project proj_abc123.", &["delete_project_spend_alert"]),
+    (
+        "Raise the threshold of spend alert alert_9a2 in project proj_abc123 to $500.",
+        &["update_project_spend_alert"],
+    ),
+    ("Delete vector store vs_abc123, I don't need it anymore.", &["delete_vector_store"]),
+];
+
+// Measured once, as written: 89.2 % by words (13 of 120 missed), 89.2 % with the model (13
+// missed; 83.3 % with the fusion by rank it replaced).
+const PARAPHRASES_7_FLOOR: f64 = 89.0;
+const PARAPHRASES_7_MODEL_FLOOR: f64 = 89.0;
+
 // The third and fourth draws together: 85.8 % by words (34 missed); with the model 87.5 % (30
 // missed) before the fusion by scores, 90.8 % (22 missed) with it.
 const PARAPHRASES_HELD_OUT_FLOOR: f64 = 85.0;
 const PARAPHRASES_HELD_OUT_MODEL_FLOOR: f64 = 90.0;
 
-// All five draws, the 560 paraphrases of randomly drawn operations: 88.8 % by words (63 missed),
-// 92.3 % with the model (43 missed); with the model 90.5 % (53 missed) before the fusion by
-// scores.
+// The fifth to seventh draws, the 360 paraphrases none of the ranker's choices saw: 90.0 % by
+// words (36 missed), 88.9 % with the model (40 missed; 86.9 %, 47 missed, with the fusion by
+// rank). The goal of 90 % with the model is not met.
+const PARAPHRASES_HELD_OUT_2_FLOOR: f64 = 90.0;
+const PARAPHRASES_HELD_OUT_2_MODEL_FLOOR: f64 = 88.0;
+
+// All seven draws, 800 paraphrases of randomly drawn operations (the first three chose the
+// fusion's weight): 88.5 % by words (92 missed), 90.9 % with the model (73 missed).
 const PARAPHRASES_ALL_FLOOR: f64 = 88.0;
-const PARAPHRASES_ALL_MODEL_FLOOR: f64 = 92.0;
+const PARAPHRASES_ALL_MODEL_FLOOR: f64 = 90.0;
 
 /// The tables of several documents in one gateway, as two `[[domains]]` would serve them: a
 /// tool name an earlier document gave (`query_events`) is the later one's with its document's
@@ -2032,6 +2882,18 @@ const PARAPHRASES_5: Parts = &[
     (Docs::OpenAi, PARAPHRASES_5_OPENAI),
     (Docs::First, PARAPHRASES_5_SPOTIFY),
 ];
+const PARAPHRASES_6: Parts = &[
+    (Docs::AsanaBox, PARAPHRASES_6_ASANA_BOX),
+    (Docs::DigitalOceanTwilio, PARAPHRASES_6_DIGITALOCEAN_TWILIO),
+    (Docs::OpenAi, PARAPHRASES_6_OPENAI),
+    (Docs::First, PARAPHRASES_6_SPOTIFY),
+];
+const PARAPHRASES_7: Parts = &[
+    (Docs::AsanaBox, PARAPHRASES_7_ASANA_BOX),
+    (Docs::DigitalOceanTwilio, PARAPHRASES_7_DIGITALOCEAN_TWILIO),
+    (Docs::OpenAi, PARAPHRASES_7_OPENAI),
+    (Docs::First, PARAPHRASES_7_SPOTIFY),
+];
 
 /// A set of requests: its name, and its parts (joined), with the floor of its rate by words
 /// alone and with the model (%).
@@ -2111,8 +2973,34 @@ const SETS: &[Set] = &[
         model_floor: PARAPHRASES_5_MODEL_FLOOR,
     },
     Set {
-        name: "paraphrases, all five draws",
-        parts: &[PARAPHRASES_1, PARAPHRASES_2, PARAPHRASES_3, PARAPHRASES_4, PARAPHRASES_5],
+        name: "paraphrases, sixth draw",
+        parts: &[PARAPHRASES_6],
+        floor: PARAPHRASES_6_FLOOR,
+        model_floor: PARAPHRASES_6_MODEL_FLOOR,
+    },
+    Set {
+        name: "paraphrases, seventh draw",
+        parts: &[PARAPHRASES_7],
+        floor: PARAPHRASES_7_FLOOR,
+        model_floor: PARAPHRASES_7_MODEL_FLOOR,
+    },
+    Set {
+        name: "paraphrases, fifth to seventh draws",
+        parts: &[PARAPHRASES_5, PARAPHRASES_6, PARAPHRASES_7],
+        floor: PARAPHRASES_HELD_OUT_2_FLOOR,
+        model_floor: PARAPHRASES_HELD_OUT_2_MODEL_FLOOR,
+    },
+    Set {
+        name: "paraphrases, all seven draws",
+        parts: &[
+            PARAPHRASES_1,
+            PARAPHRASES_2,
+            PARAPHRASES_3,
+            PARAPHRASES_4,
+            PARAPHRASES_5,
+            PARAPHRASES_6,
+            PARAPHRASES_7,
+        ],
         floor: PARAPHRASES_ALL_FLOOR,
         model_floor: PARAPHRASES_ALL_MODEL_FLOOR,
     },
