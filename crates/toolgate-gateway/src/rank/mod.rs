@@ -339,13 +339,14 @@ impl Index {
             best[tool] = best[tool].max(score);
         }
         let fits = self.fits(query);
-        // Each tool's lexical score, zero for a tool sharing no term with the query.
+        // Each tool's lexical score, zero for a tool sharing no term with the query (and above
+        // zero for one that does: every term's IDF is).
         let lexical: Vec<f64> = (0..self.tool_count)
             .map(|t| if touched[t] { (base[t] + best[t]) * fits(t) } else { 0.0 })
             .collect();
         match &self.embedder {
             Some(embedder) if !self.vectors.is_empty() => {
-                Some(fuse(&lexical, &touched, &self.cosines(embedder.as_ref(), query), fits))
+                Some(fuse(&lexical, &self.cosines(embedder.as_ref(), query), fits))
             }
             _ => {
                 let mut hits: Vec<usize> = (0..self.tool_count).filter(|&t| touched[t]).collect();
@@ -394,11 +395,12 @@ const SEMANTIC_WEIGHT: f64 = 1.0;
 /// one's, plus [`SEMANTIC_WEIGHT`] × its cosine rescaled so that the nearest tool's is 1 and the
 /// [`SEMANTIC_DEPTH`]th nearest's 0 (never below), this one counting what `fits` says of the
 /// tool (the lexical scores count it already). The tools are those that share a term with the
-/// query (`touched`) and the [`SEMANTIC_DEPTH`] nearest; equal scores keep the tools' order.
+/// query (a lexical score above zero) and the [`SEMANTIC_DEPTH`] nearest; equal scores keep the
+/// tools' order.
 ///
 /// How far apart the scores are counts, where fusing by rank would not: a tool far nearer by
 /// meaning than the next, or matching many more words, keeps its lead.
-fn fuse(lexical: &[f64], touched: &[bool], cosines: &[f64], fits: impl Fn(usize) -> f64) -> Vec<usize> {
+fn fuse(lexical: &[f64], cosines: &[f64], fits: impl Fn(usize) -> f64) -> Vec<usize> {
     let mut sorted = cosines.to_vec();
     sorted.sort_by(|a, b| b.total_cmp(a));
     let nearest = sorted.first().copied().unwrap_or_default();
@@ -406,7 +408,7 @@ fn fuse(lexical: &[f64], touched: &[bool], cosines: &[f64], fits: impl Fn(usize)
     let spread = (nearest - zero).max(f64::EPSILON);
     let top = lexical.iter().copied().fold(0.0, f64::max).max(f64::EPSILON);
     let mut fused: Vec<(usize, f64)> = (0..lexical.len())
-        .filter(|&t| touched[t] || cosines[t] >= zero)
+        .filter(|&t| lexical[t] > 0.0 || cosines[t] >= zero)
         .map(|t| {
             let meaning = ((cosines[t] - zero) / spread).max(0.0);
             (t, lexical[t] / top + SEMANTIC_WEIGHT * meaning * fits(t))

@@ -220,7 +220,6 @@ fn fusion_adds_the_scores_so_that_a_wide_lead_by_either_counts() {
     // 40 tools, nearer by meaning the lower their number: tool 0's cosine is 1 once rescaled,
     // the 30th nearest's (tool 29) 0.
     let cosines: Vec<f64> = (0..40).map(|t| 0.9 - 0.01 * f64::from(t)).collect();
-    let touched = |tools: &[usize]| (0..40).map(|t| tools.contains(&t)).collect::<Vec<bool>>();
     let scores = |pairs: &[(usize, f64)]| {
         let mut lexical = vec![0.0; 40];
         for &(t, s) in pairs {
@@ -231,18 +230,18 @@ fn fusion_adds_the_scores_so_that_a_wide_lead_by_either_counts() {
     // Tool 2 matches ten times as many words as tool 0 (1 + 27/29 against 0.1 + 1): first,
     // although tool 0 is first by meaning and second by words (by rank, tool 0 would lead).
     let lexical = scores(&[(2, 10.0), (0, 1.0)]);
-    let fused = fuse(&lexical, &touched(&[0, 2]), &cosines, |_| 1.0);
+    let fused = fuse(&lexical, &cosines, |_| 1.0);
     assert_eq!(&fused[..3], [2, 0, 1]);
     // The other way round: words alike (1 and 0.9), meaning far apart (9/29 and 26/29).
     let lexical = scores(&[(20, 1.0), (3, 0.9)]);
-    assert_eq!(&fuse(&lexical, &touched(&[3, 20]), &cosines, |_| 1.0)[..3], [3, 20, 0]);
+    assert_eq!(&fuse(&lexical, &cosines, |_| 1.0)[..3], [3, 20, 0]);
     // What a tool's effect makes its meaning count for: tool 0 at 0.4 falls behind tool 17
     // (12/29) and before tool 18 (11/29).
-    let fused = fuse(&scores(&[]), &touched(&[]), &cosines, |t| if t == 0 { 0.4 } else { 1.0 });
+    let fused = fuse(&scores(&[]), &cosines, |t| if t == 0 { 0.4 } else { 1.0 });
     assert_eq!(fused.iter().position(|&t| t == 0), Some(17));
     // The 30 nearest and every tool sharing a word are kept, tools 30 to 38 are not.
     assert_eq!(fused.len(), 30);
-    let fused = fuse(&scores(&[(39, 0.5)]), &touched(&[39]), &cosines, |_| 1.0);
+    let fused = fuse(&scores(&[(39, 0.5)]), &cosines, |_| 1.0);
     assert_eq!(fused.len(), 31);
     assert!(fused.contains(&39) && !fused.contains(&35));
 }
