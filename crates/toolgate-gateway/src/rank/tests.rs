@@ -219,7 +219,7 @@ fn a_new_snapshot_embeds_only_its_new_operations() {
 fn fusion_adds_the_scores_so_that_a_wide_lead_by_either_counts() {
     // 40 tools, nearer by meaning the lower their number: tool 0's cosine is 1 once rescaled,
     // the 30th nearest's (tool 29) 0.
-    let cosines: Vec<f64> = (0..40).map(|t| 0.9 - 0.01 * f64::from(t)).collect();
+    let cosines: Vec<f64> = (0..40).map(|t| 0.9 - 0.02 * f64::from(t)).collect();
     let scores = |pairs: &[(usize, f64)]| {
         let mut lexical = vec![0.0; 40];
         for &(t, s) in pairs {
@@ -244,6 +244,22 @@ fn fusion_adds_the_scores_so_that_a_wide_lead_by_either_counts() {
     let fused = fuse(&scores(&[(39, 0.5)]), &cosines, |_| 1.0);
     assert_eq!(fused.len(), 31);
     assert!(fused.contains(&39) && !fused.contains(&35));
+}
+
+#[test]
+fn meaning_counts_less_where_no_tool_stands_out_by_it() {
+    // 40 tools in the same order by meaning, the nearest 0.58 nearer than the 30th or only 0.1.
+    let cosines = |spread: f64| -> Vec<f64> { (0..40).map(|t| 0.9 - spread / 29.0 * f64::from(t)).collect() };
+    // Tool 20 matches twice the words tool 0 does; tool 0 is the nearest by meaning.
+    let mut lexical = vec![0.0; 40];
+    lexical[20] = 1.0;
+    lexical[0] = 0.5;
+    // Spread wide: tool 0 leads by meaning (0.5 + 1 against 1 + 9/29).
+    assert_eq!(fuse(&lexical, &cosines(0.58), |_| 1.0)[0], 0);
+    // Spread under SEMANTIC_SPREAD_MIN: meaning counts 0.1/0.3 of that, and the words lead
+    // (0.5 + 1/3 against 1 + 9/29/3); the rest keep their order by meaning.
+    let fused = fuse(&lexical, &cosines(0.1), |_| 1.0);
+    assert_eq!(&fused[..3], [20, 0, 1]);
 }
 
 #[test]

@@ -66,8 +66,12 @@ const RELATED: &[&[&str]] = &[
 
 /// What a request's opening asks for: to read (a question, `show`, `list`) or to change
 /// something (`delete`, `rename`, `send`). Politeness and framing before it (`please`, `can
-/// you`, `I'd like to`) are skipped; a request that opens otherwise ("older revisions of a
-/// file", "get rid of this") says neither.
+/// you`, `I'd like to`), an article and an adverb (`permanently delete`) are skipped, and so is
+/// an opening phrase up to its comma ("In Asana, open the template", "For recording RE12, show
+/// its payloads"). A verb that takes its sense from the next word says it there (`get rid of`,
+/// `give me`, `bring back`: see [`PHRASAL`]); a verb made with `re` or `un` is a change where the
+/// verb is (`reinstall`, `unpause`). A request that opens otherwise and ends with a question
+/// mark asks to read; any other ("older revisions of a file") says neither.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Intent {
     Read,
@@ -78,7 +82,7 @@ pub(crate) enum Intent {
 const FRAMING: &[&str] = &[
     "please", "kindly", "just", "can", "could", "would", "will", "you", "i", "id", "im", "want", "wanna",
     "need", "like", "to", "help", "me", "let", "lets", "us", "go", "ahead", "and", "hey", "ok", "okay",
-    "now", "also", "quickly",
+    "now", "also", "quickly", "a", "an", "the", "this", "that", "these", "those", "some",
 ];
 
 /// Words that open a question.
@@ -88,11 +92,45 @@ const QUESTIONS: &[&str] = &[
     "has", "hasnt", "have", "havent", "any",
 ];
 
+/// Prepositions that open a phrase saying where or with what ("In Asana, …", "Using
+/// gpt-4o, …"): skipped up to the first comma.
+const PREPOSITIONS: &[&str] = &[
+    "in", "on", "for", "from", "within", "inside", "at", "using", "with", "via", "through", "after",
+    "before", "across", "under", "over", "into", "per",
+];
+
 /// Verbs that open a request to read, besides the `get` group of [`VERBS`] (but `get` itself:
-/// "get rid of", "get notified").
+/// see [`PHRASAL`]).
 const READ_VERBS: &[&str] = &[
-    "see", "find", "look", "check", "read", "search", "tell", "display", "download", "browse", "count",
-    "know", "inspect", "preview", "export", "lookup",
+    "see",
+    "find",
+    "look",
+    "check",
+    "read",
+    "search",
+    "tell",
+    "display",
+    "download",
+    "browse",
+    "count",
+    "know",
+    "inspect",
+    "preview",
+    "export",
+    "lookup",
+    "describe",
+    "chart",
+    "graph",
+    "plot",
+    "print",
+    "summarize",
+    "summarise",
+    "review",
+    "audit",
+    "compare",
+    "open",
+    "pull",
+    "tally",
 ];
 
 /// Verbs that open a request to change something, besides the create, delete and update groups
@@ -109,39 +147,97 @@ const WRITE_VERBS: &str = "\
     bookmark heart star unlike favorite favourite write install uninstall provision spin \
     launch power expire invalidate regenerate renew extend swap switch configure rollback \
     revert forward redirect dial call email notify remind hold dismiss resolve complete \
-    finish snooze";
+    finish snooze bump strip wipe tear raise increase decrease lower grow shrink hook point \
+    push fix lift append convert end stick jump warn record define clone fork restrict \
+    limit cap trash flag cut trim tweak adjust bind activate deactivate suspend freeze mint \
+    issue exchange trade redeem ingest sync refresh rebuild train finetune translate \
+    transcribe moderate classify embed answer ask grade evaluate score index";
+
+/// A verb whose sense is in the next word: "get the invoice" reads and "get rid of it" changes;
+/// "give me the details" reads and "give Sam access" changes.
+struct Phrasal {
+    verb: &'static str,
+    /// The next words that make it a read or a change.
+    senses: &'static [(&'static str, Intent)],
+    /// What it is before any other word (`None`: neither).
+    otherwise: Option<Intent>,
+}
+
+const PHRASAL: &[Phrasal] = &[
+    Phrasal {
+        verb: "get",
+        senses: &[("rid", Intent::Write), ("notified", Intent::Write), ("alerted", Intent::Write)],
+        otherwise: Some(Intent::Read),
+    },
+    Phrasal {
+        verb: "give",
+        senses: &[("me", Intent::Read), ("us", Intent::Read)],
+        otherwise: Some(Intent::Write),
+    },
+    Phrasal { verb: "bring", senses: &[("back", Intent::Write)], otherwise: Some(Intent::Read) },
+    Phrasal { verb: "break", senses: &[("down", Intent::Read)], otherwise: None },
+    Phrasal { verb: "sign", senses: &[("up", Intent::Write)], otherwise: None },
+    Phrasal { verb: "hand", senses: &[("over", Intent::Write)], otherwise: None },
+];
+
+/// `text`'s words as written, lowercased, apostrophes and hyphens dropped ("what's" is
+/// "whats", "re-index" is "reindex").
+fn written_words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric() && !matches!(c, '\'' | '’' | '-'))
+        .map(|w| w.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect::<String>())
+        .filter(|w| !w.is_empty())
+}
 
 /// What `request`'s opening asks for ([`Intent`]), or `None` where it does not say.
 pub(crate) fn intent(request: &str) -> Option<Intent> {
     static VERB_STEMS: OnceLock<(Vec<String>, Vec<String>)> = OnceLock::new();
     let (reads, writes) = VERB_STEMS.get_or_init(|| {
-        let reads = READ_VERBS.iter().chain(VERBS[0]).filter(|w| **w != "get").map(|w| stem(w));
-        let writes =
-            WRITE_VERBS.split_whitespace().chain(VERBS[1..].iter().flat_map(|g| g.iter().copied())).map(stem);
-        (reads.collect(), writes.collect())
+        let reads: Vec<String> =
+            READ_VERBS.iter().chain(VERBS[0]).filter(|w| **w != "get").map(|w| stem(w)).collect();
+        let writes = WRITE_VERBS
+            .split_whitespace()
+            .chain(VERBS[1..].iter().flat_map(|g| g.iter().copied()))
+            .map(stem)
+            .filter(|w| !reads.contains(w));
+        (reads.clone(), writes.collect())
     });
-    // Words as written, apostrophes dropped ("what's" is "whats").
-    let words = request
-        .split(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’')
-        .map(|w| w.chars().filter(|c| c.is_alphanumeric()).flat_map(char::to_lowercase).collect::<String>())
-        .filter(|w| !w.is_empty());
-    for word in words {
+    let request = request.trim();
+    // An opening phrase ("In Asana, …") is skipped up to its comma.
+    let opening = written_words(request).next().unwrap_or_default();
+    let telling = match request.split_once(',') {
+        Some((_, rest)) if PREPOSITIONS.contains(&opening.as_str()) => rest,
+        _ => request,
+    };
+    let words: Vec<String> = written_words(telling).collect();
+    let question = || request.ends_with('?').then_some(Intent::Read);
+    for (at, word) in words.iter().enumerate() {
         if QUESTIONS.contains(&word.as_str()) {
             return Some(Intent::Read);
         }
         if FRAMING.contains(&word.as_str()) {
             continue;
         }
-        let word = stem(&word);
-        return if reads.contains(&word) {
-            Some(Intent::Read)
-        } else if writes.contains(&word) {
-            Some(Intent::Write)
-        } else {
-            None
-        };
+        if let Some(phrasal) = PHRASAL.iter().find(|p| p.verb == word) {
+            let next = words.get(at + 1).map(String::as_str).unwrap_or_default();
+            let by_next = phrasal.senses.iter().find(|(w, _)| *w == next).map(|(_, intent)| *intent);
+            return by_next.or(phrasal.otherwise).or_else(question);
+        }
+        let stemmed = stem(word);
+        if reads.contains(&stemmed) {
+            return Some(Intent::Read);
+        }
+        let prefixed =
+            ["re", "un"].iter().any(|p| word.strip_prefix(p).is_some_and(|v| writes.contains(&stem(v))));
+        if writes.contains(&stemmed) || prefixed {
+            return Some(Intent::Write);
+        }
+        // An adverb before the verb ("permanently delete", "only allow").
+        if word.len() >= 4 && word.ends_with("ly") {
+            continue;
+        }
+        break;
     }
-    None
+    question()
 }
 
 /// The normalised terms of `text`, in order, stop words left out.
@@ -317,6 +413,18 @@ mod tests {
             "Look up rate 7781",
             "Is this song in my library?",
             "list droplets",
+            // A phrasal verb read by its next word, or by default.
+            "Give me the details of webhook 12",
+            "Get the transcription result XR12",
+            "Bring up the audit log",
+            "Break down my spend by product",
+            // An opening phrase up to its comma, articles and adverbs skipped.
+            "In Asana, open up the 'Launch' template",
+            "For recording RE55, show me its payloads",
+            "I need a list of all teams",
+            "Describe my VPC",
+            // Neither opening, but a question mark.
+            "Average CPU across my Droplets right now?",
         ] {
             assert_eq!(intent(read), Some(Intent::Read), "{read}");
         }
@@ -327,12 +435,31 @@ mod tests {
             "reboot my server",
             "Creating a task for Sam",
             "let's add a webhook",
+            "get rid of this file",
+            "Give the Data team access to the project",
+            "Bring back the folder I deleted",
+            "Sign up three customers",
+            "Permanently delete the old cluster",
+            "Only allow my web Droplets in",
+            "Using gpt-4o-mini, answer this question",
+            // A verb made with `re` or `un`, hyphenated or not.
+            "Reinstall Droplet 31 from a fresh image",
+            "Un-mute the finding",
+            "unpause my fine-tuning job",
+            "Tear down the NAT gateway",
         ] {
             assert_eq!(intent(write), Some(Intent::Write), "{write}");
         }
-        for neither in
-            ["older revisions of a file", "get rid of this file", "pictures that came with a text", ""]
-        {
+        for neither in [
+            "older revisions of a file",
+            "pictures that came with a text",
+            "sign a customer in",
+            "In the projects",
+            "Dana shouldn't get notifications anymore",
+            "",
+            "   ",
+            ",",
+        ] {
             assert_eq!(intent(neither), None, "{neither}");
         }
     }
