@@ -2785,6 +2785,859 @@ const PARAPHRASES_7_OPENAI: Requests = &[
 const PARAPHRASES_7_FLOOR: f64 = 90.0;
 const PARAPHRASES_7_MODEL_FLOOR: f64 = 92.0;
 
+/// An eighth draw of paraphrases (seed 20261212), drawn and written as the sixth and seventh
+/// were, after the request's effect was read from more openings and the semantic spread given a
+/// floor: the held-out measure of the ranker as it is.
+const PARAPHRASES_8_SPOTIFY: Requests = &[
+    (
+        "What albums has Radiohead released? Their Spotify artist id is 4Z8W4fKeB5YxbusRsdQVPb.",
+        &["get_an_artists_albums"],
+    ),
+    ("show me all my train bookings", &["get_bookings"]),
+    ("What browse categories does Spotify have, like mood, workout and so on?", &["get_categories"]),
+    (
+        "Have I already liked these songs on Spotify? 7ouMYWpwJ422jRcDASZB7P and 4VqPOruhp5EdPBeR92t6lQ",
+        &["check_users_saved_tracks", "check_library_contains"],
+    ),
+    ("go back to the song before this one", &["skip_users_playback_to_previous_track"]),
+    (
+        "Rename my Spotify playlist 3cEYpjA9oz9GiPac4AsH4n to Sunday Chill and make it private.",
+        &["change_playlist_details"],
+    ),
+    ("I'd like to buy pet 10 from the pet store - one of them, shipping on 2025-06-01.", &["place_order"]),
+    (
+        "I'm done with Today's Top Hits (37i9dQZF1DXcBWIGoYBM5M), stop following it on my Spotify.",
+        &["unfollow_playlist", "remove_library_items"],
+    ),
+];
+
+const PARAPHRASES_8_ASANA_BOX: Requests = &[
+    (
+        "Can you pull up all the Box Sign signature requests I've sent out? I want to see which contracts are still waiting on signatures.",
+        &["get_sign_requests"],
+    ),
+    (
+        "In Box, show me collaboration 791293 - who was invited and what access level did they get?",
+        &["get_collaborations_id"],
+    ),
+    (
+        "Which Box folders and files has the Finance group (group id 57645) been given access to?",
+        &["get_groups_id_collaborations"],
+    ),
+    (
+        "I need the details of version 456456 of Box file 12345 - who uploaded that version and when?",
+        &["get_files_id_versions_id"],
+    ),
+    ("list every legal hold policy we have in Box", &["get_legal_hold_policies"]),
+    (
+        "Is the Asana organization export 1208455667 I kicked off yesterday finished yet? If so, where do I download it?",
+        &["get_organization_export"],
+    ),
+    (
+        "What does the Asana role 1209933412 look like? Give me its name and what it's allowed to do.",
+        &["get_role"],
+    ),
+    (
+        "Which storage policy is our Box enterprise 1910967 assigned to? I need to confirm where our data is stored.",
+        &["get_storage_policy_assignments"],
+    ),
+    ("What task templates are set up in Asana project 1204553298765?", &["get_task_templates"]),
+    (
+        "list everything sitting in the In Review column of our Asana board - that's section 1207789011223",
+        &["get_tasks_for_section", "get_tasks"],
+    ),
+    (
+        "Asana: when does time period 917392 start and end? It's the one our Q3 goals are tied to.",
+        &["get_time_period"],
+    ),
+    (
+        "Pull up Asana time entry 1206677889900 - how many minutes were logged, on which day, and by whom?",
+        &["get_time_tracking_entry"],
+    ),
+    (
+        "Whose My Tasks list is Asana user task list 1201234567890, and which workspace does it belong to?",
+        &["get_user_task_list"],
+    ),
+    (
+        "Look up Box user 33445566 for me: email, account status and how much storage they're using.",
+        &["get_users_id"],
+    ),
+    (
+        "Is there a watermark applied to the Box folder Board Decks (folder id 98765432)?",
+        &["get_folders_id_watermark"],
+    ),
+    (
+        "Get me Asana workspace membership 12045678901 - is that person an admin, a member or a guest?",
+        &["get_workspace_membership"],
+    ),
+    (
+        "What's the name of Asana workspace 1100223344, and which email domains are tied to it?",
+        &["get_workspace"],
+    ),
+    ("Delete my comment 191969 on that Box file, I posted it by mistake.", &["delete_comments_id"]),
+    (
+        "In Asana, link the Launch mobile app project (1203334445556) as supporting work for our goal 1209988776655 Grow MAU 20%.",
+        &["add_supporting_relationship"],
+    ),
+    (
+        "Add Priya (Asana user 1200456789012) as a collaborator on goal 1209876543210 so she gets the updates.",
+        &["add_followers"],
+    ),
+    (
+        "Hook up Box folder 4455667788 to our Microsoft Teams channel 19:a1b2c3d4@thread.tacv2 in team 7e1f0c2a-3b4d-4e5f-8a9b-0c1d2e3f4a5b (tenant 1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b) so the channel's files get stored there.",
+        &["post_integration_mappings_teams"],
+    ),
+    (
+        "Some older files are missing the metadata from cascade policy 6fd4ff89-8fc1-42cf-8b29-1890dedd26d7. Force it to re-run on the whole folder and overwrite any conflicting values.",
+        &["post_metadata_cascade_policies_id_apply"],
+    ),
+    (
+        "Create a new Asana project called Q4 Hiring Plan in workspace 1122334455.",
+        &["create_project_for_workspace", "create_project"],
+    ),
+    (
+        "Set up a custom role in our Asana workspace 1122334455 named Contractor - limited access.",
+        &["create_role"],
+    ),
+    (
+        "Take Marco off the Box review task - remove task assignment 11446500, he shouldn't be reviewing that file anymore.",
+        &["delete_task_assignments_id"],
+    ),
+    (
+        "Mark my Box task assignment 11446498 as completed with the note Looks good, approved.",
+        &["put_task_assignments_id"],
+    ),
+];
+
+const PARAPHRASES_8_DIGITALOCEAN_TWILIO: Requests = &[
+    (
+        "Show me the details of DigitalOcean add-on resource 0b8e1a2c-4f3d-4a6e-9c3b-7d2f5e8a1b90 - which plan it's on, its state and config.",
+        &["addons_get"],
+    ),
+    (
+        "Did last night's cron job actually run? Show me the recent job runs for my App Platform app 4f6c71e2-1e90-4762-9fee-6cc4a0a9f2cf.",
+        &["apps_list_job_invocations"],
+    ),
+    (
+        "On Twilio number PN2a0747eba6abf96b7e3c3ff0b4530f6e, give me the details of the installed add-on XB4bd0b9c0ad7f1b9a1b1a5f1e8c3d7e21.",
+        &["fetch_incoming_phone_number_assigned_add_on"],
+    ),
+    (
+        "For Twilio number PN2a0747eba6abf96b7e3c3ff0b4530f6e and its add-on XB4bd0b9c0ad7f1b9a1b1a5f1e8c3d7e21, is extension XF8c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f enabled? Show me that extension.",
+        &["fetch_incoming_phone_number_assigned_add_on_extension"],
+    ),
+    (
+        "how big is volume snapshot fbe805e8-866b-11e6-96bf-000f53315a41 and when was it taken?",
+        &["volume_snapshots_get_by_id", "snapshots_get"],
+    ),
+    (
+        "Were any errors or warnings logged during Twilio call CA1f3a9b2c4d5e6f708192a3b4c5d6e7f8? List them.",
+        &["list_call_notification"],
+    ),
+    (
+        "Show me the history of garbage collection runs on my container registry acme-registry.",
+        &["registries_list_garbage_collections", "registry_list_garbage_collections"],
+    ),
+    (
+        "List all the image digests in the api-server repository of my DigitalOcean registry acme-registry, I want to see what's taking up space.",
+        &["registry_list_repository_manifests", "registries_list_repository_manifests"],
+    ),
+    (
+        "Twilio: on SIP domain SD27f0288630a668bdfbf177f8e22f5ccc, show me the credential list mapping CL32a3c49700934481addd5ce1659f04d2.",
+        &["fetch_sip_credential_list_mapping"],
+    ),
+    (
+        "What happens when my Valkey cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30 runs out of memory - which keys does it evict?",
+        &["databases_get_eviction_policy", "databases_get_config"],
+    ),
+    (
+        "Which IPs and droplets are allowed to connect to database cluster 2f6c1a8e-77b4-4d2e-9c1f-5a3b8e0d4f71?",
+        &["databases_list_firewall_rules"],
+    ),
+    ("What droplet autoscale pools do I have running?", &["autoscalepools_list"]),
+    ("list all my droplets", &["droplets_list"]),
+    (
+        "What's the status of action 68212728 on floating IP 45.55.96.47 - did the reassignment finish?",
+        &["floating_ips_action_get", "reserved_ips_actions_get", "actions_get"],
+    ),
+    (
+        "Give me the details of my DO Functions namespace fn-d4b9e2a1-5c6f-4a3e-8b7d-2e1f0c9a8b76 - its region and API host.",
+        &["functions_get_namespace"],
+    ),
+    ("Which serverless functions namespaces do I have on DigitalOcean?", &["functions_list_namespaces"]),
+    (
+        "Show me the custom model I imported into DigitalOcean GenAI, uuid 3f2a9c1e-6b7d-4e8f-a0b1-c2d3e4f5a6b7 - is it ready to use?",
+        &["genai_get_custom_model"],
+    ),
+    (
+        "Give me the per-prompt scores and outputs from evaluation run 8a1b2c3d-4e5f-4a6b-9c7d-8e9f0a1b2c3d on my agent.",
+        &["genai_get_evaluation_run_results"],
+    ),
+    (
+        "Pull up model evaluation preset 5c7d9e1f-2a3b-4c5d-8e6f-7a8b9c0d1e2f - which metrics and settings does it use?",
+        &["genai_get_model_evaluation_preset"],
+    ),
+    (
+        "Which GenAI agents are in workspace 2e4f6a8b-1c3d-4e5f-9a7b-0c2d4e6f8a1b?",
+        &["genai_list_agents_by_workspace"],
+    ),
+    (
+        "list all the evaluation test cases we've created for our DO GenAI agents",
+        &["genai_list_evaluation_test_cases"],
+    ),
+    (
+        "What ready-made presets can I pick from when setting up a model router on DigitalOcean GenAI?",
+        &["genai_list_model_router_presets"],
+    ),
+    (
+        "Show me the node pools in my k8s cluster bd5f5959-5e1e-4205-a714-a914373942af with their droplet sizes and node counts.",
+        &["kubernetes_list_node_pools", "kubernetes_get_cluster"],
+    ),
+    (
+        "Give me the config of load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6 - forwarding rules, health check and which droplets are behind it.",
+        &["load_balancers_get"],
+    ),
+    (
+        "For our managed MySQL cluster 7f3e2d1c-0b9a-4c8d-9e7f-6a5b4c3d2e1f, how many reads used indexes versus full table scans over the last 6 hours?",
+        &["monitoring_get_database_mysql_index_vs_sequential_reads"],
+    ),
+    (
+        "What has the load average looked like on MySQL cluster 7f3e2d1c-0b9a-4c8d-9e7f-6a5b4c3d2e1f since 06:00 UTC today?",
+        &["monitoring_get_database_mysql_load"],
+    ),
+    (
+        "How many client connections have been open on MySQL cluster 7f3e2d1c-0b9a-4c8d-9e7f-6a5b4c3d2e1f over the past 24 hours? I suspect we're hitting the connection cap.",
+        &["monitoring_get_database_mysql_threads_connected"],
+    ),
+    (
+        "What's the average memory usage across the droplets in autoscale pool 0d3db13e-a604-4944-9827-7ec2642d32ac over the last hour?",
+        &["monitoring_get_droplet_autoscale_current_memory_utilization"],
+    ),
+    (
+        "Show me the public outbound bandwidth for droplet 3164444 over the last 24 hours.",
+        &["monitoring_get_droplet_bandwidth_metrics"],
+    ),
+    (
+        "How hard is load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6 working? Give me its frontend CPU percentage for the past 12 hours.",
+        &["monitoring_get_lb_frontend_cpu_utilization"],
+    ),
+    (
+        "Chart the requests per second hitting load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6 between 2025-03-01 00:00 and 2025-03-02 00:00 UTC.",
+        &["monitoring_get_lb_frontend_http_requests_per_second"],
+    ),
+    (
+        "What's the UDP traffic throughput on our network load balancer 1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d for the last 3 hours?",
+        &["monitoring_get_lb_frontend_nlb_udp_network_throughput"],
+    ),
+    ("What projects do I have in my DigitalOcean account?", &["projects_list"]),
+    ("Show me every snapshot on my DO account, droplet and volume ones alike.", &["snapshots_list"]),
+    (
+        "How much Twilio usage have we racked up so far today? Break it down by category.",
+        &["list_usage_record_today", "list_usage_record", "list_usage_record_daily"],
+    ),
+    (
+        "Get VPC NAT gateway 70e1b58d-cdec-4e95-b3ee-2d4d95feff51 - what public IPs does it have and is it active?",
+        &["vpcnatgateways_get"],
+    ),
+    (
+        "Give me our Twilio usage broken out per year so I can compare 2023, 2024 and 2025.",
+        &["list_usage_record_yearly"],
+    ),
+    (
+        "Rename the DigitalOcean add-on 0b8e1a2c-4f3d-4a6e-9c3b-7d2f5e8a1b90 to prod-email-sendgrid.",
+        &["addons_patch"],
+    ),
+    (
+        "Kick off a fresh deploy of app 4f6c71e2-1e90-4762-9fee-6cc4a0a9f2cf and force a clean rebuild.",
+        &["apps_create_deployment"],
+    ),
+    (
+        "Before I do anything: can app 4f6c71e2-1e90-4762-9fee-6cc4a0a9f2cf safely be rolled back to deployment 3aa4d20e-5527-4c36-8f6b-3d6e0f7a1b2c? Any warnings?",
+        &["apps_validate_rollback"],
+    ),
+    ("Delete the block storage volume named old-logs in region nyc1.", &["volumes_delete_by_name"]),
+    ("Attach the volume called pg-data in nyc1 to droplet 3164494.", &["volume_actions_post_op_971"]),
+    (
+        "Apply the pending maintenance updates on database cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30 right now instead of waiting for the maintenance window.",
+        &["databases_install_update"],
+    ),
+    (
+        "Set the SQL modes on MySQL cluster 7f3e2d1c-0b9a-4c8d-9e7f-6a5b4c3d2e1f to ANSI,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION,STRICT_ALL_TABLES.",
+        &["databases_update_sql_mode", "databases_patch_config"],
+    ),
+    (
+        "Add a CAA record to example.com so only letsencrypt.org is allowed to issue certificates for it.",
+        &["domains_create_record_domain_record_caa"],
+    ),
+    (
+        "Change DNS record 3352896 on example.com so it points at 162.10.66.0 instead.",
+        &["domains_update_record", "domains_patch_record"],
+    ),
+    (
+        "The update broke droplet 3164444 - restore it from backup image 12389723.",
+        &["droplet_actions_post_droplet_action_restore"],
+    ),
+    (
+        "Take droplets 49696269 and 49696270 out of firewall bb4b2611-3d72-467b-8602-280330ecd65c.",
+        &["firewalls_delete_droplets"],
+    ),
+    (
+        "I need upload URLs so I can push my evaluation dataset file support_qa.csv (about 2 MB) to DigitalOcean GenAI for agent evaluations.",
+        &["genai_create_evaluation_dataset_file_upload_presigned_urls"],
+    ),
+    (
+        "Register my OpenAI key sk-proj-9fQ2xLr7TbW3 with DigitalOcean GenAI under the name openai-prod so my agents can use GPT models.",
+        &["genai_create_openai_api_key"],
+    ),
+    (
+        "Move agents 1b418231-b7d6-11ef-bf8f-4e013e2ddde4 and 2c5a7e90-b7d6-11ef-bf8f-4e013e2ddde4 into GenAI workspace 9d8e7f6a-5b4c-4d3e-8f2a-1b0c9d8e7f6a.",
+        &["genai_update_agents_workspace"],
+    ),
+    (
+        "Set it up so agent 1b418231-b7d6-11ef-bf8f-4e013e2ddde4 hands billing questions off to agent 2c5a7e90-b7d6-11ef-bf8f-4e013e2ddde4; call the route billing-handoff.",
+        &["genai_attach_agent"],
+    ),
+    (
+        "Node 478247f8-b1bb-4f7a-8db9-2a5f8d4b8f8f in pool cdda885e-7663-40c8-bc74-3a036c66545d of cluster bd5f5959-5e1e-4205-a714-a914373942af is misbehaving. Drain it and delete it, no replacement.",
+        &["kubernetes_delete_node"],
+    ),
+    (
+        "Get rid of node pool cdda885e-7663-40c8-bc74-3a036c66545d in cluster bd5f5959-5e1e-4205-a714-a914373942af entirely.",
+        &["kubernetes_delete_node_pool"],
+    ),
+    (
+        "Tear down Kubernetes cluster bd5f5959-5e1e-4205-a714-a914373942af together with all of its load balancers and volumes - everything goes.",
+        &["kubernetes_destroy_associated_resources_dangerous"],
+    ),
+    (
+        "Rename my k8s cluster bd5f5959-5e1e-4205-a714-a914373942af to prod-cluster-02 and turn on automatic upgrades.",
+        &["kubernetes_update_cluster"],
+    ),
+    (
+        "We're not using load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6 anymore, delete it.",
+        &["load_balancers_delete"],
+    ),
+    (
+        "Pull droplets 3164446 and 3164447 out of rotation on load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6.",
+        &["load_balancers_remove_droplets"],
+    ),
+    (
+        "Move our NFS share 0a1b2c3d-4e5f-6a7b-8c9d-0e1f2a3b4c5d in atl1 off VPC 5a4981aa-9653-4bd1-bef5-d6bff52042e4 and onto VPC c140286f-e6ce-4131-8b7b-df4590ce8d6a.",
+        &["nfs_create_action_nfs_action_reassign"],
+    ),
+    (
+        "Rename partner attachment 5a4981aa-9653-4bd1-bef5-d6bff52042e4 to megaport-primary.",
+        &["partner_attachments_patch_name"],
+    ),
+    (
+        "Change which VPCs partner interconnect attachment 5a4981aa-9653-4bd1-bef5-d6bff52042e4 connects to: it should be c140286f-e6ce-4131-8b7b-df4590ce8d6a and 994a2735-dc84-11e8-b3c1-3cfdfea9f160.",
+        &["partner_attachments_patch_vpc_ids"],
+    ),
+    (
+        "Release the reserved IPv6 address 2409:40d0:fa:27dd:9b24:7074:7b85:eee6, we don't need it.",
+        &["reserved_ipv6_delete"],
+    ),
+    (
+        "Switch our DigitalOcean security scanning to the paid tier plan so we get full coverage.",
+        &["security_update_settings_plan"],
+    ),
+    (
+        "Vector database 3e8f4a6b-2c1d-4e5f-9a0b-7c6d5e4f3a2b is running out of memory - bump it up to the db-s-4vcpu-8gb size.",
+        &["vector_databases_post_resize"],
+    ),
+];
+
+const PARAPHRASES_8_OPENAI: Requests = &[
+    (
+        "Which organization roles does the group group_01J1F8ABCDXYZ have in our OpenAI org?",
+        &["list_group_role_assignments"],
+    ),
+    (
+        "Is user-abc123 a member of group group_01J2K9MNPQRST? Show me their membership.",
+        &["retrieve_group_user"],
+    ),
+    (
+        "Pull up the assignment of project role role_01J3VIEWER to user user-abc123 in project proj_abc123 - is it actually there?",
+        &["retrieve_project_user_role"],
+    ),
+    (
+        "Show me service account svc_acct_abc in OpenAI project proj_abc123 - its name, role and when it was created.",
+        &["retrieve_project_service_account"],
+    ),
+    (
+        "What inputs were sent along with response resp_67ccd2bed1ec8190b14f964abc054267? List them.",
+        &["beta_list_input_items", "list_input_items"],
+    ),
+    (
+        "What spending alerts have we configured for the whole OpenAI organization?",
+        &["list_organization_spend_alerts"],
+    ),
+    (
+        "Which files were in batch vsfb_abc123 of vector store vs_abc123, and did any of them fail?",
+        &["list_files_in_vector_store_batch"],
+    ),
+    (
+        "Switch my assistant asst_abc123 to gpt-4o and change its instructions to You are a concise support agent for Acme.",
+        &["modify_assistant"],
+    ),
+    ("Tag run run_abc123 on thread thread_abc123 with metadata ticket=SUP-4411.", &["modify_run"]),
+    ("Stop run run_abc123 on thread thread_abc123, it's been going forever.", &["cancel_run"]),
+    (
+        "Run run_abc123 on thread thread_abc123 is waiting on my function result: for tool call call_001 the output is {\"temp_c\": 22, \"sky\": \"sunny\"}. Send it back so the run continues.",
+        &["submit_tool_ouputs_to_run"],
+    ),
+    (
+        "Turn off certificates cert_abc123 and cert_def456 for the whole OpenAI org.",
+        &["deactivate_organization_certificates"],
+    ),
+    (
+        "Start a ChatKit session for end user user_8842 on workflow wf_68df4b13ab2c8190 so I can embed the chat widget.",
+        &["create_chat_session_method"],
+    ),
+    (
+        "Set metadata topic=billing on conversation conv_689667905b048191b4740501625afd940c7533ace33a2dab.",
+        &["update_conversation"],
+    ),
+    (
+        "Cancel eval run evalrun_67abd54d60ec8190832b46859da808f7 under eval eval_67abd54d9b0081909a86353f6fb9317a, it's using the wrong model.",
+        &["cancel_eval_run"],
+    ),
+    ("Delete the Contractors 2024 group (group_01J4ZZCONTRACT) from our OpenAI org.", &["delete_group"]),
+    ("Remove the hard spending cap on OpenAI project proj_abc123.", &["deleteprojectspendlimit"]),
+    (
+        "Take the project role role_01J3VIEWER away from user user-abc123 in project proj_abc123.",
+        &["unassign_project_user_role"],
+    ),
+    (
+        "Delete service account svc_acct_abc from project proj_abc123, that integration is retired.",
+        &["delete_project_service_account"],
+    ),
+    (
+        "Raise the gpt-4o rate limit rl-gpt-4o on project proj_abc123 to 500 requests per minute.",
+        &["update_project_rate_limits"],
+    ),
+    (
+        "Transfer the live realtime call rtc_u1_9c6574da8b8a41a18da9308f4ad974ce to sip:+14155550199@sip.example.com.",
+        &["refer_realtime_call"],
+    ),
+    (
+        "Create a custom role for our OpenAI organization called Billing Viewer that can only read usage and billing.",
+        &["create_role"],
+    ),
+];
+
+// Measured once, as written: 95.8 % by words (5 of 120 missed), 98.3 % with the model (2
+// missed). The ranker before the change, computed from the same scores, finds 95.0 % (6 missed)
+// and 96.7 % (4 missed): an easier draw than the sixth and seventh.
+const PARAPHRASES_8_FLOOR: f64 = 95.0;
+const PARAPHRASES_8_MODEL_FLOOR: f64 = 98.0;
+
+/// A ninth draw of paraphrases (seed 20261213), drawn and written as the eighth was, before
+/// either was measured: with it, the held-out measure of the ranker as it is.
+const PARAPHRASES_9_SPOTIFY: Requests = &[
+    ("What's the Spotify browse category with id 'dinner'? Show me its name and icon.", &["get_a_category"]),
+    (
+        "Get me the info for podcast episode 512ojhOuo1ktJprKbVcKyQ - title, length and release date.",
+        &["get_an_episode", "get_multiple_episodes"],
+    ),
+    ("Which train stations can I travel from in Germany?", &["get_stations"]),
+    ("How many pets does the store have in each status - available, pending, sold?", &["get_inventory"]),
+    (
+        "Give me the detailed beat, bar and section breakdown for track 11dFghVXANMlKmJXsNCbNl.",
+        &["get_audio_analysis"],
+    ),
+    ("Which artists am I following on Spotify?", &["get_followed"]),
+    ("Show me the public Spotify profile of user smedjan.", &["get_users_profile"]),
+    (
+        "Pay for train booking 1725ff48-ab45-4bb5-9d02-88745177dedb: 95.50 EUR on my Visa ending 4242, exp 12/27, name Jane Doe.",
+        &["create_booking_payment"],
+    ),
+];
+
+const PARAPHRASES_9_ASANA_BOX: Requests = &[
+    (
+        "Which AI agents do we have set up in our Asana workspace 1199284756301?",
+        &["get_agents_for_workspace"],
+    ),
+    (
+        "show me every resource allocation on the Asana project 1207788990012 - who's booked and for how much effort",
+        &["get_allocations"],
+    ),
+    (
+        "What security classification labels exist in our Box enterprise? I need the full list (Public, Internal, etc.) with their descriptions.",
+        &[
+            "get_metadata_templates_enterprise_security_classification_6_vmvo",
+            "get_metadata_templates_id_id_schema",
+        ],
+    ),
+    (
+        "Can you pull up Box comment 448812930 and tell me who wrote it and what it says?",
+        &["get_comments_id"],
+    ),
+    (
+        "Which custom fields are attached to the Asana project 1209911223344?",
+        &["get_custom_field_settings_for_project"],
+    ),
+    (
+        "list all custom fields defined across workspace 1100223344 in asana",
+        &["get_custom_fields_for_workspace"],
+    ),
+    (
+        "Which outside email domains are we allowed to collaborate with in Box?",
+        &["get_collaboration_whitelist_entries"],
+    ),
+    (
+        "Look up Asana membership 1205566778899 for me - who is it for and what access level does it grant?",
+        &["get_membership"],
+    ),
+    (
+        "What projects are sitting in the 'Q3 Launches' portfolio (gid 1201112223334)?",
+        &["get_items_for_portfolio"],
+    ),
+    ("Open the project brief 1204445556667 and show me its text.", &["get_project_brief"]),
+    ("What project templates are available in our Asana workspace 1100223344?", &["get_project_templates"]),
+    (
+        "Give me the details of Asana project 1208877665544 - owner, due date, current status, that kind of thing.",
+        &["get_project"],
+    ),
+    (
+        "Which folders or enterprise scopes is Box retention policy 982312 currently applied to?",
+        &["get_retention_policies_id_assignments"],
+    ),
+    (
+        "what's the shared link URL for box file 1234567890? need to send it to a client",
+        &["get_files_id_get_shared_link", "get_files_id"],
+    ),
+    (
+        "Fetch information barrier report 77881 and tell me whether it has finished and what it found.",
+        &["get_shield_information_barrier_reports_id"],
+    ),
+    (
+        "Which restrictions are set up for information barrier segment 44210 in Box? i.e. which segments can't it collaborate with",
+        &["get_shield_information_barrier_segment_restrictions"],
+    ),
+    (
+        "Show me the name and description of the Box information barrier segment 44210.",
+        &["get_shield_information_barrier_segments_id"],
+    ),
+    (
+        "Who has been assigned the Box task 88812345 on the contract file?",
+        &["get_tasks_id_assignments", "get_tasks_id"],
+    ),
+    ("Tell me about the Asana team 1201234500000 - its name, description and organization.", &["get_team"]),
+    (
+        "Get the details of time tracking category 1209000111222 (name, color, whether it's archived).",
+        &["get_time_tracking_category"],
+    ),
+    (
+        "Has timesheet 1209333444555 been approved yet? Check its approval status.",
+        &["get_timesheet_approval_status"],
+    ),
+    (
+        "Show me Box webhook 5432109 - what item is it watching, which triggers and where does it post?",
+        &["get_webhooks_id"],
+    ),
+    (
+        "Request access for me to the Asana project 1207654321098, with the note 'need to review the launch plan before Friday'.",
+        &["create_access_request"],
+    ),
+    (
+        "Change Asana allocation 1208123456789 so Priya is at 50% effort from June 2 to June 27.",
+        &["update_allocation"],
+    ),
+    (
+        "Reclassify Box file 555123987 from Internal to Confidential.",
+        &["put_files_id_metadata_enterprise_security_classification_6_vmvoc", "put_files_id_metadata_id_id"],
+    ),
+    ("Delete the old 'Legacy Priority' custom field in Asana, gid 1202334455667.", &["delete_custom_field"]),
+    ("Remove device pin 998127 in Box - that laptop was stolen.", &["delete_device_pinners_id"]),
+    (
+        "Start a bulk export of tasks 1204000000001, 1204000000002 and 1204000000003 from Asana with their name, assignee and due_on fields.",
+        &["create_resource_export"],
+    ),
+    (
+        "Take Jane out of the Marketing group in Box - her group membership id is 7788912.",
+        &["delete_group_memberships_id"],
+    ),
+    (
+        "Delete the Box-Slack integration mapping 2345678 - we archived that channel.",
+        &["delete_integration_mappings_slack_id"],
+    ),
+    (
+        "Invite the existing Box user jane.doe@acme.com to join our Box enterprise 11223344.",
+        &["post_invites"],
+    ),
+    (
+        "Remove Asana membership 1207765432100 - Bob shouldn't have access to that project anymore.",
+        &["delete_membership"],
+    ),
+    ("Set Asana membership 1207765432100 to comment-only access.", &["update_membership"]),
+    (
+        "Rename portfolio 1201112223334 to 'FY26 Initiatives' and make it public to the workspace.",
+        &["update_portfolio"],
+    ),
+    ("Update rate 1209555666777 to $150 per hour.", &["update_rate"]),
+    (
+        "Create a shared link for Box folder 98765432 that anyone with the link can open.",
+        &["put_folders_id_add_shared_link", "put_folders_id_update_shared_link", "put_folders_id"],
+    ),
+    (
+        "Task 1201999888777 no longer blocks tasks 1201999888778 and 1201999888779 - unlink them.",
+        &["remove_dependents_for_task"],
+    ),
+];
+
+const PARAPHRASES_9_DIGITALOCEAN_TWILIO: Requests = &[
+    (
+        "In Twilio, show me the authorized Connect app CN47260e643654388faabe8aaa18ea6756 and what permissions we granted it.",
+        &["fetch_authorized_connect_app"],
+    ),
+    (
+        "Which third-party Connect apps have been authorized on my Twilio account?",
+        &["list_authorized_connect_app"],
+    ),
+    ("What's the status of my DigitalOcean batch inference job batch_8f3a2c91?", &["inference_get_batch"]),
+    (
+        "Show me the line items on DigitalOcean invoice 22737513-0ea7-4206-8ceb-98a575af7681.",
+        &["invoices_get_by_uuid"],
+    ),
+    ("list my cdn endpoints on digitalocean", &["cdn_list_endpoints"]),
+    (
+        "Get the details (duration, status, start time) of recording RE557ce644e5ab84fa21cc21112e22c485 from conference CFbbe46ff1274e283f7e3ac1df0072ab39.",
+        &["fetch_conference_recording", "fetch_recording"],
+    ),
+    (
+        "Which SQL modes are enabled on my MySQL cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30?",
+        &["databases_get_sql_mode", "databases_get_config"],
+    ),
+    (
+        "Show me the details of dedicated inference 6a3b1f2e-90c4-4d8a-b1c7-2f5e8a9d0c11 - model, GPU, endpoint and status.",
+        &["dedicated_inferences_get"],
+    ),
+    (
+        "Look up acme-shop.com in my DigitalOcean DNS - what TTL does it have and what's the zone file?",
+        &["domains_get"],
+    ),
+    (
+        "Show me the rules and attached droplets of firewall bb4b2611-3d72-467b-8602-280330ecd65c.",
+        &["firewalls_get"],
+    ),
+    (
+        "Did evaluation run 4b2c7e10-5d3a-11ef-bf8f-4e013e2ddde4 finish? What's its status?",
+        &["genai_get_evaluation_run"],
+    ),
+    (
+        "Pull up evaluation test case 1c2d3e4f-5d3a-11ef-bf8f-4e013e2ddde4 - which dataset and metrics does it use?",
+        &["genai_get_evaluation_test_case"],
+    ),
+    (
+        "List the evaluation test cases that belong to GenAI workspace 7e1f9a20-5d3a-11ef-bf8f-4e013e2ddde4.",
+        &["genai_list_evaluation_test_cases_by_workspace"],
+    ),
+    (
+        "Which user and groups am I authenticated as on Kubernetes cluster bd5f5959-5e1e-4205-a714-a914373942af?",
+        &["kubernetes_get_cluster_user"],
+    ),
+    (
+        "Are there any status messages or warnings for my DOKS cluster bd5f5959-5e1e-4205-a714-a914373942af?",
+        &["kubernetes_get_status_messages"],
+    ),
+    ("What load balancers do I have running?", &["load_balancers_list"]),
+    (
+        "Show me memory usage for MySQL cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30 over the last 6 hours.",
+        &["monitoring_get_database_mysql_memory_usage"],
+    ),
+    (
+        "Graph the target average memory utilization metric of autoscale pool 0d3db13e-a604-4944-9827-7ec2642d32ac over the past 24 hours.",
+        &["monitoring_get_droplet_autoscale_target_memory_utilization"],
+    ),
+    (
+        "What's the p95 HTTP session duration on the droplets behind load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6 for the last hour?",
+        &["monitoring_get_lb_droplets_http_session_duration_95p"],
+    ),
+    (
+        "How many active connections is load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6 handling right now?",
+        &["monitoring_get_lb_frontend_connections_current"],
+    ),
+    ("Show me the findings from the most recent DigitalOcean security scan.", &["security_get_latest_scan"]),
+    (
+        "Which IP addresses are in Twilio SIP IP access control list AL95a47094615fe05b7c17e62a7877836c?",
+        &["list_sip_ip_address"],
+    ),
+    (
+        "Show me the SSH key with fingerprint 3b:16:bf:e4:8b:00:8b:b8:59:8c:a9:d3:f0:19:45:fa.",
+        &["ssh_keys_get"],
+    ),
+    (
+        "Is uptime check 4de7ac8b-495b-4884-9a69-1050c6793cd6 currently up or down in each region?",
+        &["uptime_get_check_state"],
+    ),
+    (
+        "Cancel job invocation 7c1e2a4b-9f3d-4e5a-8b6c-0d1e2f3a4b5c on my App Platform app 5f2a9c1e-3b4d-4e6f-8a9b-0c1d2e3f4a5b, it's stuck.",
+        &["apps_cancel_job_invocation"],
+    ),
+    (
+        "Undo the rollback on app 5f2a9c1e-3b4d-4e6f-8a9b-0c1d2e3f4a5b and put it back on the deployment it was running before.",
+        &["apps_revert_rollback"],
+    ),
+    (
+        "Delete block storage volume 7724db7c-e098-11e5-b522-000f53304e51, it's no longer attached to anything.",
+        &["volumes_delete"],
+    ),
+    (
+        "Grow volume 7724db7c-e098-11e5-b522-000f53304e51 in nyc1 to 500 GiB.",
+        &["volume_actions_post_by_id_op_969"],
+    ),
+    (
+        "I want to bring our own IP range 203.0.113.0/24 to DigitalOcean in nyc3 - here's the signed ROA message: 'a1b2c3d4e5'.",
+        &["byoip_prefixes_create"],
+    ),
+    (
+        "On Postgres cluster 9cc10173-e9ea-4176-9dbc-a4cee4c4ff30, let the existing user 'replicator' do logical replication.",
+        &["databases_update_user"],
+    ),
+    (
+        "Spin up a dedicated inference endpoint running llama-3.1-8b-instruct on one H100 in tor1, call it 'support-llm'.",
+        &["dedicated_inferences_create"],
+    ),
+    (
+        "Generate a new access token named 'ci-pipeline' for dedicated inference 6a3b1f2e-90c4-4d8a-b1c7-2f5e8a9d0c11.",
+        &["dedicated_inferences_create_tokens"],
+    ),
+    ("Add an SOA record to acme-shop.com with a TTL of 1800.", &["domains_create_record_domain_record_soa"]),
+    ("Remove acme-old.org from DigitalOcean DNS completely.", &["domains_delete"]),
+    (
+        "Change autoscale pool 0d3db13e-a604-4944-9827-7ec2642d32ac to scale between 2 and 10 droplets with a 60% CPU target.",
+        &["autoscalepools_update"],
+    ),
+    (
+        "Destroy droplet 3164444 along with its volume ba49449a-7435-11ea-b89e-0a58ac14480f and snapshot 61486916, but keep the reserved IP.",
+        &["droplets_destroy_with_associated_resources_selective"],
+    ),
+    (
+        "Put droplets 49696269 and 49696270 behind firewall bb4b2611-3d72-467b-8602-280330ecd65c.",
+        &["firewalls_assign_droplets"],
+    ),
+    (
+        "Create a new firewall called 'egress-https' for droplet 8043964 that only allows outbound TCP 443 to anywhere.",
+        &["firewalls_create_outbound_rules"],
+    ),
+    ("Create a Functions namespace labeled 'webhooks' in nyc1.", &["functions_create_namespace"]),
+    (
+        "Make a custom eval metric called 'Politeness' that scores agent replies 1-5 on how courteous they are.",
+        &["genai_create_custom_evaluation_metric"],
+    ),
+    (
+        "Rename model evaluation run 2f8e1d3c-6a4b-4c5d-9e7f-0a1b2c3d4e5f to 'baseline-v2' and update its description.",
+        &["genai_update_model_evaluation_run"],
+    ),
+    (
+        "Hook up knowledge bases 9a6e3975-b0c6-11ef-bf8f-4e013e2ddde4 and 683c5b2e-b0c6-11ef-bf8f-4e013e2ddde4 to agent 1b418231-b7d6-11ef-bf8f-4e013e2ddde4.",
+        &["genai_attach_knowledge_bases"],
+    ),
+    (
+        "Roll my GenAI agent 1b418231-b7d6-11ef-bf8f-4e013e2ddde4 back to version c3658d8b5c05494cd03ce042926ef08157889ed54b1b74b5ee0b3d66dcee4b73.",
+        &["genai_rollback_to_agent_version"],
+    ),
+    (
+        "Add the Spaces bucket 'product-docs' in nyc3 as a new data source for knowledge base 9a6e3975-b0c6-11ef-bf8f-4e013e2ddde4.",
+        &["genai_create_knowledge_base_data_source"],
+    ),
+    ("delete my custom image 7938391", &["images_delete"]),
+    (
+        "Tear down k8s cluster bd5f5959-5e1e-4205-a714-a914373942af together with load balancer 4de7ac8b-495b-4884-9a69-1050c6793cd6, but leave all its volumes alone.",
+        &["kubernetes_destroy_associated_resources_selective"],
+    ),
+    (
+        "Detach the registries 'acme-prod' and 'acme-staging' from clusters bd5f5959-5e1e-4205-a714-a914373942af and 50c2f44a-1c4e-4f3e-9b8a-7d6c5e4f3a2b.",
+        &["kubernetes_remove_registries"],
+    ),
+    (
+        "Get rid of logging destination 01f30bfa-319a-4769-ba95-8d43d2f7f7a3, we moved to another provider.",
+        &["monitoring_delete_destination"],
+    ),
+    (
+        "Change alert policy 78b3da62-27e5-49ba-ac70-5db0b5935c64 so it fires when CPU goes above 90% for 10 minutes and emails ops@acme.com.",
+        &["monitoring_update_alert_policy"],
+    ),
+    ("Delete NFS snapshot 0a1b2c3d-4e5f-6789-abcd-ef0123456789 in atl1.", &["nfs_delete_snapshot"]),
+    (
+        "Install the monitoring and cert-manager 1-click apps on my Kubernetes cluster bd5f5959-5e1e-4205-a714-a914373942af.",
+        &["one_clicks_install_kubernetes"],
+    ),
+    (
+        "Remove the verified caller ID PNe905d7e6b410746a0fb08c57e5a186f3 from my Twilio account.",
+        &["delete_outgoing_caller_id"],
+    ),
+    (
+        "Bump the max size of Twilio queue QU5ef8732a3c49700934481addd5ce1659 to 200 and rename it 'support-overflow'.",
+        &["update_queue"],
+    ),
+    ("create a tag named frontend so I can group my droplets", &["tags_create"]),
+    (
+        "Delete the Twilio usage trigger UTc142bed7b38c48f5b8e2a2b1e6e6e6e6, we don't need that alert anymore.",
+        &["delete_usage_trigger"],
+    ),
+];
+
+const PARAPHRASES_9_OPENAI: Requests = &[
+    (
+        "What steps did run run_abc123 take in thread thread_xyz789? I want to see the tool calls.",
+        &["list_run_steps"],
+    ),
+    ("What's the status of batch batch_abc123 - how many requests done and failed?", &["retrieve_batch"]),
+    ("Which certificates are set up on OpenAI project proj_abc123?", &["list_project_certificates"]),
+    ("Show me the ChatKit threads for user user_123, newest first.", &["list_threads_method"]),
+    ("Who is in the group group_01J1F8ABCDXYZ in our OpenAI org?", &["list_group_users"]),
+    ("list everyone who's a member of project proj_abc123", &["list_project_users"]),
+    (
+        "How many code interpreter sessions did our org use over the last 7 days?",
+        &["usage_code_interpreter_sessions"],
+    ),
+    ("How many moderation requests did we make in March 2025, broken down by model?", &["usage_moderations"]),
+    (
+        "Start a new thread with assistant asst_abc123 asking 'Summarize our Q3 sales numbers' and run it right away.",
+        &["create_thread_and_run"],
+    ),
+    (
+        "Upload consent_jane.wav as Jane Doe's consent recording for a custom voice, language English.",
+        &["create_voice_consent"],
+    ),
+    (
+        "Add a user message 'What about shipping to Canada?' to conversation conv_123abc.",
+        &["create_conversation_items"],
+    ),
+    (
+        "Kick off a new run of eval eval_67abd54d9b0081909a86353f6fb9317a against gpt-4o-mini using the data in file file-4XyZ9.",
+        &["create_eval_run"],
+    ),
+    ("Take the org role role_456 away from group group_01J1F8ABCDXYZ.", &["unassign_group_role"]),
+    ("Rename OpenAI project proj_abc123 to 'Customer Support Bot'.", &["modify_project"]),
+    (
+        "Restrict project proj_abc123 so it can only use gpt-4o and gpt-4o-mini.",
+        &["update_project_model_permissions"],
+    ),
+    ("Delete the custom role role_789 from project proj_abc123.", &["delete_project_role"]),
+    ("Delete skill skill_123abc, we don't use it anymore.", &["delete_skill"]),
+    ("Make version 3 the default for skill skill_123abc.", &["update_skill_default_version"]),
+    ("Remove the organization-wide spend alert sa_123abc.", &["delete_organization_spend_alert"]),
+    ("Permanently delete the generated video video_68d7512d07848190 and its files.", &["delete_video"]),
+];
+
+// Measured once, as written: 93.3 % by words (8 of 120 missed), 96.7 % with the model (4
+// missed); the ranker before the change 92.5 % (9 missed) and 96.7 % (4 missed).
+const PARAPHRASES_9_FLOOR: f64 = 93.0;
+const PARAPHRASES_9_MODEL_FLOOR: f64 = 96.0;
+
+// The eighth and ninth draws, the 240 paraphrases none of the ranker's choices saw: 94.6 % by
+// words (13 missed), 97.5 % with the model (6 missed), over the goal of 90 %. Their writer had
+// the same instructions as the earlier draws' in a prompt written anew, and the ranker before
+// the change finds 93.8 % / 96.7 % of them against 90.0 % / 88.9 % of the fifth to seventh
+// draws: these two are easier, by chance or by their writing. Over the fifth to ninth draws, the
+// 600 requests that ranker had never seen, it found 91.5 % by words and 92.0 % with the model.
+const PARAPHRASES_HELD_OUT_3_FLOOR: f64 = 94.0;
+const PARAPHRASES_HELD_OUT_3_MODEL_FLOOR: f64 = 97.0;
+
 // The third and fourth draws together: 85.8 % by words (34 missed); with the model 87.5 % (30
 // missed) before the fusion by scores, 90.8 % (22 missed) with it.
 // With the request's effect read from more openings, counting 0.5, and the semantic spread given a
@@ -2803,13 +3656,12 @@ const PARAPHRASES_HELD_OUT_MODEL_FLOOR: f64 = 92.0;
 const PARAPHRASES_HELD_OUT_2_FLOOR: f64 = 91.0;
 const PARAPHRASES_HELD_OUT_2_MODEL_FLOOR: f64 = 91.0;
 
-// All seven draws, 800 paraphrases of randomly drawn operations (the first three chose the
-// fusion's weight): 88.5 % by words (92 missed), 90.9 % with the model (73 missed). With the
-// request's effect read from more openings, counting 0.5, and the semantic spread given a floor
-// (2026-12-06, chosen on the development sets and all seven draws): 90.2 % by words (78 missed),
-// 92.8 % with the model (58 missed).
-const PARAPHRASES_ALL_FLOOR: f64 = 90.0;
-const PARAPHRASES_ALL_MODEL_FLOOR: f64 = 92.0;
+// All nine draws, 1040 paraphrases of randomly drawn operations (the first seven chose the
+// ranker's constants): 91.2 % by words (91 missed), 93.8 % with the model (64 missed). The first
+// seven alone: 88.5 % / 90.9 % before the request's effect was read from more openings and the
+// semantic spread given a floor, 90.2 % / 92.8 % (78 and 58 missed) with them.
+const PARAPHRASES_ALL_FLOOR: f64 = 91.0;
+const PARAPHRASES_ALL_MODEL_FLOOR: f64 = 93.0;
 
 /// The tables of several documents in one gateway, as two `[[domains]]` would serve them: a
 /// tool name an earlier document gave (`query_events`) is the later one's with its document's
@@ -2936,6 +3788,20 @@ const PARAPHRASES_7: Parts = &[
     (Docs::First, PARAPHRASES_7_SPOTIFY),
 ];
 
+const PARAPHRASES_8: Parts = &[
+    (Docs::AsanaBox, PARAPHRASES_8_ASANA_BOX),
+    (Docs::DigitalOceanTwilio, PARAPHRASES_8_DIGITALOCEAN_TWILIO),
+    (Docs::OpenAi, PARAPHRASES_8_OPENAI),
+    (Docs::First, PARAPHRASES_8_SPOTIFY),
+];
+
+const PARAPHRASES_9: Parts = &[
+    (Docs::AsanaBox, PARAPHRASES_9_ASANA_BOX),
+    (Docs::DigitalOceanTwilio, PARAPHRASES_9_DIGITALOCEAN_TWILIO),
+    (Docs::OpenAi, PARAPHRASES_9_OPENAI),
+    (Docs::First, PARAPHRASES_9_SPOTIFY),
+];
+
 /// A set of requests: its name, and its parts (joined), with the floor of its rate by words
 /// alone and with the model (%).
 struct Set {
@@ -3026,13 +3892,31 @@ const SETS: &[Set] = &[
         model_floor: PARAPHRASES_7_MODEL_FLOOR,
     },
     Set {
+        name: "paraphrases, eighth draw",
+        parts: &[PARAPHRASES_8],
+        floor: PARAPHRASES_8_FLOOR,
+        model_floor: PARAPHRASES_8_MODEL_FLOOR,
+    },
+    Set {
+        name: "paraphrases, ninth draw",
+        parts: &[PARAPHRASES_9],
+        floor: PARAPHRASES_9_FLOOR,
+        model_floor: PARAPHRASES_9_MODEL_FLOOR,
+    },
+    Set {
+        name: "paraphrases, eighth and ninth draws",
+        parts: &[PARAPHRASES_8, PARAPHRASES_9],
+        floor: PARAPHRASES_HELD_OUT_3_FLOOR,
+        model_floor: PARAPHRASES_HELD_OUT_3_MODEL_FLOOR,
+    },
+    Set {
         name: "paraphrases, fifth to seventh draws",
         parts: &[PARAPHRASES_5, PARAPHRASES_6, PARAPHRASES_7],
         floor: PARAPHRASES_HELD_OUT_2_FLOOR,
         model_floor: PARAPHRASES_HELD_OUT_2_MODEL_FLOOR,
     },
     Set {
-        name: "paraphrases, all seven draws",
+        name: "paraphrases, all nine draws",
         parts: &[
             PARAPHRASES_1,
             PARAPHRASES_2,
@@ -3041,6 +3925,8 @@ const SETS: &[Set] = &[
             PARAPHRASES_5,
             PARAPHRASES_6,
             PARAPHRASES_7,
+            PARAPHRASES_8,
+            PARAPHRASES_9,
         ],
         floor: PARAPHRASES_ALL_FLOOR,
         model_floor: PARAPHRASES_ALL_MODEL_FLOOR,
