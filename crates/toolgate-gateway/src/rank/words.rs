@@ -194,12 +194,13 @@ pub(crate) fn intent(request: &str) -> Option<Intent> {
     let (reads, writes) = VERB_STEMS.get_or_init(|| {
         let reads: Vec<String> =
             READ_VERBS.iter().chain(VERBS[0]).filter(|w| **w != "get").map(|w| stem(w)).collect();
-        let writes = WRITE_VERBS
+        let writes: Vec<String> = WRITE_VERBS
             .split_whitespace()
             .chain(VERBS[1..].iter().flat_map(|g| g.iter().copied()))
             .map(stem)
-            .filter(|w| !reads.contains(w));
-        (reads.clone(), writes.collect())
+            .filter(|w| !reads.contains(w))
+            .collect();
+        (reads, writes)
     });
     let request = request.trim();
     // An opening phrase ("In Asana, …") is skipped up to its comma.
@@ -418,10 +419,11 @@ mod tests {
             "Get the transcription result XR12",
             "Bring up the audit log",
             "Break down my spend by product",
-            // An opening phrase up to its comma, articles and adverbs skipped.
+            // An opening phrase up to its comma, and articles, skipped.
             "In Asana, open up the 'Launch' template",
             "For recording RE55, show me its payloads",
             "I need a list of all teams",
+            // A read verb beyond the `get` group.
             "Describe my VPC",
             // Neither opening, but a question mark.
             "Average CPU across my Droplets right now?",
@@ -439,12 +441,14 @@ mod tests {
             "Give the Data team access to the project",
             "Bring back the folder I deleted",
             "Sign up three customers",
+            "Hand over my snapshot to the other team",
             "Permanently delete the old cluster",
             "Only allow my web Droplets in",
             "Using gpt-4o-mini, answer this question",
             // A verb made with `re` or `un`, hyphenated or not.
             "Reinstall Droplet 31 from a fresh image",
             "Un-mute the finding",
+            "Re-index the knowledge base",
             "unpause my fine-tuning job",
             "Tear down the NAT gateway",
         ] {
